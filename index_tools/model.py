@@ -1,0 +1,162 @@
+"""The data model shared by the builder, the matcher, the CLI, the server and the hover.
+
+`Origin` says where a document occurs; `Document` is what a corpus source yields;
+`Match` is what the matcher returns and what every client renders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Kind = Literal["recitation", "repetitive", "license", "common"]
+KINDS: tuple[Kind, ...] = ("recitation", "repetitive", "license", "common")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One place a document occurs: a file in a repository at a commit."""
+
+    repository: str  # e.g. "python/cpython" or "acme/widgets"; "" when unknown
+    path: str  # path inside the repository, "/" separated
+    commit: str = ""  # commit, tag or version the link points at
+    license: str = "NOASSERTION"  # SPDX id
+    link: str = ""  # web link to the file without a line fragment; "" when none
+    line_anchor: bool = True  # whether `link#L<a>-L<b>` selects lines
+
+    def url(self, start_line: int | None = None, end_line: int | None = None) -> str:
+        """The link with a line fragment when the host supports one; "" when unsafe."""
+        if not self.link.startswith(("https://", "http://")):
+            return ""
+        if start_line is None or not self.line_anchor:
+            return self.link
+        if end_line is None or end_line == start_line:
+            return f"{self.link}#L{start_line}"
+        return f"{self.link}#L{start_line}-L{end_line}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Origin:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+@dataclass
+class Document:
+    """A text file from a corpus source."""
+
+    text: str
+    origin: Origin
+    language: str = ""  # "python", "javascript", ... or "" when unknown
+
+
+@dataclass
+class Position:
+    line: int  # 0-based
+    character: int  # 0-based, UTF-16 code units (as LSP counts by default)
+
+
+@dataclass
+class Range:
+    start: Position
+    end: Position
+
+    def to_dict(self) -> dict:
+        return {
+            "start": {"line": self.start.line, "character": self.start.character},
+            "end": {"line": self.end.line, "character": self.end.character},
+        }
+
+
+@dataclass
+class Source:
+    """One indexed file that contains (part of) a match."""
+
+    repository: str
+    path: str
+    commit: str
+    license: str
+    url: str  # http(s) link with a line fragment, or ""
+    start_line: int  # 1-based, inclusive, in the source file
+    end_line: int
+    occurrences: int = 1  # identical files this document stands for
+    words: int = 0  # how many words of the match this file contains
+
+    def to_dict(self) -> dict:
+        return {
+            "url": self.url,
+            "repository": self.repository,
+            "path": self.path,
+            "commit": self.commit,
+            "license": self.license,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "occurrences": self.occurrences,
+            "words": self.words,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Source:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+@dataclass
+class Match:
+    """A span of the query (context + suggestion) quoted from indexed files."""
+
+    kind: Kind
+    length: int  # words in the span, counting the part that reaches into the context
+    # Word span in the query (context words first, then suggestion words).
+    query_start: int
+    query_end: int
+    # Character offsets of the span in the query text (context + suggestion joined).
+    char_start: int
+    char_end: int
+    text: str  # the quoted text as it appears in the query
+    file_count: int  # indexed files that contain at least min_tokens words of the span
+    file_count_exact: bool
+    sources: list[Source] = field(default_factory=list)  # ranked, best first
+    # Set by `Index.match`: the span's range inside the suggestion (clipped to it).
+    range: Range | None = None
+    suggestion_words: int = 0  # how many of `length` words lie in the suggestion
+
+    @property
+    def best_source(self) -> Source | None:
+        return self.sources[0] if self.sources else None
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "length": self.length,
+            "suggestion_words": self.suggestion_words,
+            "range": self.range.to_dict() if self.range else None,
+            "file_count": self.file_count,
+            "file_count_exact": self.file_count_exact,
+            "text": self.text,
+            "sources": [s.to_dict() for s in self.sources],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Match:
+        r = d.get("range")
+        rng = None
+        if r:
+            rng = Range(
+                Position(r["start"]["line"], r["start"]["character"]),
+                Position(r["end"]["line"], r["end"]["character"]),
+            )
+        return cls(
+            kind=d["kind"],
+            length=d["length"],
+            query_start=d.get("query_start", 0),
+            query_end=d.get("query_end", 0),
+            char_start=d.get("char_start", 0),
+            char_end=d.get("char_end", 0),
+            text=d.get("text", ""),
+            file_count=d["file_count"],
+            file_count_exact=d["file_count_exact"],
+            sources=[Source.from_dict(s) for s in d.get("sources", [])],
+            range=rng,
+            suggestion_words=d.get("suggestion_words", 0),
+        )

@@ -1,0 +1,67 @@
+"""The seed note's "words": a run of identifier characters is one word, every other
+non-whitespace character is a word of its own, whitespace is ignored."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+TOKENIZER_VERSION = 1
+WORD_RE = re.compile(r"\w+|[^\w\s]")
+
+
+class Word(NamedTuple):
+    text: str
+    start: int  # character offset (Python str index) of the first character
+    end: int  # one past the last character
+
+
+def tokenize(text: str) -> list[Word]:
+    """Words of `text` with their character offsets."""
+    return [Word(m.group(), m.start(), m.end()) for m in WORD_RE.finditer(text)]
+
+
+def word_texts(text: str, pos: int = 0, endpos: int | None = None) -> list[str]:
+    """Just the words (the fast path used when offsets are not needed)."""
+    if endpos is None:
+        return WORD_RE.findall(text, pos)
+    return WORD_RE.findall(text, pos, endpos)
+
+
+def count_words(text: str) -> int:
+    return sum(1 for _ in WORD_RE.finditer(text))
+
+
+def utf16_len(s: str) -> int:
+    """Length of `s` in UTF-16 code units."""
+    n = len(s)
+    for ch in s:
+        if ord(ch) > 0xFFFF:
+            n += 1
+    return n
+
+
+class LineIndex:
+    """Maps character offsets of a text to LSP positions (line, UTF-16 character)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.line_starts = [0]
+        for m in re.finditer("\n", text):
+            self.line_starts.append(m.end())
+
+    def line_of(self, offset: int) -> int:
+        """0-based line containing character `offset`."""
+        lo, hi = 0, len(self.line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def position(self, offset: int) -> tuple[int, int]:
+        line = self.line_of(offset)
+        start = self.line_starts[line]
+        return line, utf16_len(self.text[start:offset])

@@ -1,0 +1,119 @@
+"""A plain folder of source files (not a git repository)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from index_tools.model import Document, Origin
+
+from .base import CorpusSource, SkipReasons
+from .filters import is_oversize, text_from_bytes
+from .languages import language_for_path
+from .licenses import license_from_files
+
+# Folders never indexed: dependencies, caches, virtual environments.
+SKIP_DIR_NAMES = frozenset(
+    {
+        "node_modules",
+        "bower_components",
+        "__pycache__",
+        "site-packages",
+        "dist-packages",
+        "venv",
+    }
+)
+
+
+def skip_dir(name: str) -> bool:
+    """Hidden folders (.git, .venv, .tox, ...) and the folders in SKIP_DIR_NAMES."""
+    return name.startswith(".") or name in SKIP_DIR_NAMES
+
+
+def clean_path(path: str) -> str:
+    """A file name as text: bytes that are not UTF-8 become U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def read_limited(path: str, max_bytes: int) -> bytes:
+    """At most max_bytes + 1 bytes of a file (one more than allowed shows it is too big)."""
+    with open(path, "rb") as f:
+        return f.read(max_bytes + 1 if max_bytes > 0 else -1)
+
+
+def read_text_file(path: str, limit: int = 1_000_000) -> str | None:
+    try:
+        data = read_limited(path, limit)
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+class FolderSource(CorpusSource):
+    """Every source code file under a folder, by extension; other files count as unsupported.
+
+    Origin: repository = the folder's name, path relative and "/"-separated, no commit and
+    no link; license from a LICENSE / COPYING file at the top of the folder.
+    """
+
+    kind = "folder"
+
+    def __init__(self, spec: str, root: str, *, max_file_bytes: int = 1_000_000) -> None:
+        super().__init__(spec, max_file_bytes=max_file_bytes)
+        self.root = os.path.realpath(root)
+        self.name = os.path.basename(self.root) or self.root
+        self.repository = self.name
+        self.license = self._license()
+
+    def _license(self) -> str:
+        try:
+            names = [e.name for e in os.scandir(self.root) if e.is_file(follow_symlinks=False)]
+        except OSError:
+            return "NOASSERTION"
+        return license_from_files(names, lambda n: read_text_file(os.path.join(self.root, n)))
+
+    def describe(self) -> dict:
+        return {**super().describe(), "repository": self.repository, "license": self.license}
+
+    def _files(self) -> Iterator[tuple[str, str]]:
+        """(absolute path, relative "/" path) of every file, in sorted order."""
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if not skip_dir(d)
+                and not os.path.islink(os.path.join(dirpath, d))
+                and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg"))
+            )
+            rel_dir = os.path.relpath(dirpath, self.root)
+            for filename in sorted(filenames):
+                rel = filename if rel_dir == "." else os.path.join(rel_dir, filename)
+                yield os.path.join(dirpath, filename), clean_path(rel.replace(os.sep, "/"))
+
+    def _documents(self) -> Iterator[Document]:
+        for full, rel in self._files():
+            language = language_for_path(rel)
+            if not language or os.path.islink(full):
+                self.skipped[SkipReasons.UNSUPPORTED] += 1
+                continue
+            try:
+                if is_oversize(os.stat(full).st_size, self.max_file_bytes):
+                    self.skipped[SkipReasons.OVERSIZE] += 1
+                    continue
+                data = read_limited(full, self.max_file_bytes)
+            except OSError:
+                self.skipped[SkipReasons.UNREADABLE] += 1
+                continue
+            text, reason = text_from_bytes(data, self.max_file_bytes)
+            if reason:
+                self.skipped[reason] += 1
+                continue
+            origin = Origin(
+                repository=self.repository,
+                path=rel,
+                commit="",
+                license=self.license,
+                link="",
+                line_anchor=False,
+            )
+            yield Document(text=text, origin=origin, language=language)

@@ -1,0 +1,113 @@
+"""Which edits get checked, and the per-document queue that checks them.
+
+An edit that inserts at least `minInsertWords` words at once (an accepted suggestion, a
+completion item, a paste) is checked together with the words before it. Per document, the
+first insertion is looked up at once; insertions arriving while a lookup runs are collected
+and looked up together once the document has been quiet for `DEBOUNCE_SECONDS`. Pending
+spans follow later edits, so what is looked up is always the current text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .documents import Edit, TextDocument, map_span
+from .words import count_words
+
+if TYPE_CHECKING:
+    from .server import RecitationServer
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 0.05
+
+
+@dataclass
+class PendingCheck:
+    start: int  # document offsets of the text to check, kept current as edits arrive
+    end: int
+    whole: bool = False  # a whole-document scan replaces the document's matches
+
+
+def is_insertion(edit: Edit, min_words: int) -> bool:
+    inserted = edit.inserted
+    # each word takes at least one character: typing never needs the tokenizer
+    if len(inserted) < min_words or not inserted.strip():
+        return False
+    return count_words(inserted) >= min_words
+
+
+def merge_checks(checks: list[PendingCheck]) -> list[PendingCheck]:
+    """Overlapping or adjacent spans become one; a whole-document scan absorbs the rest."""
+    wholes = [c for c in checks if c.whole]
+    if wholes:
+        return [wholes[-1]]
+    out: list[PendingCheck] = []
+    for c in sorted(checks, key=lambda c: (c.start, c.end)):
+        if out and c.start <= out[-1].end:
+            out[-1].end = max(out[-1].end, c.end)
+        else:
+            out.append(PendingCheck(c.start, c.end))
+    return out
+
+
+class Checker:
+    def __init__(self, server: RecitationServer):
+        self.server = server
+        self._pending: dict[str, list[PendingCheck]] = {}
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._last_added: dict[str, float] = {}
+
+    def busy(self, uri: str) -> bool:
+        return bool(self._pending.get(uri)) or uri in self._tasks
+
+    def on_edit(self, doc: TextDocument, edit: Edit) -> None:
+        """Keep pending spans on the text they cover."""
+        for check in self._pending.get(doc.uri, ()):
+            if check.whole:
+                check.end = len(doc.text)
+                continue
+            check.start, check.end, _ = map_span(check.start, check.end, edit)
+
+    def add(self, uri: str, check: PendingCheck) -> None:
+        self._pending.setdefault(uri, []).append(check)
+        self._last_added[uri] = asyncio.get_running_loop().time()
+        if uri not in self._tasks:
+            self._tasks[uri] = asyncio.ensure_future(self._run(uri))
+
+    def cancel(self, uri: str) -> None:
+        self._pending.pop(uri, None)
+        self._last_added.pop(uri, None)
+        task = self._tasks.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+    async def _quiet(self, uri: str) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            wait = self._last_added.get(uri, 0.0) + DEBOUNCE_SECONDS - loop.time()
+            if wait <= 0:
+                return
+            await asyncio.sleep(wait)
+
+    async def _run(self, uri: str) -> None:
+        try:
+            first = True
+            while self._pending.get(uri):
+                if not first:
+                    await self._quiet(uri)
+                first = False
+                batch = merge_checks(self._pending.pop(uri, []))
+                for check in batch:
+                    try:
+                        await self.server.run_check(uri, check)
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception:
+                        log.exception("checking %s", uri)
+        finally:
+            if self._tasks.get(uri) is asyncio.current_task():
+                del self._tasks[uri]

@@ -1,0 +1,239 @@
+"""Open documents as the server sees them: text, version, language and the edits applied.
+
+Positions are converted in the position encoding negotiated with the client (UTF-16 unless
+the client asked for UTF-8 or UTF-32). Offsets are Python string indices.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from dataclasses import dataclass, field
+
+from lsprotocol import types
+
+UTF8 = "utf-8"
+UTF16 = "utf-16"
+UTF32 = "utf-32"
+
+# How many recent edits a document remembers, to re-base results computed on older text.
+EDIT_LOG_SIZE = 512
+
+
+def char_units(ch: str, encoding: str) -> int:
+    """Code units one character takes in `encoding`."""
+    o = ord(ch)
+    if encoding == UTF16:
+        return 2 if o > 0xFFFF else 1
+    if encoding == UTF8:
+        if o < 0x80:
+            return 1
+        if o < 0x800:
+            return 2
+        if o < 0x10000:
+            return 3
+        return 4
+    return 1
+
+
+def units(text: str, encoding: str) -> int:
+    """Length of `text` in code units of `encoding`."""
+    if encoding == UTF32 or text.isascii():
+        return len(text)
+    return sum(char_units(ch, encoding) for ch in text)
+
+
+def offset_in(text: str, line: int, character: int, encoding: str = UTF16) -> int:
+    """Offset in `text` of a (line, character) position relative to the start of `text`,
+    clamped to the text and to the end of the line."""
+    start = 0
+    for _ in range(max(line, 0)):
+        nl = text.find("\n", start)
+        if nl < 0:
+            return len(text)
+        start = nl + 1
+    end = text.find("\n", start)
+    if end < 0:
+        end = len(text)
+    return start + _column_to_index(text[start:end], character, encoding)
+
+
+def _column_to_index(line_text: str, character: int, encoding: str) -> int:
+    if character <= 0:
+        return 0
+    if encoding == UTF32 or line_text.isascii():
+        return min(character, len(line_text))
+    count = 0
+    for i, ch in enumerate(line_text):
+        if count >= character:
+            return i
+        count += char_units(ch, encoding)
+    return len(line_text)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One applied change: `text[start:old_end]` was replaced by `text[start:new_end]`."""
+
+    seq: int
+    start: int
+    old_end: int
+    new_end: int
+    inserted: str
+
+    @property
+    def delta(self) -> int:
+        return self.new_end - self.old_end
+
+
+def map_span(start: int, end: int, edit: Edit) -> tuple[int, int, bool]:
+    """Where the span `[start, end)` lies after `edit`, and whether the edit touched it.
+
+    Text inserted exactly at the start of the span moves the span; text inserted exactly at
+    its end does not extend it. A touched span covers the edited text.
+    """
+    if edit.old_end < start or (edit.old_end == start and edit.start < edit.old_end):
+        return start + edit.delta, end + edit.delta, False
+    if edit.start == edit.old_end == start:
+        return start + edit.delta, end + edit.delta, False
+    if edit.start >= end:
+        return start, end, False
+    new_start = min(start, edit.start)
+    new_end = end + edit.delta if edit.old_end <= end else edit.new_end
+    return new_start, max(new_start, new_end), True
+
+
+@dataclass
+class TextDocument:
+    uri: str
+    text: str
+    version: int | None = None
+    language_id: str = ""
+    encoding: str = UTF16
+    seq: int = 0  # number of edits applied so far
+    edits: deque[Edit] = field(default_factory=lambda: deque(maxlen=EDIT_LOG_SIZE))
+    _line_starts: list[int] | None = None
+
+    # -- positions -----------------------------------------------------------------------
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self.text.find
+            i = find("\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def line_count(self) -> int:
+        return len(self.line_starts)
+
+    def line_text(self, line: int) -> str:
+        starts = self.line_starts
+        if line < 0 or line >= len(starts):
+            return ""
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.text)
+        return self.text[starts[line] : end]
+
+    def offset_at(self, position: types.Position) -> int:
+        """Offset of an LSP position, clamped to the document."""
+        starts = self.line_starts
+        if position.line >= len(starts):
+            return len(self.text)
+        if position.line < 0:
+            return 0
+        start = starts[position.line]
+        return start + _column_to_index(
+            self.line_text(position.line), position.character, self.encoding
+        )
+
+    def position_at(self, offset: int) -> types.Position:
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self.line_starts, offset) - 1
+        start = self.line_starts[line]
+        return types.Position(line, units(self.text[start:offset], self.encoding))
+
+    def range_of(self, start: int, end: int) -> types.Range:
+        return types.Range(self.position_at(start), self.position_at(end))
+
+    # -- edits ---------------------------------------------------------------------------
+
+    def apply(self, change: types.TextDocumentContentChangeEvent) -> Edit:
+        """Apply one content change (incremental or whole-document) and record it."""
+        if isinstance(change, types.TextDocumentContentChangePartial):
+            start = self.offset_at(change.range.start)
+            end = max(start, self.offset_at(change.range.end))
+            new_text = change.text
+        else:
+            start, end, new_text = _diff(self.text, change.text)
+        self.text = self.text[:start] + new_text + self.text[end:]
+        self._line_starts = None
+        self.seq += 1
+        edit = Edit(self.seq, start, end, start + len(new_text), new_text)
+        self.edits.append(edit)
+        return edit
+
+    def edits_since(self, seq: int) -> list[Edit] | None:
+        """Edits applied after edit number `seq`, or None when they are no longer known."""
+        if seq == self.seq:
+            return []
+        if not self.edits or self.edits[0].seq > seq + 1:
+            return None
+        return [e for e in self.edits if e.seq > seq]
+
+    def rebase(self, start: int, end: int, since: int) -> tuple[int, int, bool] | None:
+        """Map a span of the text as it was at edit `since` to the current text.
+
+        Returns (start, end, touched) or None when the history is too short to tell.
+        """
+        edits = self.edits_since(since)
+        if edits is None:
+            return None
+        touched = False
+        for e in edits:
+            start, end, t = map_span(start, end, e)
+            touched = touched or t
+        return start, end, touched
+
+
+def _diff(old: str, new: str) -> tuple[int, int, str]:
+    """The single replacement turning `old` into `new`: (start, old_end, inserted)."""
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    return prefix, len(old) - suffix, new[prefix : len(new) - suffix]
+
+
+class DocumentStore:
+    """The open documents, by URI."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, TextDocument] = {}
+        self.encoding = UTF16
+
+    def open(self, item: types.TextDocumentItem) -> TextDocument:
+        doc = TextDocument(
+            uri=item.uri,
+            text=item.text,
+            version=item.version,
+            language_id=item.language_id or "",
+            encoding=self.encoding,
+        )
+        self._docs[item.uri] = doc
+        return doc
+
+    def get(self, uri: str) -> TextDocument | None:
+        return self._docs.get(uri)
+
+    def close(self, uri: str) -> TextDocument | None:
+        return self._docs.pop(uri, None)
+
+    def __iter__(self):
+        return iter(list(self._docs.values()))

@@ -1,0 +1,235 @@
+"""The LSP handlers: small functions that call into `RecitationServer`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from .code_actions import code_actions
+from .detection import PendingCheck, is_insertion
+from .diagnostics import is_web_link
+from .hover import hover_markdown
+from .protocol import CHECK, CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN
+from .server import RecitationServer
+from .words import count_words
+
+log = logging.getLogger(__name__)
+
+
+class RequestFailed(JsonRpcException):
+    CODE = -32803  # LSP RequestFailed
+
+
+def create_server() -> RecitationServer:
+    server = RecitationServer()
+    register(server)
+    return server
+
+
+def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small handlers
+    # -- lifecycle -----------------------------------------------------------------------
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: RecitationServer, params: types.InitializeParams) -> None:
+        ls.init_options = params.initialization_options
+        encoding = ls.workspace.position_encoding or "utf-16"
+        ls.documents.encoding = getattr(encoding, "value", str(encoding))
+        folders = [(f.uri, f.name) for f in params.workspace_folders or []]
+        if not folders and params.root_uri:
+            folders = [(params.root_uri, params.root_uri.rstrip("/").rsplit("/", 1)[-1])]
+        ls.scopes.set_folders(folders)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: RecitationServer, params: types.InitializedParams) -> None:
+        if ls.client_supports("workspace.did_change_configuration.dynamic_registration"):
+            try:
+                await ls.client_register_capability_async(
+                    types.RegistrationParams(
+                        registrations=[
+                            types.Registration(
+                                id="recitation-configuration",
+                                method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                                register_options=types.DidChangeConfigurationRegistrationOptions(
+                                    section="recitation"
+                                ),
+                            )
+                        ]
+                    )
+                )
+            except Exception as exc:
+                log.info("dynamic registration refused: %s", exc)
+        await ls.refresh_settings()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: RecitationServer, params: Any) -> None:
+        ls.shutdown_indexes()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: RecitationServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        if not ls.client_supports("workspace.configuration"):
+            ls.pushed_settings = params.settings if isinstance(params.settings, dict) else None
+        await ls.refresh_settings()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_folders(
+        ls: RecitationServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        for f in params.event.removed:
+            ls.scopes.remove(f.uri)
+        for f in params.event.added:
+            ls.scopes.add(f.uri, f.name)
+        await ls.refresh_settings()
+
+    # -- documents -----------------------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: RecitationServer, params: types.DidOpenTextDocumentParams) -> None:
+        doc = ls.documents.open(params.text_document)
+        scope = ls.scopes.for_uri(doc.uri)
+        if scope is ls.scopes.global_scope and scope.index is None and ls.scopes.folders:
+            # the first document outside the folders: read the settings that apply to it
+            asyncio.ensure_future(ls.refresh_settings())
+        if scope.settings.enable and scope.settings.scan_on_open and doc.text.strip():
+            ls.checker.add(doc.uri, PendingCheck(0, len(doc.text), whole=True))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: RecitationServer, params: types.DidChangeTextDocumentParams) -> None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return
+        settings = ls.settings_for(doc.uri)
+        moved = False
+        for change in params.content_changes:
+            edit = doc.apply(change)
+            moved = ls.matches.on_edit(doc, edit) or moved
+            ls.checker.on_edit(doc, edit)
+            if settings.enable and is_insertion(edit, settings.min_insert_words):
+                ls.checker.add(doc.uri, PendingCheck(edit.start, edit.new_end))
+        doc.version = params.text_document.version
+        if moved:
+            ls.publish(doc.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: RecitationServer, params: types.DidSaveTextDocumentParams) -> None:
+        doc = ls.documents.get(params.text_document.uri)
+        settings = ls.settings_for(params.text_document.uri)
+        if doc is not None and settings.enable and settings.scan_on_open and doc.text.strip():
+            ls.checker.add(doc.uri, PendingCheck(0, len(doc.text), whole=True))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: RecitationServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.checker.cancel(uri)
+        ls.matches.clear(uri)
+        if ls.documents.close(uri) is not None:
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
+
+    # -- hover and code actions ----------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: RecitationServer, params: types.HoverParams) -> types.Hover | None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return None
+        offset = doc.offset_at(params.position)
+        found = [m for m in ls.visible_matches(doc.uri) if m.start <= offset < m.end]
+        if not found:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown, value=hover_markdown(found)
+            ),
+            range=doc.range_of(found[0].start, found[0].end),
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(
+        ls: RecitationServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return None
+        start = doc.offset_at(params.range.start)
+        end = doc.offset_at(params.range.end)
+        found = [m for m in ls.visible_matches(doc.uri) if m.start <= end and start <= m.end]
+        return code_actions(doc, found, list(params.context.diagnostics or [])) or None
+
+    # -- commands ------------------------------------------------------------------------
+
+    @server.command(CMD_DISMISS)
+    def dismiss(ls: RecitationServer, *args: Any) -> dict:
+        if len(args) < 2 or not isinstance(args[0], str):
+            raise JsonRpcInvalidParams("recitation.dismiss expects [uri, match id or range]")
+        uri, target = args[0], args[1]
+        stored = None
+        if isinstance(target, str):
+            stored = ls.matches.find(uri, target)
+        elif isinstance(target, dict) and (doc := ls.documents.get(uri)) is not None:
+            try:
+                rng = ls.protocol._converter.structure(target, types.Range)
+            except Exception as exc:
+                raise JsonRpcInvalidParams(f"not a range: {target!r}") from exc
+            a, b = doc.offset_at(rng.start), doc.offset_at(rng.end)
+            stored = next(iter(ls.matches.overlapping(uri, a, b)), None)
+        if stored is None:
+            return {"dismissed": 0}
+        return {"dismissed": ls.dismiss(uri, stored)}
+
+    @server.command(CMD_OPEN_SOURCE)
+    async def open_source(ls: RecitationServer, *args: Any) -> dict:
+        if len(args) != 1 or not is_web_link(args[0]):
+            raise JsonRpcInvalidParams("recitation.openSource expects [an http(s) url]")
+        result = await ls.window_show_document_async(
+            types.ShowDocumentParams(uri=args[0], external=True)
+        )
+        return {"success": bool(getattr(result, "success", False))}
+
+    @server.command(CMD_RESCAN)
+    async def rescan(ls: RecitationServer, *args: Any) -> dict:
+        if len(args) != 1 or not isinstance(args[0], str):
+            raise JsonRpcInvalidParams("recitation.rescan expects [uri]")
+        doc = ls.documents.get(args[0])
+        if doc is None:
+            raise JsonRpcInvalidParams(f"document is not open: {args[0]}")
+        count = await ls.run_check(doc.uri, PendingCheck(0, len(doc.text), whole=True))
+        return {"matches": count}
+
+    # -- recitation/check ----------------------------------------------------------------
+
+    @server.feature(CHECK)
+    async def check(ls: RecitationServer, params: Any) -> dict:
+        if not isinstance(params, dict) or not isinstance(params.get("text"), str):
+            raise JsonRpcInvalidParams("recitation/check expects {text: string, ...}")
+        context = params.get("context") or ""
+        uri = params.get("uri")
+        min_tokens = params.get("minTokens")
+        if not isinstance(context, str) or (uri is not None and not isinstance(uri, str)):
+            raise JsonRpcInvalidParams("context and uri must be strings")
+        if min_tokens is not None and (
+            isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < 1
+        ):
+            raise JsonRpcInvalidParams("minTokens must be a positive whole number")
+        scope = ls.scopes.for_uri(uri)
+        if scope.index is None:
+            ls.use_index(scope)
+        handle = await scope.index.wait()
+        if not handle.ready:
+            raise RequestFailed(f"no index: {handle.message}")
+        text = params["text"]
+        matches = await handle.match(text, context, min_tokens or scope.settings.min_tokens)
+        return {
+            "query_words": count_words(context) + count_words(text),
+            "suggestion_words": count_words(text),
+            "matches": matches,
+        }

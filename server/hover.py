@@ -1,0 +1,70 @@
+"""Hover on a flagged range: the sources as links, how common the snippet is, and why it
+was flagged. Every piece of corpus metadata is escaped; only http(s) links are rendered."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+from .diagnostics import StoredMatch, files_phrase, is_web_link, line_span
+
+MAX_SOURCES = 5
+
+KIND_REASONS = {
+    "recitation": "a recitation: this code reproduces indexed public code verbatim",
+    "repetitive": "repetitive code (a long run of repeated lines), so it is probably harmless",
+    "license": "license or legal text, which is meant to be copied",
+    "common": "a common idiom found in very many files",
+}
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&\"'=:$%^])")
+
+
+def escape(text: object) -> str:
+    """Markdown-safe text on one line: special characters are backslash-escaped."""
+    s = " ".join(str(text).split())
+    return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def safe_url(url: str) -> str:
+    """The link percent-encoded so it cannot break out of `(...)`."""
+    return quote(url, safe=":/?#@!$&*+,;=%-._~")
+
+
+def source_line(source: dict) -> str:
+    repo = source.get("repository") or ""
+    path = source.get("path") or ""
+    label = escape(" ".join(p for p in (repo, path, line_span(source)) if p) or "indexed file")
+    url = source.get("url") or ""
+    head = f"[{label}]({safe_url(url)})" if is_web_link(url) else label
+    details = []
+    if source.get("license"):
+        details.append(escape(source["license"]))
+    if source.get("commit"):
+        details.append("commit " + escape(str(source["commit"])[:12]))
+    occurrences = int(source.get("occurrences") or 1)
+    if occurrences > 1:
+        details.append(f"{occurrences} identical files")
+    return f"- {head}" + (" \u00b7 " + " \u00b7 ".join(details) if details else "")
+
+
+def hover_markdown(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -> str:
+    blocks = []
+    for m in matches:
+        match = m.match
+        kind = m.kind
+        lines = [
+            f"**Recitation**: {m.length} words quoted from public code, "
+            f"{escape(files_phrase(match))}.",
+            "",
+            f"Flagged as {escape(KIND_REASONS.get(kind, kind))}.",
+            "",
+        ]
+        sources = m.sources
+        if sources:
+            lines.append("Sources:")
+            lines.extend(source_line(s) for s in sources[:max_sources])
+            if len(sources) > max_sources:
+                lines.append(f"- and {len(sources) - max_sources} more")
+        blocks.append("\n".join(lines))
+    return "\n\n---\n\n".join(blocks)

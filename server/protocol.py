@@ -1,0 +1,84 @@
+"""Names and payloads of Recitation's own LSP extensions (see docs/PROTOCOL.md), and the
+JSON-RPC protocol class that answers malformed requests with an error instead of silence."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from pathlib import PurePath
+from typing import Any
+
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol
+
+log = logging.getLogger(__name__)
+
+SOURCE = "recitation"
+
+STATUS = "recitation/status"  # notification, server -> client
+MATCH = "recitation/match"  # notification, server -> client
+CHECK = "recitation/check"  # request, client -> server
+
+CMD_DISMISS = "recitation.dismiss"
+CMD_OPEN_SOURCE = "recitation.openSource"
+CMD_RESCAN = "recitation.rescan"
+COMMANDS = (CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN)
+
+STATES = ("ready", "disabled", "no-index", "error")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def jsonable(value: Any) -> Any:
+    """`value` with paths turned into strings, so that it serializes as JSON."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, PurePath):
+        return str(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def status_payload(
+    state: str, message: str, scope_uri: str | None, index: dict | None
+) -> dict[str, Any]:
+    return {
+        "state": state,
+        "message": message,
+        "scopeUri": scope_uri,
+        "index": jsonable(index) if index is not None else None,
+    }
+
+
+def match_payload(uri: str, range_: dict, match: dict, match_id: str) -> dict[str, Any]:
+    return {
+        "uri": uri,
+        "id": match_id,
+        "range": range_,
+        "kind": match["kind"],
+        "length": match["length"],
+        "fileCount": match["file_count"],
+        "fileCountExact": match["file_count_exact"],
+        "text": match.get("text", ""),
+        "sources": match.get("sources", []),
+        "time": now_iso(),
+    }
+
+
+class RecitationProtocol(LanguageServerProtocol):
+    """Answers a request whose params cannot be read with an InvalidParams error, so the
+    client is not left waiting; the server carries on with the next message."""
+
+    def structure_message(self, data: dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                error = JsonRpcInvalidParams(f"invalid params for {data.get('method')!r}")
+                self._send_response(data["id"], None, error.to_response_error())
+            raise

@@ -1,0 +1,285 @@
+"""The language server: its state and the operations the LSP handlers share.
+
+Handlers live in `features.py`; they call the methods here. Matching stays in the engine
+(`index_tools`); this layer maps matches to document ranges and keeps them current.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+
+from . import __version__
+from .detection import Checker, PendingCheck
+from .diagnostics import MatchStore, StoredMatch, to_diagnostic
+from .documents import UTF16, DocumentStore, offset_in
+from .folders import Scope, Scopes
+from .indexes import LOADING, READY, IndexManager, resolve_index_path
+from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, status_payload
+from .settings import SECTION, Settings, layered_settings
+from .words import context_start, words_of
+
+log = logging.getLogger(__name__)
+
+
+class RecitationServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            name="recitation",
+            version=__version__,
+            protocol_cls=RecitationProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.documents = DocumentStore()
+        self.matches = MatchStore()
+        self.scopes = Scopes()
+        self.indexes = IndexManager()
+        self.checker = Checker(self)
+        self.init_options: Any = None
+        self.pushed_settings: Any = None
+        self._refreshing: asyncio.Lock | None = None
+
+    # -- errors --------------------------------------------------------------------------
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors outside a request go to the client's log, not to a popup."""
+        log.error("%s", error)
+        try:
+            self.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Error, message=f"{error}")
+            )
+        except Exception:
+            log.exception("reporting an error")
+
+    # -- capabilities --------------------------------------------------------------------
+
+    def client_supports(self, field: str) -> bool:
+        return bool(get_capability(self.client_capabilities, field, False))
+
+    # -- settings and status -------------------------------------------------------------
+
+    def settings_for(self, uri: str | None) -> Settings:
+        return self.scopes.for_uri(uri).settings
+
+    def active_scopes(self) -> list[Scope]:
+        """Folders, plus the global scope when there are no folders or a document is
+        open outside them."""
+        scopes = list(self.scopes.folders.values())
+        if not scopes or any(
+            self.scopes.for_uri(d.uri) is self.scopes.global_scope for d in self.documents
+        ):
+            scopes.append(self.scopes.global_scope)
+        return scopes
+
+    async def refresh_settings(self) -> None:
+        """Pull `recitation` settings for every scope and apply them."""
+        if self._refreshing is None:
+            self._refreshing = asyncio.Lock()
+        async with self._refreshing:
+            scopes = self.active_scopes()
+            pulled: list[Any] = [None] * len(scopes)
+            if self.client_supports("workspace.configuration"):
+                items = [types.ConfigurationItem(scope_uri=s.uri, section=SECTION) for s in scopes]
+                try:
+                    result = await self.workspace_configuration_async(
+                        types.ConfigurationParams(items=items)
+                    )
+                    if isinstance(result, list) and len(result) == len(scopes):
+                        pulled = result
+                except Exception as exc:
+                    log.warning("workspace/configuration failed: %s", exc)
+            for scope, raw in zip(scopes, pulled, strict=True):
+                settings, problems = layered_settings(self.init_options, self.pushed_settings, raw)
+                self.apply_settings(scope, settings, problems)
+
+    def apply_settings(self, scope: Scope, settings: Settings, problems: list[str]) -> None:
+        scope.settings = settings
+        if problems and tuple(problems) != scope.problems_shown:
+            where = f" ({scope.name})" if scope.uri else ""
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"Recitation settings{where}: "
+                    + "; ".join(problems)
+                    + ". Using the defaults for these.",
+                )
+            )
+        scope.problems_shown = tuple(problems)
+        if settings.enable:
+            self.use_index(scope)
+        else:
+            self.send_status(scope)
+        for doc in self.documents:
+            if self.scopes.for_uri(doc.uri) is scope:
+                self.publish(doc.uri)
+
+    def use_index(self, scope: Scope) -> None:
+        path = resolve_index_path(scope.settings.index_path, scope.uri)
+        handle, created = self.indexes.get(path)
+        scope.index = handle
+        if created:
+            asyncio.ensure_future(self._open_index(handle))
+        elif handle.state != LOADING:
+            self.send_status(scope)
+
+    async def _open_index(self, handle) -> None:
+        token = None
+        if self.client_supports("window.work_done_progress"):
+            token = f"recitation-index-{uuid.uuid4().hex[:8]}"
+            try:
+                await self.work_done_progress.create_async(token)
+                self.work_done_progress.begin(
+                    token,
+                    types.WorkDoneProgressBegin(
+                        title="Recitation: opening index", message=str(handle.path or "")
+                    ),
+                )
+            except Exception as exc:
+                log.info("no progress reporting: %s", exc)
+                token = None
+        try:
+            await handle.wait()
+        finally:
+            if token is not None:
+                self.work_done_progress.end(
+                    token, types.WorkDoneProgressEnd(message=handle.message or handle.state)
+                )
+        for scope in self.active_scopes():
+            if scope.index is handle:
+                self.send_status(scope)
+
+    def send_status(self, scope: Scope) -> None:
+        if not scope.settings.enable:
+            payload = status_payload("disabled", "Recitation is off here", scope.uri, None)
+        elif scope.index is None or scope.index.state == LOADING:
+            return
+        else:
+            handle = scope.index
+            summary = handle.summary if handle.state == READY else None
+            payload = status_payload(handle.state, handle.message, scope.uri, summary)
+        self.protocol.notify(STATUS, payload)
+
+    # -- diagnostics ---------------------------------------------------------------------
+
+    def visible(self, scope: Scope, m: StoredMatch) -> bool:
+        s = scope.settings
+        return (
+            s.enable
+            and s.severity.for_kind(m.kind) != "off"
+            and m.length >= s.min_tokens
+            and m.key not in scope.dismissed
+        )
+
+    def visible_matches(self, uri: str) -> list[StoredMatch]:
+        scope = self.scopes.for_uri(uri)
+        return [m for m in self.matches.get(uri) if self.visible(scope, m)]
+
+    def publish(self, uri: str) -> None:
+        doc = self.documents.get(uri)
+        if doc is None:
+            return
+        scope = self.scopes.for_uri(uri)
+        diagnostics = [
+            to_diagnostic(doc, m, scope.settings.severity.for_kind(m.kind))
+            for m in self.visible_matches(uri)
+        ]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
+        )
+
+    # -- checking ------------------------------------------------------------------------
+
+    async def run_check(self, uri: str, check: PendingCheck) -> int:
+        """Look up one span of a document; store, publish and announce what is new.
+        Returns how many matches were stored."""
+        doc = self.documents.get(uri)
+        scope = self.scopes.for_uri(uri)
+        settings = scope.settings
+        if doc is None or not settings.enable:
+            return 0
+        if scope.index is None:
+            self.use_index(scope)
+        handle = await scope.index.wait()
+        if not handle.ready:
+            return 0
+        start, end = check.start, min(check.end, len(doc.text))
+        if end <= start:
+            return 0
+        text = doc.text
+        suggestion = text[start:end]
+        context = text[context_start(text, start, settings.context_tokens) : start]
+        seq = doc.seq
+        found = await handle.match(suggestion, context, settings.min_tokens)
+        if self.documents.get(uri) is not doc:
+            return 0  # closed (or reopened) meanwhile
+        return self.accept(doc, scope, found, suggestion, start, seq, check.whole)
+
+    def accept(
+        self,
+        doc,
+        scope: Scope,
+        found: list[dict],
+        suggestion: str,
+        base: int,
+        seq: int,
+        whole: bool,
+    ) -> int:
+        """Re-base matches computed on the text at edit `seq` onto the current text; drop
+        those whose words have changed since."""
+        fresh: list[StoredMatch] = []
+        for match in found:
+            rng = match.get("range")
+            if not rng:
+                continue
+            a = offset_in(suggestion, rng["start"]["line"], rng["start"]["character"], UTF16)
+            b = offset_in(suggestion, rng["end"]["line"], rng["end"]["character"], UTF16)
+            if b <= a:
+                continue
+            words = tuple(words_of(suggestion[a:b]))
+            rebased = doc.rebase(base + a, base + b, seq)
+            if rebased is None:
+                continue
+            start, end, touched = rebased
+            if touched and tuple(words_of(doc.text[start:end])) != words:
+                continue
+            stored = StoredMatch.create(match, start, end, words)
+            if stored.key not in scope.dismissed:
+                fresh.append(stored)
+        if whole:
+            known = {(m.start, m.end) for m in self.matches.get(doc.uri)}
+            self.matches.replace(doc.uri, fresh)
+            new = [m for m in fresh if (m.start, m.end) not in known]
+        else:
+            new = [m for m in fresh if self.matches.add(doc.uri, m)]
+        if new or whole:
+            self.publish(doc.uri)
+        for m in new:
+            if self.visible(scope, m):
+                rng = doc.range_of(m.start, m.end)
+                self.protocol.notify(
+                    MATCH,
+                    match_payload(
+                        doc.uri, self.protocol._converter.unstructure(rng), m.match, m.id
+                    ),
+                )
+        return len(fresh)
+
+    # -- commands ------------------------------------------------------------------------
+
+    def dismiss(self, uri: str, stored: StoredMatch) -> int:
+        scope = self.scopes.for_uri(uri)
+        scope.dismissed.add(stored.key)
+        uris = [d.uri for d in self.documents if self.scopes.for_uri(d.uri) is scope]
+        removed = self.matches.remove_key(stored.key, uris)
+        for u in uris:
+            self.publish(u)
+        return removed
+
+    def shutdown_indexes(self) -> None:
+        self.indexes.close_all()

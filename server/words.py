@@ -1,0 +1,29 @@
+"""Words as the index counts them, through the engine's public tokenizer."""
+
+from __future__ import annotations
+
+from index_tools import tokenize
+
+
+def words_of(text: str) -> list[str]:
+    return [w.text for w in tokenize(text)]
+
+
+def count_words(text: str) -> int:
+    return len(tokenize(text))
+
+
+def context_start(text: str, end: int, n_words: int) -> int:
+    """Offset where the last `n_words` words before `end` begin (0 when fewer exist)."""
+    if n_words <= 0:
+        return end
+    window = max(256, n_words * 24)
+    while True:
+        lo = max(0, end - window)
+        words = tokenize(text[lo:end])
+        # the first word of a cut window may be partial: use it only at the text's start
+        if len(words) > n_words or (lo == 0 and words):
+            return lo + words[max(0, len(words) - n_words)].start
+        if lo == 0:
+            return end
+        window *= 4

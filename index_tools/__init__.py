@@ -1,13 +1,23 @@
 """Recitation's index engine: words, fingerprints, the LMDB index, corpus sources, builders
 and the matcher. Never imports `server`."""
 
-from .model import KINDS, Document, Kind, Match, Origin, Position, Range, Source
+from .build import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
+from .index import Index, open_index
+from .model import KINDS, Document, Kind, Match, Origin, Position, Range, Source, describe_match
+from .paths import default_index_path
+from .store import FORMAT_VERSION, IndexOpenError
 from .words import TOKENIZER_VERSION, Word, tokenize
 
 __all__ = [
+    "FORMAT_VERSION",
     "KINDS",
     "TOKENIZER_VERSION",
+    "BuildError",
+    "BuildOptions",
+    "BuildSummary",
     "Document",
+    "Index",
+    "IndexOpenError",
     "Kind",
     "Match",
     "Origin",
@@ -15,5 +25,10 @@ __all__ = [
     "Range",
     "Source",
     "Word",
+    "add_to_index",
+    "build_index",
+    "default_index_path",
+    "describe_match",
+    "open_index",
     "tokenize",
 ]

@@ -160,3 +160,23 @@ class Match:
             range=rng,
             suggestion_words=d.get("suggestion_words", 0),
         )
+
+
+def describe_match(m: Match) -> str:
+    """One line, as the CLI, the diagnostics and the references log say it."""
+    what = {
+        "recitation": "Quoted from public code",
+        "repetitive": "Repetitive code also found in public code",
+        "license": "License text quoted from public code",
+        "common": "Common idiom found in public code",
+    }[m.kind]
+    line = f"{what}: {m.length} words"
+    src = m.best_source
+    if src is not None:
+        lines = f"L{src.start_line}" if src.start_line == src.end_line else (
+            f"L{src.start_line}\u2013L{src.end_line}")  # fmt: skip
+        where = " ".join(p for p in (src.repository, src.path) if p)
+        line += f" match {where} {lines} ({src.license or 'NOASSERTION'})"
+    files = "file" if m.file_count == 1 else "files"
+    bound = "" if m.file_count_exact else "at least "
+    return f"{line}; found in {bound}{m.file_count} {files}"

@@ -1,0 +1,431 @@
+"""The local builder: documents -> worker processes -> sorted runs -> LMDB shards.
+
+Workers tokenize, hash, winnow and compress; the main process deduplicates identical files
+by content hash, stores documents, and buffers postings by bucket (the fingerprint's top
+bits). When the buffer exceeds the memory budget it is sorted and spilled to per-bucket run
+files; at the end each bucket (1/256 of the postings) is sorted alone and appended to its
+shard in key order. Everything goes into a new generation that is published atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from . import store
+from .fingerprint import HASH_NAME, KGRAM_NAME
+from .model import Document
+from .process import ProcessedDoc, process
+from .words import TOKENIZER_VERSION
+
+DEFAULT_K = 20
+DEFAULT_WINDOW = 41
+DEFAULT_SHARDS = 4
+DEFAULT_POSTING_CAP = 256
+ORIGIN_CAP = 32  # occurrences kept per unique document (all of them are counted)
+DOC_BATCH = 512  # documents per LMDB write transaction
+
+_RUN_DTYPE = np.dtype([("fp", "<u8"), ("doc", "<u4"), ("pos", "<u4")])
+
+
+class BuildError(Exception):
+    """A build could not run (bad source, unusable output directory...)."""
+
+
+@dataclass
+class BuildOptions:
+    k: int = DEFAULT_K
+    window: int = DEFAULT_WINDOW
+    shards: int = DEFAULT_SHARDS
+    posting_cap: int = DEFAULT_POSTING_CAP
+    jobs: int = 0  # 0: all cores
+    max_file_bytes: int = 1_000_000
+    memory_mb: int = 256  # postings buffered before spilling a sorted run
+    progress: bool | None = None  # None: when stderr is a terminal
+
+
+@dataclass
+class BuildSummary:
+    path: str
+    files: int = 0
+    words: int = 0
+    documents: int = 0
+    duplicates: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    fingerprints: int = 0
+    postings: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["skipped"] = dict(self.skipped)
+        d["bytes_per_word"] = round(self.bytes / self.words, 3) if self.words else None
+        return d
+
+    def lines(self) -> list[str]:
+        skipped = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items())) or "none"
+        bpw = f"{self.bytes / self.words:.2f}" if self.words else "-"
+        rate = self.words / self.seconds if self.seconds else 0
+        return [
+            f"index: {self.path}",
+            f"files: {self.files:,} ({self.documents:,} unique documents, "
+            f"{self.duplicates:,} duplicates)",
+            f"words: {self.words:,} in unique documents",
+            f"skipped: {skipped}",
+            f"fingerprints: {self.fingerprints:,} ({self.postings:,} postings)",
+            f"index size: {self.bytes:,} bytes ({bpw} bytes per word)",
+            f"time: {self.seconds:.1f} s ({rate:,.0f} words/s)",
+        ]
+
+
+# --- worker side -------------------------------------------------------------------------
+
+_K = DEFAULT_K
+_W = DEFAULT_WINDOW
+
+
+def _init_worker(k: int, window: int) -> None:
+    global _K, _W
+    _K, _W = k, window
+
+
+def _work(doc: Document) -> tuple[Document, ProcessedDoc]:
+    return doc, process(doc.text, _K, _W)
+
+
+# --- main side ---------------------------------------------------------------------------
+
+
+class _Postings:
+    """Postings buffered per bucket, spilled as sorted runs when over budget."""
+
+    def __init__(self, run_dir: Path, budget_bytes: int):
+        self.run_dir = run_dir
+        self.budget = max(budget_bytes // _RUN_DTYPE.itemsize, 1 << 16)
+        self.parts: list[np.ndarray] = []
+        self.buffered = 0
+        self.spilled = False
+
+    def add(self, doc_id: int, fps: np.ndarray, positions: np.ndarray) -> None:
+        if not len(fps):
+            return
+        rec = np.empty(len(fps), dtype=_RUN_DTYPE)
+        rec["fp"] = store.keys_of(fps)
+        rec["doc"] = doc_id
+        rec["pos"] = positions
+        self.parts.append(rec)
+        self.buffered += len(rec)
+        if self.buffered >= self.budget:
+            self.spill()
+
+    def _sorted_by_bucket(self) -> Iterator[tuple[int, np.ndarray]]:
+        if not self.parts:
+            return
+        rec = np.concatenate(self.parts)
+        self.parts, self.buffered = [], 0
+        rec = rec[np.argsort(rec["fp"], kind="stable")]
+        buckets = store.bucket_of(rec["fp"])
+        edges = np.searchsorted(buckets, np.arange(store.BUCKETS + 1))
+        for b in range(store.BUCKETS):
+            lo, hi = edges[b], edges[b + 1]
+            if hi > lo:
+                yield b, rec[lo:hi]
+
+    def spill(self) -> None:
+        self.run_dir.mkdir(exist_ok=True)
+        for b, rec in self._sorted_by_bucket():
+            with open(self.run_dir / f"{b:03d}.run", "ab") as f:
+                rec.tofile(f)
+        self.spilled = True
+
+    def buckets(self) -> Iterator[tuple[int, np.ndarray]]:
+        """Each bucket's postings sorted by (fingerprint, document, position)."""
+        if not self.spilled:
+            yield from self._sorted_by_bucket()
+            return
+        self.spill()
+        for b in range(store.BUCKETS):
+            p = self.run_dir / f"{b:03d}.run"
+            if not p.exists():
+                continue
+            rec = np.fromfile(p, dtype=_RUN_DTYPE)
+            p.unlink()
+            # runs hold ascending document ids, so a stable sort keeps them in order
+            yield b, rec[np.argsort(rec["fp"], kind="stable")]
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+def _grouped(rec: np.ndarray, cap: int) -> Iterator[tuple[bytes, int, np.ndarray]]:
+    """(key, true count, capped (doc, pos) pairs) per distinct fingerprint of a sorted run."""
+    fps = rec["fp"]
+    keys = fps.astype(">u8").tobytes()
+    pairs = np.empty((len(rec), 2), dtype="<u4")
+    pairs[:, 0] = rec["doc"]
+    pairs[:, 1] = rec["pos"]
+    starts = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
+    ends = np.append(starts[1:], len(rec))
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        yield keys[s * 8 : s * 8 + 8], e - s, pairs[s : min(e, s + cap)]
+
+
+class _Writer:
+    """Stores documents and postings of one generation."""
+
+    def __init__(self, gen: Path, header: store.Header, next_doc: int, budget_bytes: int):
+        self.gen = gen
+        self.header = header
+        self.next_doc = next_doc
+        self.env = store.open_env(gen / store.DOCS_NAME, readonly=False, max_dbs=8)
+        self.dbs = {name.decode(): self.env.open_db(name) for name in store.DOC_DBS}
+        self.txn = self.env.begin(write=True)
+        self.pending = 0
+        self.postings = _Postings(gen / "runs", budget_bytes)
+        self.text = open(gen / store.TEXT_NAME, "ab")  # noqa: SIM115 - closed in finish()
+
+    def add(self, doc: Document, pd: ProcessedDoc, summary: BuildSummary) -> None:
+        txn, dbs = self.txn, self.dbs
+        summary.files += 1
+        existing = txn.get(pd.content_hash, db=dbs["content"])
+        if existing is not None:
+            summary.duplicates += 1
+            meta = json.loads(txn.get(existing, db=dbs["meta"]))
+            meta["n"] += 1
+            txn.put(existing, json.dumps(meta).encode(), db=dbs["meta"])
+            if meta["n"] <= ORIGIN_CAP:
+                origins = json.loads(txn.get(existing, db=dbs["origins"]))
+                origins.append(doc.origin.to_dict())
+                txn.put(existing, json.dumps(origins).encode(), db=dbs["origins"])
+        else:
+            doc_id = self.next_doc
+            self.next_doc += 1
+            key = store.doc_key(doc_id)
+            offset = self.text.tell()
+            self.text.write(pd.ztext)
+            meta = {"w": pd.words, "l": doc.language, "n": 1, "h": pd.content_hash.hex(),
+                    "o": offset, "z": len(pd.ztext)}  # fmt: skip
+            txn.put(key, json.dumps(meta).encode(), db=dbs["meta"], append=True)
+            txn.put(key, pd.blocks, db=dbs["blocks"], append=True)
+            txn.put(key, json.dumps([doc.origin.to_dict()]).encode(), db=dbs["origins"],
+                    append=True)  # fmt: skip
+            txn.put(pd.content_hash, key, db=dbs["content"])
+            self.postings.add(doc_id, pd.fps, pd.positions)
+            summary.documents += 1
+            summary.words += pd.words
+        self.pending += 1
+        if self.pending >= DOC_BATCH:
+            self.txn.commit()
+            self.txn = self.env.begin(write=True)
+            self.pending = 0
+
+    def finish(self, summary: BuildSummary, merge: bool) -> None:
+        """Write the postings into the shards (merging into existing ones for `add`)."""
+        self.txn.commit()
+        self.env.sync(True)
+        self.env.close()
+        self.text.flush()
+        os.fsync(self.text.fileno())
+        self.text.close()
+        h = self.header
+        envs = [
+            store.open_env(self.gen / store.shard_name(i), readonly=False) for i in range(h.shards)
+        ]
+        txns = [env.begin(write=True) for env in envs]
+        for b, rec in self.postings.buckets():
+            txn = txns[store.shard_of_bucket(b, h.shards)]
+            if not merge:
+                items = []
+                for key, count, pairs in _grouped(rec, h.posting_cap):
+                    items.append((key, store.encode_postings(count, pairs)))
+                    h.fingerprints += 1
+                    h.postings += len(pairs)
+                    h.capped += count > len(pairs)
+                txn.cursor().putmulti(items, append=True)
+                continue
+            for key, count, pairs in _grouped(rec, h.posting_cap):
+                old = txn.get(key)
+                if old is None:
+                    h.fingerprints += 1
+                else:
+                    old_count, old_pairs = store.decode_postings(old)
+                    h.postings -= len(old_pairs)
+                    h.capped -= old_count > len(old_pairs)
+                    count += old_count
+                    pairs = np.concatenate((old_pairs, pairs))[: h.posting_cap]
+                txn.put(key, store.encode_postings(count, pairs))
+                h.postings += len(pairs)
+                h.capped += count > len(pairs)
+        for txn, env in zip(txns, envs):
+            txn.commit()
+            env.sync(True)
+            env.close()
+        summary.fingerprints, summary.postings = h.fingerprints, h.postings
+
+
+def _bounded(items: Iterable[Document], slots: threading.Semaphore) -> Iterator[Document]:
+    for item in items:
+        slots.acquire()
+        yield item
+
+
+def _documents(sources, summary: BuildSummary) -> Iterator[Document]:
+    for src in sources:
+        yield from src.documents()
+        summary.skipped.update(src.skipped)
+
+
+def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) -> None:
+    jobs = opts.jobs or os.cpu_count() or 1
+    show = opts.progress if opts.progress is not None else sys.stderr.isatty()
+    bar = tqdm(desc="indexing", unit=" files", disable=not show, file=sys.stderr,
+               dynamic_ncols=True)  # fmt: skip
+    docs = _documents(sources, summary)
+    try:
+        if jobs <= 1:
+            results: Iterable = (_run_one(d, opts) for d in docs)
+            slots = None
+        else:
+            ctx = multiprocessing.get_context("fork")
+            pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(opts.k, opts.window))
+            slots = threading.Semaphore(jobs * 64)  # documents in flight, bounds memory
+            results = pool.imap(_work, _bounded(docs, slots), chunksize=8)
+        try:
+            for doc, pd in results:
+                if slots is not None:
+                    slots.release()
+                writer.add(doc, pd, summary)
+                bar.update(1)
+                if bar.n % 64 == 0:
+                    bar.set_postfix_str(f"{summary.words / 1e6:.1f}M words", refresh=False)
+        finally:
+            if slots is not None:
+                pool.terminate()
+                pool.join()
+    finally:
+        bar.close()
+
+
+def _run_one(doc: Document, opts: BuildOptions) -> tuple[Document, ProcessedDoc]:
+    return doc, process(doc.text, opts.k, opts.window)
+
+
+def _open_sources(specs: list[str], opts: BuildOptions) -> list:
+    sources = []
+    for spec in specs:
+        if not isinstance(spec, str):  # an already opened source
+            sources.append(spec)
+            continue
+        from .sources import SourceError, open_source
+
+        try:
+            sources.append(open_source(spec, max_file_bytes=opts.max_file_bytes))
+        except SourceError as e:
+            raise BuildError(str(e)) from None
+    return sources
+
+
+def _check_params(opts: BuildOptions) -> None:
+    if not (2 <= opts.k <= 64):
+        raise BuildError(f"k must be between 2 and 64 (got {opts.k})")
+    if not (1 <= opts.window <= 512):
+        raise BuildError(f"window must be between 1 and 512 (got {opts.window})")
+    if not (1 <= opts.shards <= store.BUCKETS):
+        raise BuildError(f"shards must be between 1 and {store.BUCKETS} (got {opts.shards})")
+    if opts.posting_cap < 1:
+        raise BuildError("the posting cap must be at least 1")
+
+
+def _finish(root: Path, gen: Path, writer: _Writer, summary: BuildSummary, merge: bool,
+            started: float) -> BuildSummary:  # fmt: skip
+    writer.finish(summary, merge)
+    h = writer.header
+    h.skipped = dict(Counter(h.skipped) + summary.skipped)
+    if merge:  # rewrite compactly: in-place updates leave free pages behind
+        for p in sorted(gen.glob("*.mdb")):
+            env = store.open_env(p, readonly=False, max_dbs=8)
+            tmp = p.with_suffix(".compact")
+            env.copy(str(tmp), compact=True)
+            env.close()
+            os.replace(tmp, p)
+    store.finalize_generation(gen, h)
+    store.publish(root, gen)
+    summary.bytes = sum(h.file_sizes.values())
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def build_index(specs: list[str], out: str | os.PathLike,
+                options: BuildOptions | None = None) -> BuildSummary:  # fmt: skip
+    """Build a new index of `specs` (corpus sources) and publish it at `out`.
+
+    An index already at `out` is replaced only when the new one is complete.
+    """
+    opts = options or BuildOptions()
+    _check_params(opts)
+    sources = _open_sources(specs, opts)
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise BuildError(f"{root} exists and is not a directory")
+    if root.is_dir() and any(root.iterdir()) and not (root / store.CURRENT_NAME).exists():
+        raise BuildError(f"{root} is not empty and is not an index; choose another --out")
+    started = time.perf_counter()
+    try:
+        gen = store.new_generation(root)
+    except OSError as e:
+        raise BuildError(f"cannot create {root}: {e}") from None
+    header = store.Header(
+        format_version=store.FORMAT_VERSION, k=opts.k, window=opts.window,
+        shards=opts.shards, posting_cap=opts.posting_cap, hash=HASH_NAME, kgram=KGRAM_NAME,
+        tokenizer_version=TOKENIZER_VERSION,
+        name=" + ".join(s.name for s in sources), sources=[s.describe() for s in sources],
+    )  # fmt: skip
+    summary = BuildSummary(path=str(root))
+    try:
+        writer = _Writer(gen, header, 0, opts.memory_mb << 20)
+        _run(sources, writer, opts, summary)
+        header.documents, header.words, header.files = (
+            summary.documents, summary.words, summary.files)  # fmt: skip
+        return _finish(root, gen, writer, summary, False, started)
+    except BaseException:
+        store.discard(gen)
+        raise
+
+
+def add_to_index(path: str | os.PathLike, specs: list[str],
+                 options: BuildOptions | None = None) -> BuildSummary:  # fmt: skip
+    """Extend the index at `path` with more sources (same parameters), atomically."""
+    opts = options or BuildOptions()
+    root = Path(path)
+    old_gen, header = store.read_header(root)
+    opts.k, opts.window = header.k, header.window
+    sources = _open_sources(specs, opts)
+    started = time.perf_counter()
+    gen = store.new_generation(root)
+    try:
+        for p in [*old_gen.glob("*.mdb"), old_gen / store.TEXT_NAME]:
+            shutil.copyfile(p, gen / p.name)
+        header.sources = header.sources + [s.describe() for s in sources]
+        header.name = " + ".join([header.name] + [s.name for s in sources] if header.name
+                                 else [s.name for s in sources])  # fmt: skip
+        summary = BuildSummary(path=str(root))
+        writer = _Writer(gen, header, header.documents, opts.memory_mb << 20)
+        _run(sources, writer, opts, summary)
+        header.documents += summary.documents
+        header.words += summary.words
+        header.files += summary.files
+        return _finish(root, gen, writer, summary, True, started)
+    except BaseException:
+        store.discard(gen)
+        raise

@@ -1,0 +1,306 @@
+"""`recitation-index`: build, extend, inspect and query Recitation indexes.
+
+Exit status: 0 success (for `check`: nothing found), 1 `check` found quoted code,
+2 bad usage, a bad source or a missing/damaged index (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from .build import DEFAULT_K, DEFAULT_POSTING_CAP, DEFAULT_SHARDS, DEFAULT_WINDOW, BuildError
+from .model import Match, describe_match
+from .paths import DEFAULT_SOURCES, default_index_path
+from .store import IndexOpenError
+
+DESCRIPTION = """\
+Build and query a local index of public code, so that code entering your editor (an AI
+suggestion, a paste) can be traced to where it is quoted from.
+
+Sources: a folder, a git repository (links to the HEAD commit on its origin's web host),
+python:stdlib, python:site-packages[=NAME,...], or a dataset (.jsonl, .jsonl.gz, .parquet
+with The Stack's column names)."""
+
+EPILOG = """\
+examples:
+  recitation-index build --default                 # the embedded default index (stdlib)
+  recitation-index build ~/src/acme-widgets python:site-packages --out ./idx
+  recitation-index add ./idx ~/src/another-repo
+  recitation-index stats ./idx --json
+  git show HEAD:src/geo.py | recitation-index query ./idx
+  recitation-index check src/*.py --format sarif > recitation.sarif
+
+The default index lives in the user cache directory; RECITATION_INDEX overrides it."""
+
+
+class UsageError(Exception):
+    pass
+
+
+def _version() -> str:
+    try:
+        return metadata.version("recitation")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _index_path(value: str | None) -> Path:
+    return Path(value).expanduser() if value else default_index_path()
+
+
+def _build_options(args):
+    from .build import BuildOptions
+
+    if args.jobs is not None and args.jobs < 0:
+        raise UsageError("--jobs must be 0 (all cores) or more")
+    return BuildOptions(
+        k=getattr(args, "k", DEFAULT_K), window=getattr(args, "window", DEFAULT_WINDOW),
+        shards=getattr(args, "shards", DEFAULT_SHARDS),
+        posting_cap=getattr(args, "posting_cap", DEFAULT_POSTING_CAP),
+        jobs=args.jobs or 0, max_file_bytes=args.max_file_bytes,
+        progress=False if args.quiet else None,
+    )  # fmt: skip
+
+
+def _print_summary(summary, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        print("\n".join(summary.lines()))
+
+
+def cmd_build(args) -> int:
+    from .build import build_index
+
+    if args.default:
+        out = _index_path(args.out) if args.out else default_index_path()
+        sources = args.sources or DEFAULT_SOURCES
+    else:
+        if not args.sources:
+            raise UsageError("build needs at least one SOURCE (or --default)")
+        if not args.out:
+            raise UsageError("build needs --out DIR (or --default)")
+        out, sources = Path(args.out), args.sources
+    summary = build_index(sources, out, _build_options(args))
+    _print_summary(summary, args.json)
+    return 0
+
+
+def cmd_add(args) -> int:
+    from .build import add_to_index
+
+    summary = add_to_index(_index_path(args.index), args.sources, _build_options(args))
+    _print_summary(summary, args.json)
+    return 0
+
+
+def _open(path: Path):
+    from .index import open_index
+
+    return open_index(path)
+
+
+def cmd_stats(args) -> int:
+    from .store import verify
+
+    with _open(_index_path(args.index)) as idx:
+        s = idx.summary()
+    if args.verify:
+        s["problems"] = verify(_index_path(args.index))
+    if args.json:
+        print(json.dumps(s, indent=2))
+    else:
+        skipped = ", ".join(f"{n} {r}" for r, n in sorted(s["skipped"].items())) or "none"
+        print(f"index: {s['path']} ({s['name']})")
+        print(f"format version {s['format_version']}: k={s['k']}, window={s['window']}, "
+              f"every common run of {s['guarantee']}+ words is found")  # fmt: skip
+        print(f"files: {s['files']:,} ({s['documents']:,} unique documents)")
+        print(f"words: {s['words']:,}")
+        print(f"fingerprints: {s['fingerprints']:,} ({s['postings']:,} postings, "
+              f"{s['capped']:,} capped at {s['posting_cap']})")  # fmt: skip
+        print(f"size: {s['bytes']:,} bytes ({s['bytes_per_word']} bytes per word)")
+        print(f"skipped while building: {skipped}")
+        if args.verify:
+            print("verify: " + ("; ".join(s["problems"]) or "all files match their digests"))
+    return 1 if args.verify and s["problems"] else 0
+
+
+def _read_text(path: str) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def _match_text(m: Match, show_sources: int = 5) -> str:
+    r = m.range
+    out = [
+        f"{describe_match(m)}",
+        f"  kind: {m.kind}; suggestion lines {r.start.line + 1}\u2013{r.end.line + 1}, "
+        f"{m.suggestion_words} of its words",
+    ]
+    for s in m.sources[:show_sources]:
+        out.append(f"  - {s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} "
+                   f"({s.license}) {s.url}".rstrip())  # fmt: skip
+    if len(m.sources) > show_sources:
+        out.append(f"  ... and {len(m.sources) - show_sources} more sources")
+    return "\n".join(out)
+
+
+def cmd_query(args) -> int:
+    suggestion = sys.stdin.read()
+    context = _read_text(args.context_file) if args.context_file else ""
+    if args.min_tokens < 1:
+        raise UsageError("--min-tokens must be at least 1")
+    from .words import count_words
+
+    with _open(_index_path(args.index)) as idx:
+        matches = idx.match(suggestion, context, min_tokens=args.min_tokens)
+    ctx_words = count_words(context)
+    sug_words = count_words(suggestion)
+    if args.json:
+        print(json.dumps({
+            "query_words": ctx_words + sug_words,
+            "suggestion_words": sug_words,
+            "matches": [m.to_dict() for m in matches],
+        }, indent=2, ensure_ascii=False))  # fmt: skip
+    elif not matches:
+        print(f"no quoted span of {args.min_tokens}+ words ({sug_words} words checked)")
+    else:
+        print("\n\n".join(_match_text(m) for m in matches))
+    return 0
+
+
+def cmd_check(args) -> int:
+    from .sarif import sarif_report
+
+    if args.min_tokens < 1:
+        raise UsageError("--min-tokens must be at least 1")
+    results: list[tuple[str, Match]] = []
+    with _open(_index_path(args.index)) as idx:
+        for f in args.files:
+            text = _read_text(f)
+            for m in idx.match(text, "", min_tokens=args.min_tokens):
+                results.append((f, m))
+    if args.format == "json":
+        print(json.dumps([{"file": f, **m.to_dict()} for f, m in results], indent=2,
+                         ensure_ascii=False))  # fmt: skip
+    elif args.format == "sarif":
+        rel = [(os.path.relpath(f) if os.path.isabs(f) else f, m) for f, m in results]
+        print(json.dumps(sarif_report(rel, _version()), indent=2, ensure_ascii=False))
+    else:
+        for f, m in results:
+            print(f"{f}:{m.range.start.line + 1}:{m.range.start.character + 1}: "
+                  + _match_text(m))  # fmt: skip
+        n = len(results)
+        print(f"{n} quoted span{'s' if n != 1 else ''} in {len(args.files)} file(s)",
+              file=sys.stderr)  # fmt: skip
+    return 1 if results else 0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = _Parser(prog="recitation-index", description=DESCRIPTION, epilog=EPILOG,
+                formatter_class=fmt)  # fmt: skip
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def build_opts(sp, params: bool):
+        sp.add_argument("--jobs", "-j", type=int, default=None,
+                        help="worker processes (default: all cores)")  # fmt: skip
+        sp.add_argument("--max-file-bytes", type=int, default=1_000_000,
+                        help="skip larger files (default: %(default)s)")  # fmt: skip
+        sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+        sp.add_argument("--json", action="store_true", help="print the summary as JSON")
+        if params:
+            sp.add_argument("--k", type=int, default=DEFAULT_K,
+                            help="words per fingerprint (default: %(default)s)")  # fmt: skip
+            sp.add_argument("--window", type=int, default=DEFAULT_WINDOW,
+                            help="winnowing window (default: %(default)s); every common run "
+                                 "of window+k-1 words is found")  # fmt: skip
+            sp.add_argument("--shards", type=int, default=DEFAULT_SHARDS,
+                            help="postings shards (default: %(default)s)")  # fmt: skip
+            sp.add_argument("--posting-cap", type=int, default=DEFAULT_POSTING_CAP,
+                            help="postings kept per fingerprint; the true count is kept "
+                                 "(default: %(default)s)")  # fmt: skip
+
+    b = sub.add_parser("build", help="build a new index from corpus sources",
+                       description="Build a new index; an index already at --out is replaced "
+                       "only once the new one is complete.", formatter_class=fmt)  # fmt: skip
+    b.add_argument("sources", nargs="*", metavar="SOURCE")
+    b.add_argument("--out", "-o", metavar="DIR", help="where to publish the index")
+    b.add_argument("--default", action="store_true",
+                   help="build the embedded default index (python:stdlib) in the user cache "
+                        "directory, where the other commands look when no index is given")  # fmt: skip
+    build_opts(b, True)
+    b.set_defaults(func=cmd_build)
+
+    a = sub.add_parser("add", help="add corpus sources to an existing index",
+                       description="Extend an index; it stays usable and unchanged until the "
+                       "extended one is published.")  # fmt: skip
+    a.add_argument("index", metavar="DIR")
+    a.add_argument("sources", nargs="+", metavar="SOURCE")
+    build_opts(a, False)
+    a.set_defaults(func=cmd_add)
+
+    s = sub.add_parser("stats", help="what an index holds")
+    s.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--verify", action="store_true", help="check every file's digest")
+    s.set_defaults(func=cmd_stats)
+
+    q = sub.add_parser("query", help="attribute a suggestion read from stdin",
+                       description="Read a suggestion on stdin and report every span of at "
+                       "least --min-tokens words quoted from the index, with its sources.")  # fmt: skip
+    q.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
+    q.add_argument("--index", dest="index_opt", metavar="DIR", help=argparse.SUPPRESS)
+    q.add_argument("--context-file", metavar="F", help="code written before the suggestion")
+    q.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=cmd_query)
+
+    c = sub.add_parser("check", help="scan whole files (CI, pre-commit)",
+                       description="Scan files; exit 0 when clean, 1 when quoted code was "
+                       "found.")  # fmt: skip
+    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--index", metavar="DIR", help="default: the default index")
+    c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    c.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
+    c.set_defaults(func=cmd_check)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        if getattr(args, "index_opt", None):
+            args.index = args.index_opt
+        return args.func(args)
+    except (UsageError, BuildError, IndexOpenError) as e:
+        print(f"recitation-index: {e}" if not str(e).startswith("recitation-index") else e,
+              file=sys.stderr)  # fmt: skip
+        return 2
+    except KeyboardInterrupt:
+        print("recitation-index: interrupted; the published index is unchanged", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Word hashes (xxh3-64), k-gram fingerprints and winnowing.
+
+A k-gram fingerprint combines k consecutive word hashes polynomially modulo 2**64 and
+finalizes the sum with a 64-bit mixer, so fingerprints are well spread and can be computed
+for a whole document with a few vectorized operations. Winnowing keeps, in every window of
+`window` consecutive fingerprints, the minimum (the rightmost one on ties): any common run of
+at least t = window + k - 1 words contains a whole window, so both sides keep a fingerprint
+inside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xxhash
+
+HASH_NAME = "xxh3_64"
+KGRAM_NAME = "poly64-fmix64"
+
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+_FMIX1 = np.uint64(0xFF51AFD7ED558CCD)
+_FMIX2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+
+_xxh3 = xxhash.xxh3_64_intdigest
+
+
+class WordHasher:
+    """xxh3-64 of each word's UTF-8 bytes, memoized (code repeats its words a lot)."""
+
+    def __init__(self, max_entries: int = 1 << 20):
+        self._cache: dict[str, int] = {}
+        self._max = max_entries
+
+    def _miss(self, w: str) -> int:
+        if len(self._cache) >= self._max:
+            self._cache.clear()
+        h = self._cache[w] = _xxh3(w.encode("utf-8", "surrogatepass"))
+        return h
+
+    def hashes(self, words: list[str]) -> np.ndarray:
+        get = self._cache.get
+        miss = self._miss
+        return np.fromiter((get(w) or miss(w) for w in words), dtype=np.uint64, count=len(words))
+
+
+def kgram_fingerprints(word_hashes: np.ndarray, k: int) -> np.ndarray:
+    """Fingerprint of every run of k consecutive words; empty when fewer than k words."""
+    n = len(word_hashes) - k + 1
+    if n <= 0:
+        return np.empty(0, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        acc = word_hashes[0:n].copy()
+        for i in range(1, k):
+            acc *= _MULT
+            acc += word_hashes[i : i + n]
+        # fmix64 finalizer: spreads the polynomial's low-entropy bits.
+        acc ^= acc >> _S33
+        acc *= _FMIX1
+        acc ^= acc >> _S33
+        acc *= _FMIX2
+        acc ^= acc >> _S33
+    return acc
+
+
+def winnow(fingerprints: np.ndarray, window: int) -> np.ndarray:
+    """Positions of the fingerprints kept by winnowing, ascending.
+
+    Every window of `window` consecutive fingerprints contributes its minimum (the rightmost
+    on ties); a sequence shorter than one window keeps its minimum.
+    """
+    n = len(fingerprints)
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    if n <= window:
+        rev = fingerprints[::-1]
+        return np.array([n - 1 - int(np.argmin(rev))], dtype=np.int64)
+    views = np.lib.stride_tricks.sliding_window_view(fingerprints, window)
+    # argmin finds the leftmost minimum: search the reversed windows to get the rightmost.
+    right = window - 1 - np.argmin(views[:, ::-1], axis=1)
+    picks = right + np.arange(len(views))
+    keep = np.empty(len(picks), dtype=bool)
+    keep[0] = True
+    np.not_equal(picks[1:], picks[:-1], out=keep[1:])
+    return picks[keep]
+
+
+def guarantee(k: int, window: int) -> int:
+    """The shortest common run of words that is always found."""
+    return window + k - 1

@@ -1,0 +1,225 @@
+"""Reading an index: open it read-only (memory-mapped) and match suggestions against it."""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import lmdb
+import numpy as np
+
+from . import store
+from .fingerprint import WordHasher, guarantee, kgram_fingerprints
+from .model import Origin
+from .process import decompress
+from .store import IndexOpenError
+from .words import WORD_RE
+
+
+@dataclass
+class StoredDocument:
+    """A unique document of the index, decompressed."""
+
+    doc_id: int
+    text: str
+    words: int
+    language: str
+    occurrences: int
+    origins: list[Origin]
+    block_chars: np.ndarray
+    block_words: np.ndarray
+
+    def _block_of(self, pos: int) -> int:
+        return int(np.searchsorted(self.block_words, pos, side="right")) - 1
+
+    def _block_end(self, b: int) -> int:
+        return int(self.block_chars[b + 1]) if b + 1 < len(self.block_chars) else len(self.text)
+
+    def word_texts(self, lo: int, hi: int) -> list[str]:
+        """The words at positions [lo, hi)."""
+        hi = min(hi, self.words)
+        if lo >= hi:
+            return []
+        b = self._block_of(lo)
+        first = int(self.block_words[b])
+        out: list[str] = []
+        while b < len(self.block_chars) and first + len(out) < hi:
+            out.extend(WORD_RE.findall(self.text, int(self.block_chars[b]), self._block_end(b)))
+            b += 1
+        return out[lo - first : hi - first]
+
+    def word_offsets(self, pos: int) -> tuple[int, int]:
+        """Start and end character offsets of the word at position `pos`."""
+        b = self._block_of(pos)
+        i = int(self.block_words[b])
+        for m in WORD_RE.finditer(self.text, int(self.block_chars[b]), self._block_end(b)):
+            if i == pos:
+                return m.start(), m.end()
+            i += 1
+        raise IndexError(pos)
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of a character offset."""
+        return self.text.count("\n", 0, offset) + 1
+
+
+class Index:
+    """A published index, mapped read-only. Safe to use from several threads."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.gen, self.header = store.read_header(self.root)
+        h = self.header
+        try:
+            self._docs_env = store.open_env(self.gen / store.DOCS_NAME, readonly=True, max_dbs=8)
+            self._dbs = {n.decode(): self._docs_env.open_db(n, create=False) for n in store.DOC_DBS}
+            self._shards = [
+                store.open_env(self.gen / store.shard_name(i), readonly=True)
+                for i in range(h.shards)
+            ]
+            with self._docs_env.begin() as txn:
+                stored = txn.stat(self._dbs["meta"])["entries"]
+            with open(self.gen / store.TEXT_NAME, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                self._text = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        except (lmdb.Error, OSError) as e:
+            raise IndexOpenError(f"index at {self.root} is damaged ({e}); rebuild it") from None
+        if stored != h.documents:
+            raise IndexOpenError(
+                f"index at {self.root} is damaged ({stored} documents stored, the header "
+                f"says {h.documents}); rebuild it"
+            )
+        self.k = h.k
+        self.window = h.window
+        self._hasher = WordHasher()
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
+        self._cache_size = 64
+
+    # --- facts ---------------------------------------------------------------------------
+
+    @property
+    def guarantee(self) -> int:
+        return guarantee(self.k, self.window)
+
+    def summary(self) -> dict:
+        h = self.header
+        size = sum(h.file_sizes.values())
+        return {
+            "path": str(self.root),
+            "name": h.name,
+            "format_version": h.format_version,
+            "k": h.k,
+            "window": h.window,
+            "guarantee": self.guarantee,
+            "shards": h.shards,
+            "posting_cap": h.posting_cap,
+            "hash": h.hash,
+            "documents": h.documents,
+            "files": h.files,
+            "words": h.words,
+            "fingerprints": h.fingerprints,
+            "postings": h.postings,
+            "capped": h.capped,
+            "bytes": size,
+            "bytes_per_word": round(size / h.words, 3) if h.words else None,
+            "skipped": h.skipped,
+            "sources": h.sources,
+            "created": h.created,
+        }
+
+    def close(self) -> None:
+        if isinstance(self._text, mmap.mmap):
+            self._text.close()
+        self._docs_env.close()
+        for env in self._shards:
+            env.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- documents -----------------------------------------------------------------------
+
+    def document(self, doc_id: int) -> StoredDocument:
+        with self._lock:
+            doc = self._cache.get(doc_id)
+            if doc is not None:
+                self._cache.move_to_end(doc_id)
+                return doc
+        key = store.doc_key(doc_id)
+        dbs = self._dbs
+        with self._docs_env.begin(buffers=False) as txn:
+            meta_raw = txn.get(key, db=dbs["meta"])
+            if meta_raw is None:
+                raise IndexOpenError(f"index at {self.root} is damaged (document {doc_id} missing)")
+            meta = json.loads(meta_raw)
+            table = np.frombuffer(txn.get(key, db=dbs["blocks"]), dtype="<u4").reshape(-1, 2)
+            ztext = self._text[meta["o"] : meta["o"] + meta["z"]]
+            if len(ztext) != meta["z"]:
+                raise IndexOpenError(f"index at {self.root} is damaged (text of {doc_id} cut)")
+            text = decompress(ztext)
+            origins = [Origin.from_dict(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
+        doc = StoredDocument(
+            doc_id=doc_id, text=text, words=meta["w"], language=meta.get("l", ""),
+            occurrences=meta["n"], origins=origins,
+            block_chars=table[:, 0].astype(np.int64), block_words=table[:, 1].astype(np.int64),
+        )  # fmt: skip
+        with self._lock:
+            self._cache[doc_id] = doc
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return doc
+
+    # --- lookups -------------------------------------------------------------------------
+
+    def postings(self, fps: np.ndarray) -> dict[int, tuple[int, np.ndarray]]:
+        """For each distinct fingerprint that is stored: (true count, (doc, pos) pairs)."""
+        shards = self.header.shards
+        found: dict[int, tuple[int, np.ndarray]] = {}
+        if not len(fps):
+            return found
+        rotated = store.keys_of(fps)
+        keys = rotated.astype(">u8").tobytes()
+        shard_ids = (store.bucket_of(rotated) * shards // store.BUCKETS).tolist()
+        txns = [env.begin(buffers=True) for env in self._shards]
+        try:
+            for i, s in enumerate(shard_ids):
+                value = txns[s].get(keys[i * 8 : i * 8 + 8])
+                if value is not None:
+                    count, pairs = store.decode_postings(bytes(value))
+                    found[i] = (count, pairs)
+        finally:
+            for t in txns:
+                t.abort()
+        return found
+
+    def fingerprint_count(self, fps: np.ndarray) -> list[int]:
+        """True posting counts of the given fingerprints (0 when absent)."""
+        found = self.postings(fps)
+        return [found[i][0] if i in found else 0 for i in range(len(fps))]
+
+    def match(self, suggestion: str, context: str = "", min_tokens: int = 60, **options):
+        """Spans of `context + suggestion` quoted from indexed files that overlap the
+        suggestion and are at least `min_tokens` words long. See `matcher.find_matches`."""
+        from .matcher import find_matches
+
+        return find_matches(self, suggestion, context, min_tokens, **options)
+
+    def word_hashes(self, words: list[str]) -> np.ndarray:
+        return self._hasher.hashes(words)
+
+    def kgrams(self, words: list[str]) -> np.ndarray:
+        return kgram_fingerprints(self.word_hashes(words), self.k)
+
+
+def open_index(path: str | os.PathLike) -> Index:
+    """Open a published index read-only; raises IndexOpenError with a clear message."""
+    return Index(path)

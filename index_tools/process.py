@@ -1,0 +1,74 @@
+"""Turning one document into what the index stores: runs in the build's worker processes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xxhash
+import zstandard
+
+from .fingerprint import WordHasher, kgram_fingerprints, winnow
+from .words import WORD_RE
+
+BLOCK_CHARS = 4096  # text is split at line breaks into blocks of about this many characters
+ZSTD_LEVEL = 6
+
+_hasher = WordHasher()
+_compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+_decompressor = zstandard.ZstdDecompressor()
+
+
+@dataclass
+class ProcessedDoc:
+    content_hash: bytes  # xxh3-128 of the UTF-8 text: identical files share it
+    words: int
+    blocks: bytes  # uint32 pairs (char offset, first word index) of each block
+    ztext: bytes  # zstd-compressed UTF-8 text
+    fps: np.ndarray  # kept fingerprints (uint64)
+    positions: np.ndarray  # their word positions (uint32)
+
+
+def content_hash(text: str) -> bytes:
+    return xxhash.xxh3_128_digest(text.encode("utf-8", "surrogatepass"))
+
+
+def split_blocks(text: str) -> tuple[list[str], list[int]]:
+    """Words of `text` and the block table: (char offset, word index) pairs, flattened.
+
+    Blocks end at line breaks, which no word spans, so tokenizing a block alone gives
+    exactly the words the whole text has there.
+    """
+    words: list[str] = []
+    table: list[int] = []
+    n = len(text)
+    start = 0
+    findall = WORD_RE.findall
+    while start < n:
+        end = text.find("\n", start + BLOCK_CHARS)
+        end = n if end < 0 else end + 1
+        table.append(start)
+        table.append(len(words))
+        words.extend(findall(text, start, end))
+        start = end
+    return words, table
+
+
+def process(text: str, k: int, window: int) -> ProcessedDoc:
+    raw = text.encode("utf-8", "surrogatepass")
+    words, table = split_blocks(text)
+    hashes = _hasher.hashes(words)
+    fps = kgram_fingerprints(hashes, k)
+    picks = winnow(fps, window)
+    return ProcessedDoc(
+        content_hash=xxhash.xxh3_128_digest(raw),
+        words=len(words),
+        blocks=np.asarray(table, dtype="<u4").tobytes(),
+        ztext=_compressor.compress(raw),
+        fps=fps[picks],
+        positions=picks.astype(np.uint32),
+    )
+
+
+def decompress(ztext: bytes) -> str:
+    return _decompressor.decompress(ztext).decode("utf-8", "surrogatepass")

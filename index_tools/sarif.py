@@ -1,0 +1,70 @@
+"""SARIF 2.1.0 output of `recitation-index check`, as GitHub code scanning reads it."""
+
+from __future__ import annotations
+
+import xxhash
+
+from .model import KINDS, Match, describe_match
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"recitation": "warning", "repetitive": "note", "license": "note", "common": "note"}
+_RULE_TEXT = {
+    "recitation": "Code quoted from indexed public code",
+    "repetitive": "Repetitive code that also occurs in indexed public code",
+    "license": "License or legal text quoted from indexed public code",
+    "common": "A common idiom found in many indexed files",
+}
+
+
+def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
+    """`results`: (file path relative to the repository root, match) pairs."""
+    rules = [
+        {
+            "id": f"recitation/{kind}",
+            "name": kind.capitalize(),
+            "shortDescription": {"text": _RULE_TEXT[kind]},
+            "defaultConfiguration": {"level": _LEVEL[kind]},
+            "helpUri": "https://docs.github.com/en/copilot/concepts/completions/code-referencing",
+        }
+        for kind in KINDS
+    ]
+    out = []
+    for path, m in results:
+        r = m.range
+        text = describe_match(m)
+        links = [s.url for s in m.sources if s.url][:5]
+        if links:
+            text += ". Sources: " + ", ".join(links)
+        out.append({
+            "ruleId": f"recitation/{m.kind}",
+            "ruleIndex": KINDS.index(m.kind),
+            "level": _LEVEL[m.kind],
+            "message": {"text": text},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": path.replace("\\", "/")},
+                    "region": {
+                        "startLine": r.start.line + 1, "startColumn": r.start.character + 1,
+                        "endLine": r.end.line + 1, "endColumn": r.end.character + 1,
+                    },
+                }
+            }],
+            "partialFingerprints": {"recitationSpan/v1": f"{m.length}:{xxhash.xxh3_64_hexdigest(m.text.encode())}"},
+            "properties": {
+                "length": m.length, "fileCount": m.file_count,
+                "fileCountExact": m.file_count_exact,
+                "sources": [s.to_dict() for s in m.sources],
+            },
+        })  # fmt: skip
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "Recitation", "version": version,
+                "semanticVersion": version, "rules": rules,
+            }},
+            "columnKind": "utf16CodeUnits",
+            "results": out,
+        }],
+    }  # fmt: skip

@@ -1,0 +1,259 @@
+"""The on-disk index: LMDB environments in a generation directory, published atomically.
+
+    INDEX/
+      CURRENT                 name of the live generation (replaced atomically)
+      gen-<id>/
+        HEADER.json           format version, parameters, counts, file sizes (written last)
+        docs.mdb              named databases: meta, blocks, origins, content
+        text.zst              the unique documents' texts, zstd frames back to back
+        postings-000.mdb ...  key (8 bytes, big-endian) -> true count + (doc, pos)*
+
+A key is the fingerprint rotated right by 8 bits: winnowing keeps minima, so the top bits of
+kept fingerprints are mostly zero while the low bits stay uniform; rotating them to the front
+spreads keys evenly over buckets and shards and keeps each bucket a contiguous key range.
+
+A reader resolves CURRENT once and maps that generation read-only; a build writes a new
+generation and then replaces CURRENT, so readers never see a half-written index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import struct
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import lmdb
+import numpy as np
+import xxhash
+
+FORMAT_VERSION = 1
+HEADER_NAME = "HEADER.json"
+CURRENT_NAME = "CURRENT"
+DOCS_NAME = "docs.mdb"
+DOC_DBS = (b"meta", b"blocks", b"origins", b"content")
+TEXT_NAME = "text.zst"
+MAP_SIZE = 1 << 40  # address space only; files grow with their contents
+
+_DOC_KEY = struct.Struct(">I")
+_FP_KEY = struct.Struct(">Q")
+_COUNT = struct.Struct("<I")
+
+BUCKET_BITS = 8
+BUCKETS = 1 << BUCKET_BITS
+
+
+class IndexOpenError(Exception):
+    """The index is missing, damaged, or of another format version (message says which)."""
+
+
+def doc_key(doc_id: int) -> bytes:
+    return _DOC_KEY.pack(doc_id)
+
+
+def fp_key(fp: int) -> bytes:
+    return _FP_KEY.pack(fp)
+
+
+def keys_of(fps: np.ndarray) -> np.ndarray:
+    """Index keys (uint64) of fingerprints: rotated right by BUCKET_BITS."""
+    return (fps << np.uint64(64 - BUCKET_BITS)) | (fps >> np.uint64(BUCKET_BITS))
+
+
+def bucket_of(keys: np.ndarray) -> np.ndarray:
+    return (keys >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
+
+
+def shard_of_bucket(bucket: int, shards: int) -> int:
+    return bucket * shards // BUCKETS
+
+
+def shard_name(i: int) -> str:
+    return f"postings-{i:03d}.mdb"
+
+
+def encode_postings(true_count: int, pairs: np.ndarray) -> bytes:
+    """`pairs` is a (n, 2) uint32 array of (doc, word position)."""
+    return _COUNT.pack(true_count) + np.ascontiguousarray(pairs, dtype="<u4").tobytes()
+
+
+def decode_postings(value: bytes) -> tuple[int, np.ndarray]:
+    (count,) = _COUNT.unpack_from(value)
+    pairs = np.frombuffer(value, dtype="<u4", offset=4).reshape(-1, 2)
+    return count, pairs
+
+
+def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environment:
+    if readonly:
+        return lmdb.open(
+            str(path), subdir=False, readonly=True, lock=False, max_dbs=max_dbs,
+            map_size=max(path.stat().st_size, 1 << 20), readahead=False,
+        )  # fmt: skip
+    return lmdb.open(
+        str(path), subdir=False, map_size=MAP_SIZE, max_dbs=max_dbs,
+        sync=False, metasync=False, writemap=False, readahead=False, lock=False,
+    )  # fmt: skip
+
+
+@dataclass
+class Header:
+    format_version: int
+    k: int
+    window: int
+    shards: int
+    posting_cap: int
+    hash: str
+    kgram: str
+    tokenizer_version: int
+    name: str = ""
+    documents: int = 0  # unique documents stored
+    files: int = 0  # files indexed, identical ones counted each time
+    words: int = 0  # words in the unique documents
+    fingerprints: int = 0  # distinct fingerprints stored
+    postings: int = 0  # postings stored (after capping)
+    capped: int = 0  # fingerprints whose postings were capped
+    sources: list[dict] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    created: str = ""
+    file_sizes: dict[str, int] = field(default_factory=dict)
+    file_hashes: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Header:
+        data = json.loads(text)
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+def _gen_dir(root: Path) -> Path:
+    current = root / CURRENT_NAME
+    try:
+        name = current.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        if not root.exists():
+            raise IndexOpenError(
+                f"no index at {root}; build one with `recitation-index build`"
+            ) from None
+        raise IndexOpenError(
+            f"{root} is not a Recitation index (no {CURRENT_NAME} file); "
+            "an interrupted first build leaves none: build it again"
+        ) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise IndexOpenError(f"cannot read {current}: {e}") from None
+    if not name or "/" in name or name.startswith("."):
+        raise IndexOpenError(f"index at {root} is damaged ({CURRENT_NAME} is invalid); rebuild it")
+    return root / name
+
+
+def read_header(root: Path) -> tuple[Path, Header]:
+    """The live generation directory and its header, validated; raises IndexOpenError."""
+    root = Path(root)
+    gen = _gen_dir(root)
+    try:
+        raw = (gen / HEADER_NAME).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise IndexOpenError(
+            f"index at {root} is incomplete or damaged (no header); rebuild it"
+        ) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise IndexOpenError(f"index at {root} is damaged: {e}") from None
+    try:
+        data = json.loads(raw)
+        version = data["format_version"]
+    except (ValueError, KeyError, TypeError):
+        raise IndexOpenError(
+            f"index at {root} is damaged (unreadable header); rebuild it"
+        ) from None
+    if version != FORMAT_VERSION:
+        raise IndexOpenError(
+            f"index at {root} has format version {version}; this Recitation reads version "
+            f"{FORMAT_VERSION}: rebuild it with `recitation-index build`"
+        )
+    try:
+        header = Header.from_json(raw)
+    except TypeError as e:
+        raise IndexOpenError(f"index at {root} is damaged (header: {e}); rebuild it") from None
+    for fname, size in header.file_sizes.items():
+        p = gen / fname
+        if not p.is_file():
+            raise IndexOpenError(f"index at {root} is damaged ({fname} is missing); rebuild it")
+        if p.stat().st_size != size:
+            raise IndexOpenError(
+                f"index at {root} is damaged ({fname} has {p.stat().st_size} bytes, "
+                f"the header says {size}); rebuild it"
+            )
+    return gen, header
+
+
+def file_digest(path: Path) -> str:
+    h = xxhash.xxh3_128()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def new_generation(root: Path) -> Path:
+    """A fresh, empty generation directory under `root` (created with its parents)."""
+    root.mkdir(parents=True, exist_ok=True)
+    gen = root / f"gen-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    gen.mkdir()
+    return gen
+
+
+def finalize_generation(gen: Path, header: Header) -> None:
+    """Record file sizes and digests, then write the header (last, fsynced)."""
+    header.file_sizes = {}
+    header.file_hashes = {}
+    for p in sorted(gen.iterdir()):
+        if p.suffix in (".mdb", ".zst"):
+            header.file_sizes[p.name] = p.stat().st_size
+            header.file_hashes[p.name] = file_digest(p)
+    header.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    tmp = gen / (HEADER_NAME + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(header.to_json())
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, gen / HEADER_NAME)
+
+
+def publish(root: Path, gen: Path) -> None:
+    """Make `gen` the live generation atomically, then remove the others."""
+    tmp = root / f".{CURRENT_NAME}.{uuid.uuid4().hex[:8]}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(gen.name + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, root / CURRENT_NAME)
+    with contextlib.suppress(OSError):
+        dfd = os.open(root, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    for p in root.iterdir():
+        if p.is_dir() and p.name.startswith("gen-") and p != gen:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def discard(gen: Path) -> None:
+    shutil.rmtree(gen, ignore_errors=True)
+
+
+def verify(root: Path) -> list[str]:
+    """Full check of every file's digest; returns the problems found (empty when sound)."""
+    gen, header = read_header(root)
+    problems = []
+    for fname, digest in header.file_hashes.items():
+        if file_digest(gen / fname) != digest:
+            problems.append(f"{fname}: contents differ from the header's digest")
+    return problems

@@ -214,12 +214,19 @@ class _Writer:
             key = store.doc_key(doc_id)
             offset = self.text.tell()
             self.text.write(pd.ztext)
-            meta = {"w": pd.words, "l": doc.language, "n": 1, "h": pd.content_hash.hex(),
-                    "o": offset, "z": len(pd.ztext)}  # fmt: skip
+            meta = {
+                "w": pd.words,
+                "l": doc.language,
+                "n": 1,
+                "h": pd.content_hash.hex(),
+                "o": offset,
+                "z": len(pd.ztext),
+            }
             txn.put(key, json.dumps(meta).encode(), db=dbs["meta"], append=True)
             txn.put(key, pd.blocks, db=dbs["blocks"], append=True)
-            txn.put(key, json.dumps([doc.origin.to_dict()]).encode(), db=dbs["origins"],
-                    append=True)  # fmt: skip
+            txn.put(
+                key, json.dumps([doc.origin.to_dict()]).encode(), db=dbs["origins"], append=True
+            )
             txn.put(pd.content_hash, key, db=dbs["content"])
             self.postings.add(doc_id, pd.fps, pd.positions)
             summary.documents += 1
@@ -289,8 +296,9 @@ def _documents(sources, summary: BuildSummary) -> Iterator[Document]:
 def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) -> None:
     jobs = opts.jobs or os.cpu_count() or 1
     show = opts.progress if opts.progress is not None else sys.stderr.isatty()
-    bar = tqdm(desc="indexing", unit=" files", disable=not show, file=sys.stderr,
-               dynamic_ncols=True)  # fmt: skip
+    bar = tqdm(
+        desc="indexing", unit=" files", disable=not show, file=sys.stderr, dynamic_ncols=True
+    )
     docs = _documents(sources, summary)
     try:
         if jobs <= 1:
@@ -347,8 +355,9 @@ def _check_params(opts: BuildOptions) -> None:
         raise BuildError("the posting cap must be at least 1")
 
 
-def _finish(root: Path, gen: Path, writer: _Writer, summary: BuildSummary, merge: bool,
-            started: float) -> BuildSummary:  # fmt: skip
+def _finish(
+    root: Path, gen: Path, writer: _Writer, summary: BuildSummary, merge: bool, started: float
+) -> BuildSummary:
     writer.finish(summary, merge)
     h = writer.header
     h.skipped = dict(Counter(h.skipped) + summary.skipped)
@@ -366,8 +375,9 @@ def _finish(root: Path, gen: Path, writer: _Writer, summary: BuildSummary, merge
     return summary
 
 
-def build_index(specs: list[str], out: str | os.PathLike,
-                options: BuildOptions | None = None) -> BuildSummary:  # fmt: skip
+def build_index(
+    specs: list[str], out: str | os.PathLike, options: BuildOptions | None = None
+) -> BuildSummary:
     """Build a new index of `specs` (corpus sources) and publish it at `out`.
 
     An index already at `out` is replaced only when the new one is complete.
@@ -386,25 +396,35 @@ def build_index(specs: list[str], out: str | os.PathLike,
     except OSError as e:
         raise BuildError(f"cannot create {root}: {e}") from None
     header = store.Header(
-        format_version=store.FORMAT_VERSION, k=opts.k, window=opts.window,
-        shards=opts.shards, posting_cap=opts.posting_cap, hash=HASH_NAME, kgram=KGRAM_NAME,
+        format_version=store.FORMAT_VERSION,
+        k=opts.k,
+        window=opts.window,
+        shards=opts.shards,
+        posting_cap=opts.posting_cap,
+        hash=HASH_NAME,
+        kgram=KGRAM_NAME,
         tokenizer_version=TOKENIZER_VERSION,
-        name=" + ".join(s.name for s in sources), sources=[s.describe() for s in sources],
-    )  # fmt: skip
+        name=" + ".join(s.name for s in sources),
+        sources=[s.describe() for s in sources],
+    )
     summary = BuildSummary(path=str(root))
     try:
         writer = _Writer(gen, header, 0, opts.memory_mb << 20)
         _run(sources, writer, opts, summary)
         header.documents, header.words, header.files = (
-            summary.documents, summary.words, summary.files)  # fmt: skip
+            summary.documents,
+            summary.words,
+            summary.files,
+        )
         return _finish(root, gen, writer, summary, False, started)
     except BaseException:
         store.discard(gen)
         raise
 
 
-def add_to_index(path: str | os.PathLike, specs: list[str],
-                 options: BuildOptions | None = None) -> BuildSummary:  # fmt: skip
+def add_to_index(
+    path: str | os.PathLike, specs: list[str], options: BuildOptions | None = None
+) -> BuildSummary:
     """Extend the index at `path` with more sources (same parameters), atomically."""
     opts = options or BuildOptions()
     root = Path(path)
@@ -417,8 +437,9 @@ def add_to_index(path: str | os.PathLike, specs: list[str],
         for p in [*old_gen.glob("*.mdb"), old_gen / store.TEXT_NAME]:
             shutil.copyfile(p, gen / p.name)
         header.sources = header.sources + [s.describe() for s in sources]
-        header.name = " + ".join([header.name] + [s.name for s in sources] if header.name
-                                 else [s.name for s in sources])  # fmt: skip
+        header.name = " + ".join(
+            [header.name] + [s.name for s in sources] if header.name else [s.name for s in sources]
+        )
         summary = BuildSummary(path=str(root))
         writer = _Writer(gen, header, header.documents, opts.memory_mb << 20)
         _run(sources, writer, opts, summary)

@@ -59,12 +59,14 @@ def _build_options(args):
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be 0 (all cores) or more")
     return BuildOptions(
-        k=getattr(args, "k", DEFAULT_K), window=getattr(args, "window", DEFAULT_WINDOW),
+        k=getattr(args, "k", DEFAULT_K),
+        window=getattr(args, "window", DEFAULT_WINDOW),
         shards=getattr(args, "shards", DEFAULT_SHARDS),
         posting_cap=getattr(args, "posting_cap", DEFAULT_POSTING_CAP),
-        jobs=args.jobs or 0, max_file_bytes=args.max_file_bytes,
+        jobs=args.jobs or 0,
+        max_file_bytes=args.max_file_bytes,
         progress=False if args.quiet else None,
-    )  # fmt: skip
+    )
 
 
 def _print_summary(summary, as_json: bool) -> None:
@@ -117,12 +119,16 @@ def cmd_stats(args) -> int:
     else:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(s["skipped"].items())) or "none"
         print(f"index: {s['path']} ({s['name']})")
-        print(f"format version {s['format_version']}: k={s['k']}, window={s['window']}, "
-              f"every common run of {s['guarantee']}+ words is found")  # fmt: skip
+        print(
+            f"format version {s['format_version']}: k={s['k']}, window={s['window']}, "
+            f"every common run of {s['guarantee']}+ words is found"
+        )
         print(f"files: {s['files']:,} ({s['documents']:,} unique documents)")
         print(f"words: {s['words']:,}")
-        print(f"fingerprints: {s['fingerprints']:,} ({s['postings']:,} postings, "
-              f"{s['capped']:,} capped at {s['posting_cap']})")  # fmt: skip
+        print(
+            f"fingerprints: {s['fingerprints']:,} ({s['postings']:,} postings, "
+            f"{s['capped']:,} capped at {s['posting_cap']})"
+        )
         print(f"size: {s['bytes']:,} bytes ({s['bytes_per_word']} bytes per word)")
         print(f"skipped while building: {skipped}")
         if args.verify:
@@ -146,8 +152,10 @@ def _match_text(m: Match, show_sources: int = 5) -> str:
         f"{m.suggestion_words} of its words",
     ]
     for s in m.sources[:show_sources]:
-        out.append(f"  - {s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} "
-                   f"({s.license}) {s.url}".rstrip())  # fmt: skip
+        out.append(
+            f"  - {s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} "
+            f"({s.license}) {s.url}".rstrip()
+        )
     if len(m.sources) > show_sources:
         out.append(f"  ... and {len(m.sources) - show_sources} more sources")
     return "\n".join(out)
@@ -165,11 +173,17 @@ def cmd_query(args) -> int:
     ctx_words = count_words(context)
     sug_words = count_words(suggestion)
     if args.json:
-        print(json.dumps({
-            "query_words": ctx_words + sug_words,
-            "suggestion_words": sug_words,
-            "matches": [m.to_dict() for m in matches],
-        }, indent=2, ensure_ascii=False))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "query_words": ctx_words + sug_words,
+                    "suggestion_words": sug_words,
+                    "matches": [m.to_dict() for m in matches],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     elif not matches:
         print(f"no quoted span of {args.min_tokens}+ words ({sug_words} words checked)")
     else:
@@ -189,18 +203,21 @@ def cmd_check(args) -> int:
             for m in idx.match(text, "", min_tokens=args.min_tokens):
                 results.append((f, m))
     if args.format == "json":
-        print(json.dumps([{"file": f, **m.to_dict()} for f, m in results], indent=2,
-                         ensure_ascii=False))  # fmt: skip
+        print(
+            json.dumps(
+                [{"file": f, **m.to_dict()} for f, m in results], indent=2, ensure_ascii=False
+            )
+        )
     elif args.format == "sarif":
         rel = [(os.path.relpath(f) if os.path.isabs(f) else f, m) for f, m in results]
         print(json.dumps(sarif_report(rel, _version()), indent=2, ensure_ascii=False))
     else:
         for f, m in results:
-            print(f"{f}:{m.range.start.line + 1}:{m.range.start.character + 1}: "
-                  + _match_text(m))  # fmt: skip
+            print(f"{f}:{m.range.start.line + 1}:{m.range.start.character + 1}: " + _match_text(m))
         n = len(results)
-        print(f"{n} quoted span{'s' if n != 1 else ''} in {len(args.files)} file(s)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{n} quoted span{'s' if n != 1 else ''} in {len(args.files)} file(s)", file=sys.stderr
+        )
     return 1 if results else 0
 
 
@@ -211,44 +228,75 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
-    p = _Parser(prog="recitation-index", description=DESCRIPTION, epilog=EPILOG,
-                formatter_class=fmt)  # fmt: skip
+    p = _Parser(
+        prog="recitation-index", description=DESCRIPTION, epilog=EPILOG, formatter_class=fmt
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def build_opts(sp, params: bool):
-        sp.add_argument("--jobs", "-j", type=int, default=None,
-                        help="worker processes (default: all cores)")  # fmt: skip
-        sp.add_argument("--max-file-bytes", type=int, default=1_000_000,
-                        help="skip larger files (default: %(default)s)")  # fmt: skip
+        sp.add_argument(
+            "--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)"
+        )
+        sp.add_argument(
+            "--max-file-bytes",
+            type=int,
+            default=1_000_000,
+            help="skip larger files (default: %(default)s)",
+        )
         sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
         sp.add_argument("--json", action="store_true", help="print the summary as JSON")
         if params:
-            sp.add_argument("--k", type=int, default=DEFAULT_K,
-                            help="words per fingerprint (default: %(default)s)")  # fmt: skip
-            sp.add_argument("--window", type=int, default=DEFAULT_WINDOW,
-                            help="winnowing window (default: %(default)s); every common run "
-                                 "of window+k-1 words is found")  # fmt: skip
-            sp.add_argument("--shards", type=int, default=DEFAULT_SHARDS,
-                            help="postings shards (default: %(default)s)")  # fmt: skip
-            sp.add_argument("--posting-cap", type=int, default=DEFAULT_POSTING_CAP,
-                            help="postings kept per fingerprint; the true count is kept "
-                                 "(default: %(default)s)")  # fmt: skip
+            sp.add_argument(
+                "--k",
+                type=int,
+                default=DEFAULT_K,
+                help="words per fingerprint (default: %(default)s)",
+            )
+            sp.add_argument(
+                "--window",
+                type=int,
+                default=DEFAULT_WINDOW,
+                help="winnowing window (default: %(default)s); every common run "
+                "of window+k-1 words is found",
+            )
+            sp.add_argument(
+                "--shards",
+                type=int,
+                default=DEFAULT_SHARDS,
+                help="postings shards (default: %(default)s)",
+            )
+            sp.add_argument(
+                "--posting-cap",
+                type=int,
+                default=DEFAULT_POSTING_CAP,
+                help="postings kept per fingerprint; the true count is kept (default: %(default)s)",
+            )
 
-    b = sub.add_parser("build", help="build a new index from corpus sources",
-                       description="Build a new index; an index already at --out is replaced "
-                       "only once the new one is complete.", formatter_class=fmt)  # fmt: skip
+    b = sub.add_parser(
+        "build",
+        help="build a new index from corpus sources",
+        description="Build a new index; an index already at --out is replaced "
+        "only once the new one is complete.",
+        formatter_class=fmt,
+    )
     b.add_argument("sources", nargs="*", metavar="SOURCE")
     b.add_argument("--out", "-o", metavar="DIR", help="where to publish the index")
-    b.add_argument("--default", action="store_true",
-                   help="build the embedded default index (python:stdlib) in the user cache "
-                        "directory, where the other commands look when no index is given")  # fmt: skip
+    b.add_argument(
+        "--default",
+        action="store_true",
+        help="build the embedded default index (python:stdlib) in the user cache "
+        "directory, where the other commands look when no index is given",
+    )
     build_opts(b, True)
     b.set_defaults(func=cmd_build)
 
-    a = sub.add_parser("add", help="add corpus sources to an existing index",
-                       description="Extend an index; it stays usable and unchanged until the "
-                       "extended one is published.")  # fmt: skip
+    a = sub.add_parser(
+        "add",
+        help="add corpus sources to an existing index",
+        description="Extend an index; it stays usable and unchanged until the "
+        "extended one is published.",
+    )
     a.add_argument("index", metavar="DIR")
     a.add_argument("sources", nargs="+", metavar="SOURCE")
     build_opts(a, False)
@@ -260,9 +308,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--verify", action="store_true", help="check every file's digest")
     s.set_defaults(func=cmd_stats)
 
-    q = sub.add_parser("query", help="attribute a suggestion read from stdin",
-                       description="Read a suggestion on stdin and report every span of at "
-                       "least --min-tokens words quoted from the index, with its sources.")  # fmt: skip
+    q = sub.add_parser(
+        "query",
+        help="attribute a suggestion read from stdin",
+        description="Read a suggestion on stdin and report every span of at "
+        "least --min-tokens words quoted from the index, with its sources.",
+    )
     q.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
     q.add_argument("--index", dest="index_opt", metavar="DIR", help=argparse.SUPPRESS)
     q.add_argument("--context-file", metavar="F", help="code written before the suggestion")
@@ -270,9 +321,11 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=cmd_query)
 
-    c = sub.add_parser("check", help="scan whole files (CI, pre-commit)",
-                       description="Scan files; exit 0 when clean, 1 when quoted code was "
-                       "found.")  # fmt: skip
+    c = sub.add_parser(
+        "check",
+        help="scan whole files (CI, pre-commit)",
+        description="Scan files; exit 0 when clean, 1 when quoted code was found.",
+    )
     c.add_argument("files", nargs="+", metavar="FILE")
     c.add_argument("--index", metavar="DIR", help="default: the default index")
     c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
@@ -292,8 +345,10 @@ def main(argv: list[str] | None = None) -> int:
             args.index = args.index_opt
         return args.func(args)
     except (UsageError, BuildError, IndexOpenError) as e:
-        print(f"recitation-index: {e}" if not str(e).startswith("recitation-index") else e,
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"recitation-index: {e}" if not str(e).startswith("recitation-index") else e,
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("recitation-index: interrupted; the published index is unchanged", file=sys.stderr)

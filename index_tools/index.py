@@ -168,10 +168,15 @@ class Index:
             text = decompress(ztext)
             origins = [Origin.from_dict(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
         doc = StoredDocument(
-            doc_id=doc_id, text=text, words=meta["w"], language=meta.get("l", ""),
-            occurrences=meta["n"], origins=origins,
-            block_chars=table[:, 0].astype(np.int64), block_words=table[:, 1].astype(np.int64),
-        )  # fmt: skip
+            doc_id=doc_id,
+            text=text,
+            words=meta["w"],
+            language=meta.get("l", ""),
+            occurrences=meta["n"],
+            origins=origins,
+            block_chars=table[:, 0].astype(np.int64),
+            block_words=table[:, 1].astype(np.int64),
+        )
         with self._lock:
             self._cache[doc_id] = doc
             if len(self._cache) > self._cache_size:

@@ -150,10 +150,19 @@ def _sources(index, cluster: _Cluster, max_sources: int) -> list[Source]:
             if len(out) >= max_sources:
                 break
             extra = doc.occurrences - len(origins) if i == len(origins) - 1 else 0
-            out.append(Source(
-                repository=o.repository, path=o.path, commit=o.commit, license=o.license,
-                url=o.url(a, b), start_line=a, end_line=b, occurrences=1 + extra, words=words,
-            ))  # fmt: skip
+            out.append(
+                Source(
+                    repository=o.repository,
+                    path=o.path,
+                    commit=o.commit,
+                    license=o.license,
+                    url=o.url(a, b),
+                    start_line=a,
+                    end_line=b,
+                    occurrences=1 + extra,
+                    words=words,
+                )
+            )
     return out
 
 
@@ -165,8 +174,15 @@ def _offsets(text: str, i: int) -> tuple[int, int]:
     raise IndexError(i)
 
 
-def find_matches(index, suggestion: str, context: str = "", min_tokens: int = 60, *,
-                 max_sources: int = 20, common_files: int = COMMON_FILES) -> list[Match]:  # fmt: skip
+def find_matches(
+    index,
+    suggestion: str,
+    context: str = "",
+    min_tokens: int = 60,
+    *,
+    max_sources: int = 20,
+    common_files: int = COMMON_FILES,
+) -> list[Match]:
     """Matches of `suggestion` (with `context` before it) in `index`, in query order."""
     min_tokens = max(int(min_tokens), 1)
     k = index.k
@@ -198,13 +214,26 @@ def find_matches(index, suggestion: str, context: str = "", min_tokens: int = 60
         start, end = lines.position(s_start), lines.position(s_end)
         cs = _offsets(context, ctx_skip + c.qa)[0] if c.qa < nc else offset + s_start
         ce = offset + s_end
-        text = context[cs:] + suggestion[: ce - offset] if cs < offset else suggestion[cs - offset : ce - offset]  # fmt: skip
-        matches.append(Match(
-            kind=classify(words[c.qa : c.qb], count, common_files),
-            length=c.qb - c.qa, query_start=c.qa, query_end=c.qb, char_start=cs, char_end=ce,
-            text=text, file_count=count, file_count_exact=exact,
-            sources=_sources(index, c, max_sources),
-            range=Range(Position(*start), Position(*end)), suggestion_words=sb - sa,
-        ))  # fmt: skip
+        text = (
+            context[cs:] + suggestion[: ce - offset]
+            if cs < offset
+            else suggestion[cs - offset : ce - offset]
+        )
+        matches.append(
+            Match(
+                kind=classify(words[c.qa : c.qb], count, common_files),
+                length=c.qb - c.qa,
+                query_start=c.qa,
+                query_end=c.qb,
+                char_start=cs,
+                char_end=ce,
+                text=text,
+                file_count=count,
+                file_count_exact=exact,
+                sources=_sources(index, c, max_sources),
+                range=Range(Position(*start), Position(*end)),
+                suggestion_words=sb - sa,
+            )
+        )
     matches.sort(key=lambda m: m.query_start)
     return matches

@@ -173,8 +173,11 @@ def describe_match(m: Match) -> str:
     line = f"{what}: {m.length} words"
     src = m.best_source
     if src is not None:
-        lines = f"L{src.start_line}" if src.start_line == src.end_line else (
-            f"L{src.start_line}\u2013L{src.end_line}")  # fmt: skip
+        lines = (
+            f"L{src.start_line}"
+            if src.start_line == src.end_line
+            else (f"L{src.start_line}\u2013L{src.end_line}")
+        )
         where = " ".join(p for p in (src.repository, src.path) if p)
         line += f" match {where} {lines} ({src.license or 'NOASSERTION'})"
     files = "file" if m.file_count == 1 else "files"

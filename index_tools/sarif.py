@@ -35,36 +35,51 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
         links = [s.url for s in m.sources if s.url][:5]
         if links:
             text += ". Sources: " + ", ".join(links)
-        out.append({
-            "ruleId": f"recitation/{m.kind}",
-            "ruleIndex": KINDS.index(m.kind),
-            "level": _LEVEL[m.kind],
-            "message": {"text": text},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": path.replace("\\", "/")},
-                    "region": {
-                        "startLine": r.start.line + 1, "startColumn": r.start.character + 1,
-                        "endLine": r.end.line + 1, "endColumn": r.end.character + 1,
-                    },
-                }
-            }],
-            "partialFingerprints": {"recitationSpan/v1": f"{m.length}:{xxhash.xxh3_64_hexdigest(m.text.encode())}"},
-            "properties": {
-                "length": m.length, "fileCount": m.file_count,
-                "fileCountExact": m.file_count_exact,
-                "sources": [s.to_dict() for s in m.sources],
-            },
-        })  # fmt: skip
+        out.append(
+            {
+                "ruleId": f"recitation/{m.kind}",
+                "ruleIndex": KINDS.index(m.kind),
+                "level": _LEVEL[m.kind],
+                "message": {"text": text},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": path.replace("\\", "/")},
+                            "region": {
+                                "startLine": r.start.line + 1,
+                                "startColumn": r.start.character + 1,
+                                "endLine": r.end.line + 1,
+                                "endColumn": r.end.character + 1,
+                            },
+                        }
+                    }
+                ],
+                "partialFingerprints": {
+                    "recitationSpan/v1": f"{m.length}:{xxhash.xxh3_64_hexdigest(m.text.encode())}"
+                },
+                "properties": {
+                    "length": m.length,
+                    "fileCount": m.file_count,
+                    "fileCountExact": m.file_count_exact,
+                    "sources": [s.to_dict() for s in m.sources],
+                },
+            }
+        )
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "Recitation", "version": version,
-                "semanticVersion": version, "rules": rules,
-            }},
-            "columnKind": "utf16CodeUnits",
-            "results": out,
-        }],
-    }  # fmt: skip
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "Recitation",
+                        "version": version,
+                        "semanticVersion": version,
+                        "rules": rules,
+                    }
+                },
+                "columnKind": "utf16CodeUnits",
+                "results": out,
+            }
+        ],
+    }

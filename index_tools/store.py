@@ -91,13 +91,25 @@ def decode_postings(value: bytes) -> tuple[int, np.ndarray]:
 def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environment:
     if readonly:
         return lmdb.open(
-            str(path), subdir=False, readonly=True, lock=False, max_dbs=max_dbs,
-            map_size=max(path.stat().st_size, 1 << 20), readahead=False,
-        )  # fmt: skip
+            str(path),
+            subdir=False,
+            readonly=True,
+            lock=False,
+            max_dbs=max_dbs,
+            map_size=max(path.stat().st_size, 1 << 20),
+            readahead=False,
+        )
     return lmdb.open(
-        str(path), subdir=False, map_size=MAP_SIZE, max_dbs=max_dbs,
-        sync=False, metasync=False, writemap=False, readahead=False, lock=False,
-    )  # fmt: skip
+        str(path),
+        subdir=False,
+        map_size=MAP_SIZE,
+        max_dbs=max_dbs,
+        sync=False,
+        metasync=False,
+        writemap=False,
+        readahead=False,
+        lock=False,
+    )
 
 
 @dataclass

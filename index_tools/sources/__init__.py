@@ -71,14 +71,12 @@ def open_source(spec: str, *, max_file_bytes: int = 1_000_000) -> CorpusSource:
     if spec.startswith("python:"):
         raise SourceError(f"unknown source {spec!r}; {_EXPECTED}")
     path = os.path.expanduser(spec)
-    if path.lower().endswith(DATASET_SUFFIXES):
-        if not os.path.isfile(path):
-            raise SourceError(f"{spec}: no such file or directory")
-        return DatasetSource(spec, path, max_file_bytes=max_file_bytes)
     if os.path.isdir(path):
         if is_git_top(path):
             return GitSource(spec, path, max_file_bytes=max_file_bytes)
         return FolderSource(spec, path, max_file_bytes=max_file_bytes)
+    if path.lower().endswith(DATASET_SUFFIXES) and os.path.isfile(path):
+        return DatasetSource(spec, path, max_file_bytes=max_file_bytes)
     if not os.path.exists(path):
         raise SourceError(f"{spec}: no such file or directory")
     raise SourceError(f"unknown source {spec!r}; {_EXPECTED}")

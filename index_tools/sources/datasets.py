@@ -124,7 +124,8 @@ class DatasetSource(CorpusSource):
         else:
             self.kind = "jsonl"
         if self.kind == "parquet":
-            self._open_parquet()  # fails early on a missing pyarrow or a bad file
+            # Fails early on a missing pyarrow, a bad file or a missing content column.
+            self._content_columns(self._open_parquet())
 
     def describe(self) -> dict:
         return {**super().describe(), "format": self.kind}
@@ -143,14 +144,18 @@ class DatasetSource(CorpusSource):
         except Exception as e:  # pyarrow raises its own error types
             raise SourceError(f"{self.spec}: not a readable parquet file ({e})") from None
 
-    def _parquet_rows(self) -> Iterator[dict | None]:
-        parquet = self._open_parquet()
+    def _content_columns(self, parquet) -> list[str]:
+        """The known columns the file has; SourceError when none holds content."""
         names = parquet.schema_arrow.names
-        columns = [c for c in ALL_COLUMNS if c in names]
         if not any(c in names for c in CONTENT):
             raise SourceError(
                 f"{self.spec}: no content column (expected one of {', '.join(CONTENT)})"
             )
+        return [c for c in ALL_COLUMNS if c in names]
+
+    def _parquet_rows(self) -> Iterator[dict | None]:
+        parquet = self._open_parquet()
+        columns = self._content_columns(parquet)
         try:
             for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=columns):
                 yield from batch.to_pylist()

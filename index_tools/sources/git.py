@@ -178,8 +178,11 @@ class _CatFile:
 
     def read(self, sha: str) -> bytes | None:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(sha.encode("ascii") + b"\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(sha.encode("ascii") + b"\n")
+            self.proc.stdin.flush()
+        except OSError:
+            raise SourceError("git cat-file stopped unexpectedly") from None
         header = self.proc.stdout.readline()
         fields = header.split()
         if len(fields) != 3:  # "<sha> missing" (or the process died)
@@ -247,6 +250,7 @@ class GitSource(CorpusSource):
     def __init__(self, spec: str, top: str, *, max_file_bytes: int = 1_000_000) -> None:
         super().__init__(spec, max_file_bytes=max_file_bytes)
         self.top = os.path.realpath(top)
+        _run_git(self.top, "rev-parse", "--git-dir")  # reports git's own complaint, if any
         commit = _run_git(
             self.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False
         )

@@ -157,6 +157,12 @@ _RULES: list[tuple[re.Pattern, object]] = [
     ),
     (
         re.compile(
+            r"\b(?:licensed|released|distributed|available|provided) under the (?:terms of the )?mit licen[cs]e\b"
+        ),
+        _const("MIT"),
+    ),
+    (
+        re.compile(
             r"redistribution and use in source and binary forms with or without modification are permitted"
         ),
         _bsd,

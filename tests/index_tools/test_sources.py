@@ -591,6 +591,15 @@ def test_dataset_metadata_never_gives_a_non_http_link(tmp_path):
     assert docs[5].origin.line_anchor is False and docs[7].origin.line_anchor is True
 
 
+def test_parquet_without_content_column(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "meta.parquet"
+    pq.write_table(pa.Table.from_pylist([{"path": "a.py", "stars": 3}]), path)
+    with pytest.raises(SourceError, match="no content column"):
+        open_source(str(path))
+
+
 # ---------------------------------------------------------------- open_source errors
 
 
@@ -606,6 +615,9 @@ def test_open_source_errors(tmp_path):
         open_source("python:everything")
     with pytest.raises(SourceError):
         open_source("")
+    shards = tmp_path / "shards.jsonl"  # a folder, whatever its name
+    write(shards, "a.py", APP_PY)
+    assert open_source(str(shards)).kind == "folder"
     bad = write(tmp_path, "bad.parquet", b"not parquet at all")
     with pytest.raises(SourceError, match="parquet"):
         open_source(str(bad))
@@ -708,6 +720,7 @@ GPL3_TEXT = (
          "GPL-2.0-or-later WITH Linux-syscall-note"),
         ("/* SPDX-License-Identifier: MIT */\n", "MIT"),
         ("Apache-2.0\n", "Apache-2.0"),
+        ("Copyright 2020 Acme.\nThis project is released under the\nMIT license.", "MIT"),
         ("All rights reserved. Ask us.", "NOASSERTION"),
         ("", "NOASSERTION"),
     ],

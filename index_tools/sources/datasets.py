@@ -103,6 +103,8 @@ def _anchor_for(link: str) -> bool:
 def github_link(repository: str, commit: str, path: str) -> str:
     if not (_GITHUB_REPO.match(repository) and _COMMIT.match(commit) and path):
         return ""
+    if any(part in (".", "..") for part in repository.split("/")):
+        return ""
     segments = path.split("/")
     if any(s in ("", ".", "..") for s in segments):
         return ""

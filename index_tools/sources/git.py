@@ -1,17 +1,18 @@
 """A git repository: exactly the files committed at HEAD (never the working tree).
 
 Files are listed with `git ls-tree` and read through one `git cat-file --batch` process.
-The `origin` remote gives the repository name and web links:
+The `origin` remote gives the repository name and the web link of each file:
 
-| remote host                     | repository          | link to a file                                  | line anchor |
-| ------------------------------- | ------------------- | ----------------------------------------------- | ----------- |
-| github.com                      | owner/repo          | https://github.com/owner/repo/blob/<commit>/<path> | yes      |
-| other hosts with "github"       | host/owner/repo     | https://host/owner/repo/blob/<commit>/<path>    | yes         |
-| hosts with "gitlab"             | host/group/.../repo | https://host/group/.../repo/-/blob/<commit>/<path> | yes      |
-| bitbucket.org                   | host/owner/repo     | https://host/owner/repo/src/<commit>/<path>     | no          |
-| codeberg.org, gitea/forgejo     | host/owner/repo     | https://host/owner/repo/src/commit/<commit>/<path> | yes      |
-| any other host                  | host/owner/repo     | https://host/owner/repo/blob/<commit>/<path>    | no          |
-| no origin, or a local path      | the folder's name   | none                                            | no          |
+- github.com: repository "owner/repo",
+  link `https://github.com/owner/repo/blob/<commit>/<path>`, line anchors
+- other hosts: repository "host/owner/repo" (GitLab: "host/group/.../repo"), and
+  - hosts with "github" in the name (GitHub Enterprise): `.../blob/<commit>/<path>`, anchors
+  - hosts with "gitlab" in the name: `.../-/blob/<commit>/<path>`, anchors
+  - bitbucket.org: `.../src/<commit>/<path>`, no line anchors (Bitbucket's differ)
+  - codeberg.org, hosts with "gitea" / "forgejo": `.../src/commit/<commit>/<path>`, anchors
+  - Azure DevOps, sourcehut: no link (their file URLs take another shape)
+  - any other host: `.../blob/<commit>/<path>`, no line anchors
+- no origin, or an origin that is a local path: repository = the folder's name, no link
 
 Credentials in the remote URL are never kept; SSH remotes link to the host's https site.
 """
@@ -235,6 +236,8 @@ def _ls_tree(
                 mode, kind, sha, size = meta.decode("ascii").split()
                 path = raw_path.decode("utf-8", "replace")
                 yield mode, kind, sha, int(size) if size.isdigit() else -1, path
+        if proc.wait() != 0:
+            raise SourceError(f"{top}: git ls-tree failed for {commit}")
     finally:
         proc.stdout.close()
         if proc.poll() is None:
@@ -243,7 +246,11 @@ def _ls_tree(
 
 
 class GitSource(CorpusSource):
-    """The files committed at HEAD of a git repository, read with git itself."""
+    """The files committed at HEAD of a git repository, read with git itself.
+
+    Folders are skipped as in a plain folder (hidden ones, node_modules, __pycache__, ...);
+    symlinks and non-code files count as unsupported; submodules are not entered.
+    """
 
     kind = "git"
 

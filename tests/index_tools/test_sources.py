@@ -562,6 +562,7 @@ def test_dataset_metadata_never_gives_a_non_http_link(tmp_path):
         {"content": "h = 1\n", "link": "https://github.com/o/r/blob/abc/h.py"},
         {"content": "i = 1\n", "repo_name": "o/r", "path": "i.py",
          "commit": "javascript:alert(1)"},
+        {"content": "j = 1\n", "repo_name": "../r", "path": "j.py", "commit": SHA},
     ]  # fmt: skip
     path = tmp_path / "odd.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in odd) + "\n")
@@ -583,6 +584,7 @@ def test_dataset_metadata_never_gives_a_non_http_link(tmp_path):
         "https://example.org/f.py",
         "",
         "https://github.com/o/r/blob/abc/h.py",
+        "",
         "",
     ]
     # odd characters are kept as they are: the hover escapes them

@@ -42,6 +42,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         if not folders and params.root_uri:
             folders = [(params.root_uri, params.root_uri.rstrip("/").rsplit("/", 1)[-1])]
         ls.scopes.set_folders(folders)
+        ls.apply_initial_settings()
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: RecitationServer, params: types.InitializedParams) -> None:
@@ -220,6 +221,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
             isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < 1
         ):
             raise JsonRpcInvalidParams("minTokens must be a positive whole number")
+        await ls.settings_known().wait()
         scope = ls.scopes.for_uri(uri)
         if scope.index is None:
             ls.use_index(scope)

@@ -27,6 +27,9 @@ from .words import context_start, words_of
 
 log = logging.getLogger(__name__)
 
+# How long to wait for the client to answer workspace/configuration before carrying on.
+CONFIGURATION_TIMEOUT = 5.0
+
 
 class RecitationServer(LanguageServer):
     def __init__(self) -> None:
@@ -44,6 +47,7 @@ class RecitationServer(LanguageServer):
         self.init_options: Any = None
         self.pushed_settings: Any = None
         self._refreshing: asyncio.Lock | None = None
+        self._settings_known: asyncio.Event | None = None
 
     # -- errors --------------------------------------------------------------------------
 
@@ -77,26 +81,45 @@ class RecitationServer(LanguageServer):
             scopes.append(self.scopes.global_scope)
         return scopes
 
+    def settings_known(self) -> asyncio.Event:
+        """Set once the first `workspace/configuration` answer has been applied."""
+        if self._settings_known is None:
+            self._settings_known = asyncio.Event()
+        return self._settings_known
+
+    def apply_initial_settings(self) -> None:
+        """Until the client answers `workspace/configuration`, use initializationOptions."""
+        settings, _ = layered_settings(self.init_options)
+        for scope in self.scopes.all():
+            scope.settings = settings
+
     async def refresh_settings(self) -> None:
         """Pull `recitation` settings for every scope and apply them."""
         if self._refreshing is None:
             self._refreshing = asyncio.Lock()
-        async with self._refreshing:
-            scopes = self.active_scopes()
-            pulled: list[Any] = [None] * len(scopes)
-            if self.client_supports("workspace.configuration"):
-                items = [types.ConfigurationItem(scope_uri=s.uri, section=SECTION) for s in scopes]
-                try:
-                    result = await self.workspace_configuration_async(
-                        types.ConfigurationParams(items=items)
-                    )
-                    if isinstance(result, list) and len(result) == len(scopes):
-                        pulled = result
-                except Exception as exc:
-                    log.warning("workspace/configuration failed: %s", exc)
-            for scope, raw in zip(scopes, pulled, strict=True):
-                settings, problems = layered_settings(self.init_options, self.pushed_settings, raw)
-                self.apply_settings(scope, settings, problems)
+        try:
+            async with self._refreshing:
+                await self._refresh_settings()
+        finally:
+            self.settings_known().set()
+
+    async def _refresh_settings(self) -> None:
+        scopes = self.active_scopes()
+        pulled: list[Any] = [None] * len(scopes)
+        if self.client_supports("workspace.configuration"):
+            items = [types.ConfigurationItem(scope_uri=s.uri, section=SECTION) for s in scopes]
+            try:
+                result = await asyncio.wait_for(
+                    self.workspace_configuration_async(types.ConfigurationParams(items=items)),
+                    CONFIGURATION_TIMEOUT,
+                )
+                if isinstance(result, list) and len(result) == len(scopes):
+                    pulled = result
+            except Exception as exc:
+                log.warning("workspace/configuration failed: %s", exc)
+        for scope, raw in zip(scopes, pulled, strict=True):
+            settings, problems = layered_settings(self.init_options, self.pushed_settings, raw)
+            self.apply_settings(scope, settings, problems)
 
     def apply_settings(self, scope: Scope, settings: Settings, problems: list[str]) -> None:
         scope.settings = settings
@@ -198,6 +221,7 @@ class RecitationServer(LanguageServer):
     async def run_check(self, uri: str, check: PendingCheck) -> int:
         """Look up one span of a document; store, publish and announce what is new.
         Returns how many matches were stored."""
+        await self.settings_known().wait()
         doc = self.documents.get(uri)
         scope = self.scopes.for_uri(uri)
         settings = scope.settings

@@ -1,0 +1,158 @@
+"""Insertions become diagnostics with the exact range and message; they follow edits."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from server_helpers import (
+    block,
+    corpus_text,
+    diagnostics_for,
+    end_position,
+    insert,
+    line_range,
+    open_doc,
+    start_session,
+    utf16_position,
+    wait_for,
+)
+
+GEO = corpus_text("geo.py")
+HULL = block(GEO, "def convex_hull", "\n\ndef rotate_about")
+HULL_LINES = line_range(GEO, HULL)
+HULL_URL = (
+    "https://github.com/acme/widgets/blob/4f2a9c1e0b7d/src/geo.py"
+    f"#L{HULL_LINES[0]}-L{HULL_LINES[1]}"
+)
+
+
+def quoted_range(doc_text: str, inserted: str, at: int) -> types.Range:
+    """From the first word of the insertion to the end of its last word."""
+    body = inserted.strip()
+    start = at + inserted.index(body)
+    return types.Range(utf16_position(doc_text, start), utf16_position(doc_text, start + len(body)))
+
+
+async def test_insertion_gives_diagnostic_with_exact_range_and_message(
+    client, fixture_index, workspace
+):
+    await start_session(client, index=fixture_index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "app.py").as_uri()
+    before = "import math\n\n\n"
+    open_doc(client, uri, before)
+    insert(client, uri, 2, end_position(before), HULL)
+
+    (diag,) = await diagnostics_for(client, uri)
+    text = before + HULL
+    assert diag.range == quoted_range(text, HULL, len(before))
+    assert diag.message == (
+        "Quoted from public code: 219 words match acme/widgets src/geo.py "
+        f"L{HULL_LINES[0]}\u2013L{HULL_LINES[1]} (MIT); found in 1 file"
+    )
+    assert diag.source == "recitation"
+    assert diag.code == "recitation"
+    assert diag.severity == types.DiagnosticSeverity.Warning
+    assert diag.code_description.href == HULL_URL
+    assert diag.data["id"] and diag.data["length"] == 219
+    assert diag.data["sources"][0]["repository"] == "acme/widgets"
+
+    note = await wait_for(lambda: client.match_notes, what="recitation/match")
+    assert note[0]["uri"] == uri
+    assert note[0]["range"] == {
+        "start": {"line": diag.range.start.line, "character": diag.range.start.character},
+        "end": {"line": diag.range.end.line, "character": diag.range.end.character},
+    }
+    assert note[0]["kind"] == "recitation" and note[0]["length"] == 219
+    assert note[0]["fileCount"] == 1 and note[0]["fileCountExact"] is True
+    assert note[0]["sources"][0]["url"] == HULL_URL
+    assert note[0]["time"].endswith("+00:00")
+
+
+async def test_small_insertions_and_typing_are_not_checked(client, fixture_index, workspace):
+    await start_session(client, index=fixture_index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "typed.py").as_uri()
+    open_doc(client, uri, "")
+    text = ""
+    version = 1
+    # type the snippet one short piece at a time: never an insertion of >= 10 words
+    for piece in HULL.split(" "):
+        version += 1
+        insert(client, uri, version, end_position(text), piece + " ")
+        text += piece + " "
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="recitation.rescan", arguments=[uri])
+    )
+    # the explicit rescan finds it; typing alone did not
+    assert result == {"matches": 1}
+    assert not [n for n in client.match_notes if n["uri"] == uri][:-1]
+
+
+async def test_ranges_follow_edits_and_vanish_when_quoted_text_changes(
+    client, fixture_index, workspace
+):
+    await start_session(client, index=fixture_index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "moving.py").as_uri()
+    before = "x = 1\n"
+    open_doc(client, uri, before)
+    insert(client, uri, 2, end_position(before), HULL)
+    (diag,) = await diagnostics_for(client, uri)
+    start_line = diag.range.start.line
+
+    # a line inserted above moves the warning down by one line
+    insert(client, uri, 3, types.Position(0, 0), "# a comment above\n")
+    moved = await wait_for(
+        lambda: [
+            d for d in client.diagnostics.get(uri, []) if d.range.start.line == start_line + 1
+        ],
+        what="the diagnostic to move",
+    )
+    assert moved[0].range.end.line == diag.range.end.line + 1
+
+    # re-indenting inside the quoted text keeps it (same words)
+    line = moved[0].range.start.line + 2
+    insert(client, uri, 4, types.Position(line, 0), "  ")
+    # renaming a word inside the quoted text removes the warning
+    hull_line = moved[0].range.start.line
+    rename = types.Range(types.Position(hull_line, 4), types.Position(hull_line, 15))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=5),
+            content_changes=[types.TextDocumentContentChangePartial(range=rename, text="hull")],
+        )
+    )
+    await wait_for(lambda: len(client.diagnostics.get(uri, [1])) == 0, what="the diagnostic to go")
+    versions = [p.version for p in client.published if p.uri == uri]
+    assert versions[-1] == 5
+    # the re-indent alone did not remove it
+    assert any(p.version == 4 and p.diagnostics for p in client.published if p.uri == uri)
+
+
+async def test_non_ascii_text_before_the_insertion_on_the_same_line(
+    client, fixture_index, workspace
+):
+    await start_session(client, index=fixture_index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "emoji.py").as_uri()
+    before = "# Grüße 🎉🚀 𝔘𝔫𝔦𝔠𝔬𝔡𝔢\nlabel = '👋 hé'; "
+    open_doc(client, uri, before)
+    insert(client, uri, 2, end_position(before), HULL)
+    (diag,) = await diagnostics_for(client, uri)
+    text = before + HULL
+    expected = quoted_range(text, HULL, len(before))
+    assert diag.range == expected
+    # "label = '👋 hé'; " is 16 code points but 17 UTF-16 code units
+    assert expected.start == types.Position(1, 17)
+
+
+async def test_non_ascii_inside_the_quoted_code(client, fixture_index, workspace):
+    greet = corpus_text("greet.js")
+    cut = greet.index("function greetingFor")
+    context, suggestion = greet[:cut], greet[cut:]
+    await start_session(client, index=fixture_index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "greet.js").as_uri()
+    open_doc(client, uri, context, language="javascript")
+    insert(client, uri, 2, end_position(context), suggestion)
+    (diag,) = await diagnostics_for(client, uri)
+    # the match reaches back into the context (261 words) but underlines the insertion only
+    assert diag.data["length"] == 261
+    assert diag.range == quoted_range(greet, suggestion, cut)
+    assert "intl-co/greeter lib/greet.js" in diag.message
+    assert "(Apache-2.0)" in diag.message

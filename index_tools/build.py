@@ -168,17 +168,31 @@ class _Postings:
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
-def _grouped(rec: np.ndarray, cap: int) -> Iterator[tuple[bytes, int, np.ndarray]]:
-    """(key, true count, capped (doc, pos) pairs) per distinct fingerprint of a sorted run."""
+def _grouped(rec: np.ndarray, cap: int):
+    """Keys, encoded values (true count + capped (doc, pos) pairs) and true counts of the
+    distinct fingerprints of a run sorted by key, built with a few array operations."""
     fps = rec["fp"]
-    keys = fps.astype(">u8").tobytes()
-    pairs = np.empty((len(rec), 2), dtype="<u4")
-    pairs[:, 0] = rec["doc"]
-    pairs[:, 1] = rec["pos"]
+    n = len(rec)
     starts = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
-    ends = np.append(starts[1:], len(rec))
-    for s, e in zip(starts.tolist(), ends.tolist()):
-        yield keys[s * 8 : s * 8 + 8], e - s, pairs[s : min(e, s + cap)]
+    counts = np.diff(np.append(starts, n))
+    kept = np.minimum(counts, cap)
+    group = np.repeat(np.arange(len(starts)), counts)
+    rank = np.arange(n) - starts[group]
+    keep = rank < kept[group]
+    # each value: uint32 true count, then (doc, pos) uint32 pairs
+    lengths = 1 + 2 * kept
+    ends = np.cumsum(lengths)
+    offsets = ends - lengths
+    out = np.empty(int(ends[-1]) if len(ends) else 0, dtype="<u4")
+    out[offsets] = counts
+    slot = offsets[group[keep]] + 1 + 2 * rank[keep]
+    out[slot] = rec["doc"][keep]
+    out[slot + 1] = rec["pos"][keep]
+    buf = out.tobytes()
+    keys = fps[starts].astype(">u8").tobytes()
+    ob, oe = (offsets * 4).tolist(), (ends * 4).tolist()
+    items = [(keys[i * 8 : i * 8 + 8], buf[ob[i] : oe[i]]) for i in range(len(starts))]
+    return items, counts, kept
 
 
 class _Writer:
@@ -252,16 +266,15 @@ class _Writer:
         txns = [env.begin(write=True) for env in envs]
         for b, rec in self.postings.buckets():
             txn = txns[store.shard_of_bucket(b, h.shards)]
+            items, counts, kept = _grouped(rec, h.posting_cap)
             if not merge:
-                items = []
-                for key, count, pairs in _grouped(rec, h.posting_cap):
-                    items.append((key, store.encode_postings(count, pairs)))
-                    h.fingerprints += 1
-                    h.postings += len(pairs)
-                    h.capped += count > len(pairs)
                 txn.cursor().putmulti(items, append=True)
+                h.fingerprints += len(items)
+                h.postings += int(kept.sum())
+                h.capped += int((counts > kept).sum())
                 continue
-            for key, count, pairs in _grouped(rec, h.posting_cap):
+            for key, value in items:
+                count, pairs = store.decode_postings(value)
                 old = txn.get(key)
                 if old is None:
                     h.fingerprints += 1

@@ -31,16 +31,13 @@ class WordHasher:
         self._cache: dict[str, int] = {}
         self._max = max_entries
 
-    def _miss(self, w: str) -> int:
-        if len(self._cache) >= self._max:
-            self._cache.clear()
-        h = self._cache[w] = _xxh3(w.encode("utf-8", "surrogatepass"))
-        return h
-
     def hashes(self, words: list[str]) -> np.ndarray:
-        get = self._cache.get
-        miss = self._miss
-        return np.fromiter((get(w) or miss(w) for w in words), dtype=np.uint64, count=len(words))
+        cache = self._cache
+        if len(cache) > self._max:
+            cache.clear()
+        for w in set(words).difference(cache.keys()):
+            cache[w] = _xxh3(w.encode("utf-8", "surrogatepass"))
+        return np.fromiter(map(cache.__getitem__, words), dtype=np.uint64, count=len(words))
 
 
 def kgram_fingerprints(word_hashes: np.ndarray, k: int) -> np.ndarray:
@@ -62,26 +59,37 @@ def kgram_fingerprints(word_hashes: np.ndarray, k: int) -> np.ndarray:
     return acc
 
 
+def _sliding(a: np.ndarray, width: int, op) -> np.ndarray:
+    """op-reduction of every window a[j : j + width] (len(a) - width + 1 values), computed by
+    doubling: about log2(width) vectorized passes."""
+    n = len(a) - width + 1
+    r, span = a, 1
+    while span * 2 <= width:
+        r = op(r[:-span], r[span:])
+        span *= 2
+    if span < width:
+        r = op(r[:n], r[width - span : width - span + n])
+    return r[:n]
+
+
 def winnow(fingerprints: np.ndarray, window: int) -> np.ndarray:
     """Positions of the fingerprints kept by winnowing, ascending.
 
-    Every window of `window` consecutive fingerprints contributes its minimum (the rightmost
-    on ties); a sequence shorter than one window keeps its minimum.
+    A position is kept when its fingerprint is the minimum of some window of `window`
+    consecutive fingerprints (all tied minima are kept); a sequence shorter than one window
+    keeps its minimum. Every window therefore holds at least one kept position.
     """
     n = len(fingerprints)
     if n == 0:
         return np.empty(0, dtype=np.int64)
     if n <= window:
-        rev = fingerprints[::-1]
-        return np.array([n - 1 - int(np.argmin(rev))], dtype=np.int64)
-    views = np.lib.stride_tricks.sliding_window_view(fingerprints, window)
-    # argmin finds the leftmost minimum: search the reversed windows to get the rightmost.
-    right = window - 1 - np.argmin(views[:, ::-1], axis=1)
-    picks = right + np.arange(len(views))
-    keep = np.empty(len(picks), dtype=bool)
-    keep[0] = True
-    np.not_equal(picks[1:], picks[:-1], out=keep[1:])
-    return picks[keep]
+        return np.flatnonzero(fingerprints == fingerprints.min())
+    mins = _sliding(fingerprints, window, np.minimum)  # mins[j] = min of window j
+    # position p lies in windows p - window + 1 .. p; it is a window minimum exactly when the
+    # largest of those windows' minima equals its own fingerprint
+    pad = np.zeros(window - 1, dtype=fingerprints.dtype)
+    best = _sliding(np.concatenate((pad, mins, pad)), window, np.maximum)
+    return np.flatnonzero(fingerprints == best[:n])
 
 
 def guarantee(k: int, window: int) -> int:

@@ -1,0 +1,91 @@
+"""Winnowing and the guarantee: any common run of t = window + k - 1 words is found."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from index_tools import BuildOptions, Document, Origin, build_index, open_index
+from index_tools.fingerprint import WordHasher, guarantee, kgram_fingerprints, winnow
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fps=st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 5), min_size=1, max_size=300),
+    window=st.integers(1, 60),
+)
+def test_every_window_keeps_a_fingerprint(fps, window):
+    arr = np.array(fps, dtype=np.uint64)
+    kept = set(winnow(arr, window).tolist())
+    assert kept
+    for j in range(max(1, len(arr) - window + 1)):
+        win = range(j, min(j + window, len(arr)))
+        assert kept & set(win), f"window {j} has no kept fingerprint"
+    # only window minima are kept
+    for i in kept:
+        lo, hi = max(0, i - window + 1), min(i, max(0, len(arr) - window))
+        assert any(arr[i] == arr[j : j + window].min() for j in range(lo, hi + 1))
+
+
+def test_kgrams_depend_on_order_and_content():
+    h = WordHasher().hashes(["a", "b", "c", "d", "a", "b", "c"])
+    fp = kgram_fingerprints(h, 3)
+    assert len(fp) == 5
+    assert fp[0] == kgram_fingerprints(WordHasher().hashes(["a", "b", "c"]), 3)[0]
+    assert fp[0] != fp[1]
+    assert len(kgram_fingerprints(h[:2], 3)) == 0
+
+
+class _Memory:
+    """An in-memory corpus source."""
+
+    def __init__(self, texts):
+        self.texts = texts
+        self.name = "memory"
+        self.skipped = {}
+
+    def describe(self):
+        return {"spec": "memory", "name": self.name, "kind": "memory"}
+
+    def documents(self):
+        for i, t in enumerate(self.texts):
+            yield Document(t, Origin("mem/corpus", f"doc{i}.txt"), "")
+
+
+VOCAB = ["a", "b", "(", ")", "x", "=", "1", "if", ":", "."]
+words_st = st.lists(st.sampled_from(VOCAB), max_size=150)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    before=words_st,
+    after=words_st,
+    q_before=words_st,
+    q_after=words_st,
+    seed=st.integers(0, 2**32 - 1),
+    k=st.sampled_from([5, 8, 20]),
+    window=st.sampled_from([4, 9, 41]),
+)
+def test_planted_common_run_of_t_words_is_always_found(
+    tmp_path_factory, before, after, q_before, q_after, seed, k, window
+):
+    t = guarantee(k, window)
+    rng = np.random.default_rng(seed)
+    # the planted run: t words drawn from the same small vocabulary as its surroundings
+    planted = [VOCAB[i] for i in rng.integers(0, len(VOCAB), size=t)]
+    doc = " ".join(before + planted + after)
+    query = " ".join(q_before + planted + q_after)
+    out = tmp_path_factory.mktemp("planted") / "idx"
+    build_index([_Memory([doc])], out, BuildOptions(k=k, window=window, jobs=1, progress=False))
+    with open_index(out) as idx:
+        matches = idx.match(query, min_tokens=t)
+    lo, hi = len(q_before), len(q_before) + t
+    assert any(m.query_start <= lo and m.query_end >= hi for m in matches), (
+        f"planted run of {t} words at {lo}..{hi} not found: "
+        f"{[(m.query_start, m.query_end) for m in matches]}"
+    )

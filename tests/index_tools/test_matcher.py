@@ -1,0 +1,166 @@
+"""The matcher on a real multi-repository corpus: spans, ranges, links, counts and kinds."""
+
+from __future__ import annotations
+
+import pytest
+from engine_fixtures import GEO, HAVERSINE, MIT, REGEX_TABLE, ROUTES, line_of, make_corpus
+
+from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("corpus")
+    info = make_corpus(tmp)
+    out = tmp / "index"
+    summary = build_index(info["repos"], out, BuildOptions(jobs=2, progress=False))
+    info["summary"] = summary
+    info["index"] = open_index(out)
+    yield info
+    info["index"].close()
+
+
+def words(text: str) -> int:
+    return len(tokenize(text))
+
+
+def test_build_dedupes_identical_files_and_counts_them(corpus):
+    s = corpus["summary"]
+    # widgets: LICENSE is not code, geo.py, regex_table.py; fork: geo.py (identical); routes.py
+    assert s.files == 4
+    assert s.documents == 3
+    assert s.duplicates == 1
+    assert s.skipped["unsupported"] == 2  # the two LICENSE files
+
+
+def test_quoted_function_exact_span_sources_and_count(corpus):
+    idx = corpus["index"]
+    context = "import math\n\n# distance helpers for the rover\n"
+    suggestion = HAVERSINE + "\n\nprint(haversine(0, 0, 1, 1))\n"
+    (m,) = idx.match(suggestion, context)
+    assert m.kind == "recitation"
+    assert m.length == words(HAVERSINE)  # the maximal common span is exactly the function
+    assert m.suggestion_words == m.length
+    assert m.text == HAVERSINE.rstrip("\n")
+    last = HAVERSINE.rstrip("\n").split("\n")
+    assert m.range.to_dict() == {
+        "start": {"line": 0, "character": 0},
+        "end": {"line": len(last) - 1, "character": len(last[-1])},
+    }
+    # geo.py in two repositories (one unique document) + routes.py
+    assert m.file_count == 3
+    assert m.file_count_exact is True
+    a, b = line_of(GEO, HAVERSINE), line_of(GEO, HAVERSINE, last=True)
+    by_repo = {s.repository: s for s in m.sources}
+    acme = by_repo["acme/widgets"]
+    assert acme.path == "src/geo.py"
+    assert acme.license == "MIT"
+    assert (acme.start_line, acme.end_line) == (a, b)
+    assert acme.url == (
+        f"https://github.com/acme/widgets/blob/{corpus['acme_sha']}/src/geo.py#L{a}-L{b}"
+    )
+    fork = by_repo["other/fork"]
+    assert fork.license == "Apache-2.0"
+    assert fork.url.endswith(f"/other/fork/blob/{corpus['fork_sha']}/lib/geo.py#L{a}-L{b}")
+    routes = next(s for s in m.sources if s.path == "routes.py")
+    assert routes.license == "NOASSERTION"
+    assert routes.url == ""  # no remote: no link
+    ra, rb = line_of(ROUTES, HAVERSINE), line_of(ROUTES, HAVERSINE, last=True)
+    assert (routes.start_line, routes.end_line) == (ra, rb)
+    assert describe_match(m).startswith(
+        f"Quoted from public code: {m.length} words match acme/widgets src/geo.py L{a}\u2013L{b} (MIT)"
+    )
+    assert describe_match(m).endswith("found in 3 files")
+
+
+def test_span_reaching_back_into_context_counts_those_words(corpus):
+    idx = corpus["index"]
+    cut = HAVERSINE.index("    dlat = lat2 - lat1")
+    context, suggestion = HAVERSINE[:cut], HAVERSINE[cut:]
+    (m,) = idx.match(suggestion, context)
+    assert m.length == words(HAVERSINE)
+    assert m.suggestion_words == words(suggestion)
+    assert m.range.start.line == 0 and m.range.start.character == 4
+    assert m.text == HAVERSINE.rstrip("\n")
+
+
+def test_context_only_match_is_not_reported(corpus):
+    idx = corpus["index"]
+    assert idx.match("x = 1\n", HAVERSINE) == []
+
+
+def test_min_tokens_threshold(corpus):
+    idx = corpus["index"]
+    n = words(HAVERSINE)
+    assert idx.match(HAVERSINE, min_tokens=n + 1) == []
+    assert len(idx.match(HAVERSINE, min_tokens=n)) == 1
+
+
+def test_whole_file_match_and_kinds(corpus):
+    idx = corpus["index"]
+    (m,) = idx.match(REGEX_TABLE, min_tokens=30)
+    assert m.kind == "repetitive"
+    assert m.file_count == 1
+    license_text = MIT + "\n"
+    # the LICENSE file itself is not indexed (not code); a license header in code is
+    assert idx.match(license_text, min_tokens=30) == []
+
+
+def test_common_kind_by_file_count(corpus):
+    idx = corpus["index"]
+    (m,) = idx.match(HAVERSINE, common_files=3)
+    assert m.kind == "common"
+
+
+def test_utf16_range_after_astral_characters(corpus):
+    idx = corpus["index"]
+    prefix = "# 🚀🚀 rover 𝔘 "  # two astral emoji + a mathematical letter: 2 UTF-16 units each
+    suggestion = prefix + HAVERSINE
+    (m,) = idx.match(suggestion)
+    assert m.range.start.line == 0
+    assert m.range.start.character == len(prefix) + 3  # three astral characters
+    assert m.length == words(HAVERSINE)
+
+
+def test_renamed_copy_below_threshold_is_not_reported(corpus):
+    idx = corpus["index"]
+    renamed = HAVERSINE.replace("dlat", "d_lat").replace("dlon", "d_lon")
+    assert idx.match(renamed) == []
+
+
+@pytest.mark.parametrize("suggestion", ["", "x", "    \n\t"])
+def test_empty_and_tiny_suggestions(corpus, suggestion):
+    assert corpus["index"].match(suggestion, "import os\n") == []
+
+
+def test_million_word_suggestion(corpus):
+    idx = corpus["index"]
+    filler = "value = compute(alpha, beta) + 1\n" * 100_000  # 1,000,000 words
+    big = filler + HAVERSINE
+    assert len(tokenize(big)) > 1_000_000
+    (m,) = idx.match(big)
+    assert m.length == words(HAVERSINE)
+
+
+def test_posting_cap_makes_the_count_a_lower_bound(tmp_path):
+    from engine_fixtures import make_repo
+
+    repos = []
+    for i in range(5):
+        body = f"# copy {i}\nVERSION = {i}\n\n{HAVERSINE}\nprint({i})\n"
+        repo, _ = make_repo(tmp_path / f"r{i}", {"geo.py": body}, f"https://github.com/o/r{i}")
+        repos.append(str(repo))
+    out = tmp_path / "idx"
+    build_index(repos, out, BuildOptions(jobs=1, posting_cap=2, progress=False))
+    with open_index(out) as idx:
+        (m,) = idx.match(HAVERSINE)
+        assert m.file_count_exact is False
+        assert 2 <= m.file_count <= 5
+        assert "found in at least" in describe_match(m)
+        assert idx.summary()["capped"] > 0
+    out2 = tmp_path / "idx2"
+    build_index(repos, out2, BuildOptions(jobs=1, progress=False))
+    with open_index(out2) as idx:
+        (m,) = idx.match(HAVERSINE)
+        assert m.file_count_exact is True
+        assert m.file_count == 5

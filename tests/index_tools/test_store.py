@@ -1,0 +1,171 @@
+"""Bad input and safety: missing, damaged and foreign indexes; interrupted builds; `add`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from engine_fixtures import HAVERSINE, ROUTES, make_repo
+
+from index_tools import (
+    BuildError,
+    BuildOptions,
+    IndexOpenError,
+    add_to_index,
+    build_index,
+    open_index,
+)
+from index_tools.store import verify
+
+OPTS = BuildOptions(jobs=1, progress=False)
+
+
+@pytest.fixture
+def small_index(tmp_path):
+    repo, _ = make_repo(
+        tmp_path / "routes", {"routes.py": ROUTES}, "https://github.com/maps/routes"
+    )
+    out = tmp_path / "idx"
+    build_index([str(repo)], out, OPTS)
+    return out
+
+
+def live_gen(root):
+    return root / (root / "CURRENT").read_text().strip()
+
+
+def test_missing_index(tmp_path):
+    with pytest.raises(IndexOpenError, match="no index at"):
+        open_index(tmp_path / "nowhere")
+
+
+def test_folder_that_is_not_an_index(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(IndexOpenError, match="not a Recitation index"):
+        open_index(tmp_path)
+
+
+def test_other_format_version_is_refused(small_index):
+    header = live_gen(small_index) / "HEADER.json"
+    data = json.loads(header.read_text())
+    data["format_version"] = 99
+    header.write_text(json.dumps(data))
+    with pytest.raises(IndexOpenError, match="format version 99; this Recitation reads version 1"):
+        open_index(small_index)
+
+
+def test_truncated_file_is_reported_as_damaged(small_index):
+    shard = live_gen(small_index) / "postings-000.mdb"
+    shard.write_bytes(shard.read_bytes()[:4096])
+    with pytest.raises(IndexOpenError, match="damaged"):
+        open_index(small_index)
+
+
+def test_header_missing_is_reported(small_index):
+    (live_gen(small_index) / "HEADER.json").unlink()
+    with pytest.raises(IndexOpenError, match="incomplete or damaged"):
+        open_index(small_index)
+
+
+def test_verify_detects_changed_bytes(small_index):
+    assert verify(small_index) == []
+    text = live_gen(small_index) / "text.zst"
+    data = bytearray(text.read_bytes())
+    data[10] ^= 0xFF
+    text.write_bytes(bytes(data))
+    assert any("text.zst" in p for p in verify(small_index))
+
+
+def test_interrupted_build_leaves_the_previous_index_intact(small_index, tmp_path):
+    before = open_index(small_index)
+    expected = [m.to_dict() for m in before.match(HAVERSINE)]
+    before.close()
+    assert expected
+
+    class Exploding:
+        name, skipped = "exploding", {}
+
+        def describe(self):
+            return {"spec": "exploding", "name": self.name}
+
+        def documents(self):
+            from index_tools import Document, Origin
+
+            yield Document(ROUTES, Origin("x/y", "a.py"), "python")
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index([Exploding()], small_index, OPTS)
+    gens = [p.name for p in small_index.iterdir() if p.name.startswith("gen-")]
+    assert len(gens) == 1  # the half-written generation was removed
+    with open_index(small_index) as idx:
+        assert [m.to_dict() for m in idx.match(HAVERSINE)] == expected
+
+
+def test_reader_keeps_working_while_a_new_generation_is_published(small_index, tmp_path):
+    reader = open_index(small_index)
+    repo, _ = make_repo(tmp_path / "other", {"geo.py": HAVERSINE}, None)
+    build_index([str(repo)], small_index, OPTS)  # replaces the live generation
+    (m,) = reader.match(HAVERSINE)  # the old mapping still answers
+    assert m.sources[0].repository == "maps/routes"
+    reader.close()
+    with open_index(small_index) as idx:
+        (m,) = idx.match(HAVERSINE)
+        assert m.sources[0].repository == "other"
+
+
+def test_add_extends_and_counts_duplicates(small_index, tmp_path):
+    repo, _ = make_repo(
+        tmp_path / "mirror", {"copy/routes.py": ROUTES, "geo.py": HAVERSINE},
+        "https://gitlab.com/mirror/routes.git",
+    )  # fmt: skip
+    summary = add_to_index(small_index, [str(repo)], OPTS)
+    assert summary.files == 2 and summary.duplicates == 1 and summary.documents == 1
+    with open_index(small_index) as idx:
+        s = idx.summary()
+        assert s["files"] == 3 and s["documents"] == 2
+        (m,) = idx.match(HAVERSINE)
+        assert m.file_count == 3
+        hosts = sorted(src.url.split("/")[2] for src in m.sources)
+        assert hosts == ["github.com", "gitlab.com", "gitlab.com"]
+    assert verify(small_index) == []
+
+
+def test_empty_corpus_builds_an_empty_index(tmp_path):
+    (tmp_path / "empty").mkdir()
+    out = tmp_path / "idx"
+    summary = build_index([str(tmp_path / "empty")], out, OPTS)
+    assert summary.files == 0 and summary.words == 0
+    with open_index(out) as idx:
+        assert idx.summary()["documents"] == 0
+        assert idx.match(HAVERSINE) == []
+
+
+def test_bad_files_are_skipped_by_reason(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "good.py").write_text(HAVERSINE)
+    (corpus / "latin1.py").write_bytes(b"x = '\xe9\xe8'\n")
+    (corpus / "nul.py").write_bytes(b"x = 1\x00\x00\n")
+    (corpus / "huge.js").write_text("a" * 50_000_000)
+    out = tmp_path / "idx"
+    summary = build_index([str(corpus)], out, BuildOptions(jobs=2, progress=False))
+    assert summary.documents == 1
+    assert summary.skipped["undecodable"] == 1
+    assert summary.skipped["binary"] == 1
+    assert summary.skipped["oversize"] == 1
+    with open_index(out) as idx:
+        assert idx.summary()["skipped"]["oversize"] == 1
+        assert len(idx.match(HAVERSINE)) == 1
+
+
+def test_bad_sources_and_params(tmp_path):
+    with pytest.raises(BuildError, match="no such file"):
+        build_index([str(tmp_path / "missing")], tmp_path / "idx", OPTS)
+    with pytest.raises(BuildError, match="window"):
+        build_index(["python:stdlib"], tmp_path / "idx", BuildOptions(window=0))
+    (tmp_path / "occupied").mkdir()
+    (tmp_path / "occupied" / "mine.txt").write_text("keep me")
+    with pytest.raises(BuildError, match="not empty and is not an index"):
+        build_index([str(tmp_path)], tmp_path / "occupied", OPTS)
+    assert (tmp_path / "occupied" / "mine.txt").read_text() == "keep me"

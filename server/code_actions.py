@@ -156,8 +156,6 @@ def code_actions(
                 diagnostics=related or None,
                 is_preferred=True,
                 edit=types.WorkspaceEdit(changes={doc.uri: [attribution_edit(doc, m)]}),
-                # once attributed, the warning has done its job
-                command=dismiss,
             )
         )
         url = m.best_url

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -118,6 +118,19 @@ def make_client() -> RecordingClient:
 
     client = RecordingClient(
         protocol_cls=LanguageClientProtocol, converter_factory=default_converter
+    )
+    # lsprotocol reads any code action that has a `command` as a Command; a real editor
+    # tells them apart by the type of `command` (a string only in a Command)
+    converter = client.protocol._converter
+
+    def command_or_action(obj: Any, _: Any) -> types.Command | types.CodeAction:
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, types.Command)
+        return converter.structure(obj, types.CodeAction)
+
+    converter.register_structure_hook(
+        Union[types.Command, types.CodeAction],  # noqa: UP007 - the key lsprotocol registers
+        command_or_action,
     )
     features = dict(DEFAULT_CLIENT_FEATURES)
     default_publish = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]

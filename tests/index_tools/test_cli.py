@@ -1,0 +1,181 @@
+"""`recitation-index` as users run it: real processes, exit codes, JSON, SARIF."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from engine_fixtures import GEO, HAVERSINE, line_of, make_corpus
+
+CLI = [sys.executable, "-m", "index_tools.cli"]
+
+
+def run(*args, stdin="", env=None, cwd=None):
+    return subprocess.run(
+        [*CLI, *map(str, args)], input=stdin, capture_output=True, text=True, timeout=300,
+        env={**os.environ, **(env or {})}, cwd=cwd,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli")
+    info = make_corpus(tmp)
+    out = tmp / "idx"
+    r = run("build", *info["repos"], "--out", out, "--jobs", 2)
+    assert r.returncode == 0, r.stderr
+    info["out"] = out
+    info["build_stdout"] = r.stdout
+    return info
+
+
+def test_build_prints_a_summary(built):
+    out = built["build_stdout"]
+    assert "files: 4 (3 unique documents, 1 duplicates)" in out
+    assert "skipped: 2 unsupported" in out
+    assert "bytes per word" in out and "words/s" in out
+
+
+def test_stats_json(built):
+    r = run("stats", built["out"], "--json")
+    assert r.returncode == 0
+    s = json.loads(r.stdout)
+    for key in ("format_version", "k", "window", "documents", "files", "words",
+                "fingerprints", "bytes", "bytes_per_word"):  # fmt: skip
+        assert key in s
+    assert s["files"] == 4 and s["documents"] == 3 and s["format_version"] == 1
+    assert s["bytes_per_word"] == round(s["bytes"] / s["words"], 3)
+    r = run("stats", built["out"], "--verify")
+    assert r.returncode == 0 and "all files match" in r.stdout
+
+
+def test_query_json(built, tmp_path):
+    ctx = tmp_path / "ctx.py"
+    ctx.write_text("import math\n")
+    r = run("query", built["out"], "--json", "--context-file", ctx, stdin=HAVERSINE)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["query_words"] == 2 + out["suggestion_words"]
+    (m,) = out["matches"]
+    assert set(m) >= {
+        "kind",
+        "length",
+        "range",
+        "file_count",
+        "file_count_exact",
+        "text",
+        "sources",
+    }
+    assert m["kind"] == "recitation" and m["file_count"] == 3 and m["file_count_exact"] is True
+    assert m["range"]["start"] == {"line": 0, "character": 0}
+    src = next(s for s in m["sources"] if s["repository"] == "acme/widgets")
+    a, b = line_of(GEO, HAVERSINE), line_of(GEO, HAVERSINE, last=True)
+    assert src == {
+        "url": f"https://github.com/acme/widgets/blob/{built['acme_sha']}/src/geo.py#L{a}-L{b}",
+        "repository": "acme/widgets", "path": "src/geo.py", "commit": built["acme_sha"],
+        "license": "MIT", "start_line": a, "end_line": b, "occurrences": 1,
+        "words": m["length"],
+    }  # fmt: skip
+
+
+def test_query_text_and_no_match(built):
+    r = run("query", built["out"], stdin=HAVERSINE)
+    assert r.returncode == 0
+    assert r.stdout.startswith("Quoted from public code:")
+    assert "acme/widgets src/geo.py" in r.stdout
+    r = run("query", built["out"], stdin="print('hello')\n")
+    assert r.returncode == 0 and r.stdout.startswith("no quoted span of 60+ words")
+
+
+def test_check_exit_codes_and_formats(built, tmp_path):
+    clean = tmp_path / "clean.py"
+    clean.write_text("def add(a, b):\n    return a + b\n")
+    quoted = tmp_path / "quoted.py"
+    quoted.write_text("import os\n\n\n" + HAVERSINE)
+    r = run("check", clean, "--index", built["out"])
+    assert r.returncode == 0, r.stderr
+    r = run("check", clean, quoted, "--index", built["out"])
+    assert r.returncode == 1
+    assert f"{quoted}:4:1: Quoted from public code" in r.stdout
+    r = run("check", quoted, "--index", built["out"], "--format", "json")
+    (item,) = json.loads(r.stdout)
+    assert item["file"] == str(quoted) and item["range"]["start"]["line"] == 3
+
+
+def test_check_sarif(built, tmp_path):
+    (tmp_path / "src").mkdir()
+    quoted = tmp_path / "src" / "quoted.py"
+    quoted.write_text("import os\n\n\n" + HAVERSINE)
+    r = run("check", "src/quoted.py", "--index", built["out"], "--format", "sarif", cwd=tmp_path)
+    assert r.returncode == 1
+    sarif = json.loads(r.stdout)
+    assert sarif["version"] == "2.1.0" and sarif["$schema"].endswith("sarif-2.1.0.json")
+    run_ = sarif["runs"][0]
+    rule_ids = [rule["id"] for rule in run_["tool"]["driver"]["rules"]]
+    (res,) = run_["results"]
+    assert res["ruleId"] == "recitation/recitation" and res["ruleId"] in rule_ids
+    assert run_["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
+    loc = res["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == "src/quoted.py"
+    assert loc["region"]["startLine"] == 4 and loc["region"]["startColumn"] == 1
+    assert res["level"] == "warning"
+    assert "https://github.com/acme/widgets/blob/" in res["message"]["text"]
+    assert res["partialFingerprints"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["query", "{missing}"], "no index at"),
+        (["stats", "{missing}"], "no index at"),
+        (["check", "x.py", "--index", "{missing}"], "no index at"),
+        (["build", "python:stdlib"], "needs --out"),
+        (["build", "{missing}", "--out", "{tmp}/o"], "no such file"),
+        (["frobnicate"], "invalid choice"),
+        (["query", "--min-tokens", "zero"], "invalid int value"),
+        (["add", "{missing}", "python:stdlib"], "no index at"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(tmp_path, args, message):
+    args = [a.format(missing=tmp_path / "missing", tmp=tmp_path) for a in args]
+    r = run(*args)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in r.stderr
+
+
+def test_help_explains():
+    r = run("--help")
+    assert r.returncode == 0
+    for word in ("build", "add", "stats", "query", "check", "python:stdlib", "RECITATION_INDEX"):
+        assert word in r.stdout
+    for sub in ("build", "add", "stats", "query", "check"):
+        assert run(sub, "--help").returncode == 0
+
+
+@pytest.mark.slow
+def test_default_index_of_the_standard_library(tmp_path):
+    """`build --default` indexes the stdlib; a real stdlib snippet is attributed to CPython."""
+    env = {"RECITATION_INDEX": str(tmp_path / "default")}
+    r = run("build", "--default", "--quiet", env=env)
+    assert r.returncode == 0, r.stderr
+    import json as json_module
+
+    src = open(json_module.decoder.__file__, encoding="utf-8").read()
+    start = src.index("def py_scanstring")
+    snippet = src[start : src.index("scanstring = c_scanstring or py_scanstring")]
+    r = run("query", "--json", stdin=snippet, env=env)
+    (m,) = json.loads(r.stdout)["matches"]
+    v = sys.version_info
+    src0 = m["sources"][0]
+    assert src0["repository"] == "python/cpython" and src0["path"] == "Lib/json/decoder.py"
+    assert src0["license"] == "PSF-2.0"
+    a = src.count("\n", 0, start) + 1
+    assert src0["url"].startswith(
+        f"https://github.com/python/cpython/blob/v{v.major}.{v.minor}.{v.micro}/Lib/json/decoder.py#L{a}-L"
+    )
+    assert m["length"] == len(__import__("index_tools").tokenize(snippet))

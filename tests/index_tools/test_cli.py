@@ -163,9 +163,10 @@ def test_default_index_of_the_standard_library(tmp_path):
     env = {"RECITATION_INDEX": str(tmp_path / "default")}
     r = run("build", "--default", "--quiet", env=env)
     assert r.returncode == 0, r.stderr
-    import json as json_module
+    import json.decoder
+    from pathlib import Path
 
-    src = open(json_module.decoder.__file__, encoding="utf-8").read()
+    src = Path(json.decoder.__file__).read_text(encoding="utf-8")
     start = src.index("def py_scanstring")
     snippet = src[start : src.index("scanstring = c_scanstring or py_scanstring")]
     r = run("query", "--json", stdin=snippet, env=env)

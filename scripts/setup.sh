@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Creates .venv (Python 3.10+) and installs Recitation with its test tools into it.
+# Safe to run again: it only installs when pyproject.toml changed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  echo "setup: Python 3.10 or newer is needed (found: $("$PYTHON" --version 2>&1))" >&2
+  exit 2
+fi
+if [[ ! -x .venv/bin/python ]]; then
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.recitation-installed
+if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+  echo "setup: installing Recitation and its dependencies into .venv" >&2
+  log=.venv/install.log
+  if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
+         .venv/bin/python -m pip install --disable-pip-version-check -e '.[dev]'; } >"$log" 2>&1; then
+    tail -30 "$log" >&2
+    echo "setup: pip install failed (full log: $log)" >&2
+    exit 1
+  fi
+  touch "$stamp"
+fi

@@ -13,7 +13,7 @@ from .code_actions import code_actions
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
 from .hover import hover_markdown
-from .protocol import CHECK, CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN
+from .protocol import CHECK, CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN, plain
 from .server import RecitationServer
 from .words import count_words
 
@@ -35,7 +35,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: RecitationServer, params: types.InitializeParams) -> None:
-        ls.init_options = params.initialization_options
+        ls.init_options = plain(params.initialization_options)
         encoding = ls.workspace.position_encoding or "utf-16"
         ls.documents.encoding = getattr(encoding, "value", str(encoding))
         folders = [(f.uri, f.name) for f in params.workspace_folders or []]
@@ -74,7 +74,8 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         ls: RecitationServer, params: types.DidChangeConfigurationParams
     ) -> None:
         if not ls.client_supports("workspace.configuration"):
-            ls.pushed_settings = params.settings if isinstance(params.settings, dict) else None
+            pushed = plain(params.settings)
+            ls.pushed_settings = pushed if isinstance(pushed, dict) else None
         await ls.refresh_settings()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -170,6 +171,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.command(CMD_DISMISS)
     def dismiss(ls: RecitationServer, *args: Any) -> dict:
+        args = tuple(plain(list(args)))
         if len(args) < 2 or not isinstance(args[0], str):
             raise JsonRpcInvalidParams("recitation.dismiss expects [uri, match id or range]")
         uri, target = args[0], args[1]

@@ -44,6 +44,18 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def plain(value: Any) -> Any:
+    """Parsed JSON as plain dicts and lists, whatever container types the JSON-RPC layer
+    produced (tuples, named tuples)."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 def status_payload(
     state: str, message: str, scope_uri: str | None, index: dict | None
 ) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import UTF16, DocumentStore, offset_in
 from .folders import Scope, Scopes
 from .indexes import LOADING, READY, IndexManager, resolve_index_path
-from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, status_payload
+from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, plain, status_payload
 from .settings import SECTION, Settings, layered_settings
 from .words import context_start, words_of
 
@@ -113,6 +113,7 @@ class RecitationServer(LanguageServer):
                     self.workspace_configuration_async(types.ConfigurationParams(items=items)),
                     CONFIGURATION_TIMEOUT,
                 )
+                result = plain(result)
                 if isinstance(result, list) and len(result) == len(scopes):
                     pulled = result
             except Exception as exc:

@@ -167,7 +167,7 @@ async def start_session(
     index: Path | str | None,
     folders: list[Path],
     settings: dict | None = None,
-    capabilities: str = "visual_studio_code",
+    capabilities: str | types.ClientCapabilities = "visual_studio_code",
     nested: bool = True,
 ) -> types.InitializeResult:
     from pytest_lsp import client_capabilities
@@ -178,7 +178,9 @@ async def start_session(
     init = {"recitation": options} if nested else options
     return await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities(capabilities),
+            capabilities=(
+                client_capabilities(capabilities) if isinstance(capabilities, str) else capabilities
+            ),
             initialization_options=init,
             workspace_folders=[folder(f) for f in folders],
             root_uri=folders[0].as_uri() if folders else None,

@@ -191,6 +191,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.command(CMD_OPEN_SOURCE)
     async def open_source(ls: RecitationServer, *args: Any) -> dict:
+        args = tuple(plain(list(args)))
         if len(args) != 1 or not is_web_link(args[0]):
             raise JsonRpcInvalidParams("recitation.openSource expects [an http(s) url]")
         result = await ls.window_show_document_async(
@@ -200,6 +201,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.command(CMD_RESCAN)
     async def rescan(ls: RecitationServer, *args: Any) -> dict:
+        args = tuple(plain(list(args)))
         if len(args) != 1 or not isinstance(args[0], str):
             raise JsonRpcInvalidParams("recitation.rescan expects [uri]")
         doc = ls.documents.get(args[0])
@@ -212,6 +214,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.feature(CHECK)
     async def check(ls: RecitationServer, params: Any) -> dict:
+        params = plain(params)
         if not isinstance(params, dict) or not isinstance(params.get("text"), str):
             raise JsonRpcInvalidParams("recitation/check expects {text: string, ...}")
         context = params.get("context") or ""

@@ -13,6 +13,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from . import __version__
@@ -52,8 +53,11 @@ class RecitationServer(LanguageServer):
     # -- errors --------------------------------------------------------------------------
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Errors outside a request go to the client's log, not to a popup."""
+        """Errors outside a request go to the client's log, not to a popup; a failed
+        request already carries its error in the response."""
         log.error("%s", error)
+        if source is FeatureRequestError:
+            return
         try:
             self.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Error, message=f"{error}")

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+import uuid
 from pathlib import Path
 from typing import Any, Union
 
@@ -220,3 +221,27 @@ async def diagnostics_for(
         ),
         what=f"{what} for {uri}",
     )
+
+
+def send_raw(client: LanguageClient, message: dict) -> None:
+    """Write a JSON-RPC message as is, bypassing the client's typed serialization."""
+    body = json.dumps(message).encode("utf-8")
+    res = client.protocol.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    if hasattr(res, "__await__"):
+        asyncio.ensure_future(res)
+
+
+async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
+    """Send a request with arbitrary (possibly malformed) params; the response resolves
+    like any other (an error response raises JsonRpcException)."""
+    from concurrent.futures import Future
+
+    msg_id = f"raw-{uuid.uuid4().hex}"
+    future: Future = Future()
+    client.protocol._request_futures[msg_id] = future
+    send_raw(client, {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return await asyncio.wrap_future(future)
+
+
+def raw_notify(client: LanguageClient, method: str, params: Any) -> None:
+    send_raw(client, {"jsonrpc": "2.0", "method": method, "params": params})

@@ -35,7 +35,7 @@ class WordHasher:
         cache = self._cache
         if len(cache) > self._max:
             cache.clear()
-        for w in set(words).difference(cache.keys()):
+        for w in [w for w in set(words) if w not in cache]:
             cache[w] = _xxh3(w.encode("utf-8", "surrogatepass"))
         return np.fromiter(map(cache.__getitem__, words), dtype=np.uint64, count=len(words))
 

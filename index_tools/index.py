@@ -7,7 +7,7 @@ import mmap
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import lmdb
@@ -33,12 +33,24 @@ class StoredDocument:
     origins: list[Origin]
     block_chars: np.ndarray
     block_words: np.ndarray
+    _blocks: dict = field(default_factory=dict)  # block -> (words, hashes), filled lazily
 
     def _block_of(self, pos: int) -> int:
         return int(np.searchsorted(self.block_words, pos, side="right")) - 1
 
     def _block_end(self, b: int) -> int:
         return int(self.block_chars[b + 1]) if b + 1 < len(self.block_chars) else len(self.text)
+
+    def _block(self, b: int, hasher: WordHasher | None) -> tuple[list[str], np.ndarray | None]:
+        cached = self._blocks.get(b)
+        if cached is None or (hasher is not None and cached[1] is None):
+            words = (
+                cached[0]
+                if cached
+                else WORD_RE.findall(self.text, int(self.block_chars[b]), self._block_end(b))
+            )
+            cached = self._blocks[b] = (words, hasher.hashes(words) if hasher else None)
+        return cached
 
     def word_texts(self, lo: int, hi: int) -> list[str]:
         """The words at positions [lo, hi)."""
@@ -49,9 +61,26 @@ class StoredDocument:
         first = int(self.block_words[b])
         out: list[str] = []
         while b < len(self.block_chars) and first + len(out) < hi:
-            out.extend(WORD_RE.findall(self.text, int(self.block_chars[b]), self._block_end(b)))
+            out.extend(self._block(b, None)[0])
             b += 1
         return out[lo - first : hi - first]
+
+    def word_hashes(self, lo: int, hi: int, hasher: WordHasher) -> np.ndarray:
+        """xxh3 hashes of the words at positions [lo, hi); blocks are hashed once."""
+        hi = min(hi, self.words)
+        if lo >= hi:
+            return np.empty(0, dtype=np.uint64)
+        b = self._block_of(lo)
+        first = int(self.block_words[b])
+        parts = []
+        end = first
+        while b < len(self.block_chars) and end < hi:
+            h = self._block(b, hasher)[1]
+            parts.append(h)
+            end += len(h)
+            b += 1
+        joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return joined[lo - first : hi - first]
 
     def word_offsets(self, pos: int) -> tuple[int, int]:
         """Start and end character offsets of the word at position `pos`."""

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .classify import COMMON_FILES, classify
+from .fingerprint import kgram_fingerprints
 from .model import Match, Position, Range, Source
 from .words import WORD_RE, LineIndex, word_texts
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
 MAX_DOCS = 64  # documents verified per query, most hits first
-MAX_DIAGONALS_PER_DOC = 512  # alignments verified per document, most hits first
+MAX_DIAGONALS_PER_DOC = 32  # alignments verified per document, most hits first
+MAX_DIAGONALS = 384  # alignments verified per query
 
 
 @dataclass
@@ -77,57 +79,92 @@ def _doc_groups(hits):
         yield doc_id, groups
 
 
-def _verify(index, words: list[str], doc_groups, k: int):
-    """Maximal verified spans, and whether the verification budget ran out."""
+def _runs(eq: np.ndarray, seeds: np.ndarray, k: int) -> set[tuple[int, int]]:
+    """Maximal runs of True in `eq` that contain a whole k-gram starting at a seed offset."""
+    breaks = np.append(np.flatnonzero(~eq), len(eq))  # a sentinel break at the end
+    # first break at or after each seed, last break before it
+    after = np.searchsorted(breaks, seeds, side="left")
+    ends = breaks[after]
+    starts = np.where(after > 0, breaks[np.maximum(after - 1, 0)] + 1, 0)
+    ok = ends - seeds >= k
+    return set(zip(starts[ok].tolist(), ends[ok].tolist()))
+
+
+def _verify(index, hashes: np.ndarray, doc_groups, k: int):
+    """Maximal spans along each hit diagonal where query and document words agree (compared
+    by their 64-bit hashes here; the reported spans are confirmed on the words themselves).
+    Returns the spans and whether the verification budget ran out."""
     spans: list[_Span] = []
-    n = len(words)
+    n = len(hashes)
     exhausted = False
+    budget = MAX_DIAGONALS
     for ndocs, (doc_id, groups) in enumerate(doc_groups):
-        if ndocs >= MAX_DOCS:
+        if ndocs >= MAX_DOCS or budget <= 0:
             exhausted = True
             break
-        if len(groups) > MAX_DIAGONALS_PER_DOC:
+        if len(groups) > min(MAX_DIAGONALS_PER_DOC, budget):
             exhausted = True
-            groups = groups[:MAX_DIAGONALS_PER_DOC]
+            groups = groups[: min(MAX_DIAGONALS_PER_DOC, budget)]
+        budget -= len(groups)
         doc = index.document(doc_id)
-        # one pass over the part of the document any of these diagonals can reach
-        lo = max(0, min(d for d, _ in groups))
-        hi = min(doc.words, max(d for d, _ in groups) + n)
-        dwords = doc.word_texts(lo, hi)
-        hi = lo + len(dwords)
         for diag, qposes in groups:
-            done_until = -1
-            for q in qposes:
-                if q < done_until:
-                    continue
-                base = q + diag - lo
-                if (
-                    base < 0
-                    or base + k > len(dwords)
-                    or words[q : q + k] != dwords[base : base + k]
-                ):
-                    continue  # a fingerprint collision: the words differ
-                a = q
-                while a > 0 and a - 1 + diag >= lo and words[a - 1] == dwords[a - 1 + diag - lo]:
-                    a -= 1
-                b = q + k
-                while b < n and b + diag < hi and words[b] == dwords[b + diag - lo]:
-                    b += 1
-                spans.append(_Span(a, b, doc_id, diag))
-                done_until = b
+            lo, hi = max(0, diag), min(doc.words, n + diag)  # document positions on this diagonal
+            if hi - lo < k:
+                continue
+            dh = doc.word_hashes(lo, hi, index._hasher)
+            eq = dh == hashes[lo - diag : hi - diag]
+            seeds = np.asarray(qposes, dtype=np.int64) + diag - lo
+            for a, b in _runs(eq, seeds, k):
+                spans.append(_Span(a + lo - diag, b + lo - diag, doc_id, diag))
     return spans, exhausted
 
 
-def _cluster(spans: list[_Span], min_tokens: int) -> list[_Cluster]:
+def _confirm(index, words: list[str], span: _Span) -> bool:
+    doc = index.document(span.doc)
+    return doc.word_texts(span.qa + span.diag, span.qb + span.diag) == words[span.qa : span.qb]
+
+
+def _covers(outer: tuple[int, int], inner: tuple[int, int], slack: int) -> bool:
+    return outer[0] <= inner[0] + slack and outer[1] >= inner[1] - slack
+
+
+def _cluster(spans: list[_Span]) -> list[_Cluster]:
+    """Matches from verified spans. Spans whose ends agree within 5% form one match; a
+    file counts for a match when one of its spans covers the match's span (within 5%), so
+    a long quote found in one file and its boilerplate tail found in thirty are two matches
+    with honest counts."""
     clusters: list[_Cluster] = []
     for s in sorted(spans, key=lambda s: (s.qa - s.qb, s.qa, s.doc)):
         for c in clusters:
-            if min(s.qb, c.qb) - max(s.qa, c.qa) >= min_tokens:
-                c.members.setdefault(s.doc, s)
+            slack = (c.qb - c.qa) // 20
+            if abs(s.qa - c.qa) <= slack and abs(s.qb - c.qb) <= slack:
+                if (
+                    s.doc not in c.members
+                    or c.members[s.doc].qb - c.members[s.doc].qa < s.qb - s.qa
+                ):
+                    c.members[s.doc] = s
                 break
         else:
             clusters.append(_Cluster(s.qa, s.qb, {s.doc: s}))
-    return clusters
+    # files whose longer spans contain a shorter match count for it too
+    for c in clusters:
+        slack = (c.qb - c.qa) // 20
+        for s in spans:
+            if s.doc not in c.members and _covers((s.qa, s.qb), (c.qa, c.qb), slack):
+                c.members[s.doc] = s
+    # a match nested in another that adds no file says nothing new
+    kept = []
+    for c in clusters:
+        if any(
+            o is not c
+            and o.qb - o.qa > c.qb - c.qa
+            and _covers((o.qa, o.qb), (c.qa, c.qb), 0)
+            and set(c.members) <= set(o.members)
+            for o in clusters
+        ):
+            continue
+        kept.append(c)
+    return kept
 
 
 def _sources(index, cluster: _Cluster, max_sources: int) -> list[Source]:
@@ -195,16 +232,19 @@ def find_matches(
     n = len(words)
     if not sug or n < max(k, min_tokens):
         return []
-    fps = index.kgrams(words)
+    hashes = index.word_hashes(words)
+    fps = kgram_fingerprints(hashes, k)
     hits, capped = _hits(index, fps)
     if hits is None:
         return []
-    spans, exhausted = _verify(index, words, _doc_groups(hits), k)
-    spans = [s for s in spans if s.qb - s.qa >= min_tokens and s.qb > nc]
+    spans, exhausted = _verify(index, hashes, _doc_groups(hits), k)
+    spans = [
+        s for s in spans if s.qb - s.qa >= min_tokens and s.qb > nc and _confirm(index, words, s)
+    ]
     lines = LineIndex(suggestion)
     offset = len(context)
     matches = []
-    for c in _cluster(spans, min_tokens):
+    for c in _cluster(spans):
         count = sum(index.document(d).occurrences for d in c.members)
         exact = not exhausted and not capped[c.qa : max(c.qa + 1, c.qb - k + 1)].any()
         sa = max(c.qa, nc) - nc

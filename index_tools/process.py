@@ -11,7 +11,7 @@ import zstandard
 from .fingerprint import WordHasher, kgram_fingerprints, winnow
 from .words import WORD_RE
 
-BLOCK_CHARS = 4096  # text is split at line breaks into blocks of about this many characters
+BLOCK_CHARS = 1024  # text is split at line breaks into blocks of about this many characters
 ZSTD_LEVEL = 6
 
 _hasher = WordHasher()

@@ -164,3 +164,14 @@ def test_posting_cap_makes_the_count_a_lower_bound(tmp_path):
         (m,) = idx.match(HAVERSINE)
         assert m.file_count_exact is True
         assert m.file_count == 5
+
+
+def test_nested_quote_found_in_more_files_is_its_own_match(corpus):
+    idx = corpus["index"]
+    whole, part = sorted(idx.match(GEO), key=lambda m: -m.length)
+    assert whole.length == words(GEO)
+    assert whole.file_count == 2  # acme/widgets and its identical copy in other/fork
+    assert {s.repository for s in whole.sources} == {"acme/widgets", "other/fork"}
+    assert part.length == words(HAVERSINE)
+    assert part.file_count == 3  # the function alone is also in routes.py
+    assert part.range.start.line == GEO[: GEO.index(HAVERSINE)].count("\n")

@@ -1,0 +1,281 @@
+// The language client: finds the interpreter, starts `python -m server` with the bundled
+// libraries, sends the resolved settings, and restarts when the interpreter changes.
+
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+    LanguageClient,
+    RevealOutputChannelOn,
+    State,
+    type LanguageClientOptions,
+    type ServerOptions,
+} from 'vscode-languageclient/node';
+
+import { discoverInterpreter, formatVersion, type Interpreter } from './interpreter';
+import { planServer, type BundleManifest, type Layout } from './launch';
+import { MATCH_NOTIFICATION, STATUS_NOTIFICATION, type MatchParams, type StatusParams } from './protocol';
+import { onPythonInterpreterChange, probe, pythonExtensionInterpreter, which } from './python';
+import type { ReferencesLog } from './referencesLog';
+import {
+    SECTION,
+    resolveConfigurationItem,
+    resolveLaunchSettings,
+    resolveServerSettings,
+    type InitializationOptions,
+    type PathContext,
+    type ServerSettings,
+} from './settings';
+import { activeFolder, type StatusItem } from './statusItem';
+
+const RESTART_DELAY_MS = 500;
+
+export class RecitationServer implements vscode.Disposable {
+    private client: LanguageClient | undefined;
+    private interpreter: Interpreter | undefined;
+    private readonly disposables: vscode.Disposable[] = [];
+    private restartTimer: NodeJS.Timeout | undefined;
+    private starting: Promise<void> | undefined;
+    private offeredIndexBuild = false;
+    /** Listeners for each status the server sends (the index build prompt). */
+    readonly onStatus = new vscode.EventEmitter<StatusParams>();
+
+    constructor(
+        private readonly context: vscode.ExtensionContext,
+        readonly log: vscode.LogOutputChannel,
+        private readonly references: ReferencesLog,
+        private readonly status: StatusItem,
+    ) {
+        this.disposables.push(
+            this.onStatus,
+            vscode.workspace.onDidChangeConfiguration((e) => {
+                if (e.affectsConfiguration(`${SECTION}.interpreter`) || e.affectsConfiguration(`${SECTION}.upstreamCommand`)) {
+                    this.log.info('Interpreter or upstream command changed: restarting the server.');
+                    this.scheduleRestart();
+                }
+            }),
+            vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRestart()),
+        );
+        void onPythonInterpreterChange(() => {
+            if (resolveLaunchSettings(launchConfig(), pathContext(undefined)).interpreter.length === 0) {
+                this.log.info('The Python extension selected another interpreter: restarting the server.');
+                this.scheduleRestart();
+            }
+        }).then((d) => d && this.disposables.push(d));
+    }
+
+    /** The interpreter the server runs on (known once it started). */
+    get python(): Interpreter | undefined {
+        return this.interpreter;
+    }
+
+    get layout(): Layout {
+        return detectLayout(this.context.extensionPath);
+    }
+
+    /** Finds the interpreter again (used by the index build when the server did not start). */
+    async findInterpreter(): Promise<Interpreter> {
+        const folder = activeFolder() ?? vscode.workspace.workspaceFolders?.[0];
+        const launch = resolveLaunchSettings(launchConfig(folder?.uri), pathContext(folder));
+        return discoverInterpreter(launch.interpreter, {
+            pythonExtension: () => pythonExtensionInterpreter(folder?.uri),
+            which,
+            probe: (command) => probe(command),
+        });
+    }
+
+    start(): Promise<void> {
+        if (!this.starting) {
+            this.starting = this.doStart().finally(() => {
+                this.starting = undefined;
+            });
+        }
+        return this.starting;
+    }
+
+    private async doStart(): Promise<void> {
+        this.status.reset();
+        const folder = activeFolder() ?? vscode.workspace.workspaceFolders?.[0];
+        const launch = resolveLaunchSettings(launchConfig(folder?.uri), pathContext(folder));
+        let interpreter: Interpreter;
+        try {
+            interpreter = await this.findInterpreter();
+        } catch (err) {
+            this.fail(`Recitation cannot start: ${errorText(err)}`);
+            return;
+        }
+        this.interpreter = interpreter;
+        this.log.info(`Python ${formatVersion(interpreter.info)} (${interpreter.source}): ${interpreter.command.join(' ')}`);
+
+        const layout = this.layout;
+        let plan;
+        try {
+            plan = planServer(interpreter.command, interpreter.info, layout, launch.upstreamCommand, process.env);
+        } catch (err) {
+            this.fail(errorText(err));
+            return;
+        }
+        this.log.info(`Layout: ${layout.kind}; server: ${plan.command} ${plan.args.join(' ')}`);
+        if (plan.env.PYTHONPATH) {
+            this.log.debug(`PYTHONPATH=${plan.env.PYTHONPATH}`);
+        }
+
+        const serverOptions: ServerOptions = {
+            command: plan.command,
+            args: plan.args,
+            options: { env: plan.env, cwd: folder?.uri.fsPath ?? os.homedir() },
+        };
+        const clientOptions: LanguageClientOptions = {
+            documentSelector: [
+                { scheme: 'file' },
+                { scheme: 'untitled' },
+                { scheme: 'vscode-notebook-cell' },
+                { scheme: 'vscode-remote' },
+                { scheme: 'vscode-vfs' },
+            ],
+            outputChannel: this.log,
+            traceOutputChannel: this.log,
+            revealOutputChannelOn: RevealOutputChannelOn.Never,
+            synchronize: { configurationSection: SECTION },
+            initializationOptions: initializationOptions(),
+            connectionOptions: { maxRestartCount: 4 },
+            middleware: {
+                workspace: {
+                    configuration: async (params, token, next) => {
+                        const answer = await next(params, token);
+                        if (!Array.isArray(answer)) {
+                            return answer;
+                        }
+                        return params.items.map((item, i) => {
+                            const folderOf = item.scopeUri ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(item.scopeUri)) : undefined;
+                            const resource = item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined;
+                            const resolved = serverSettings(resource, folderOf);
+                            return resolveConfigurationItem(item.section, answer[i], resolved);
+                        });
+                    },
+                },
+            },
+        };
+
+        const client = new LanguageClient(SECTION, 'Recitation', serverOptions, clientOptions);
+        client.onNotification(STATUS_NOTIFICATION, (params: StatusParams) => {
+            this.log.info(`Status: ${params.state}${params.message ? ' — ' + params.message : ''}`);
+            this.status.update(params);
+            this.onStatus.fire(params);
+        });
+        client.onNotification(MATCH_NOTIFICATION, (params: MatchParams) => this.references.add(params));
+        client.onDidChangeState((e) => {
+            if (e.newState === State.Stopped && this.client === client) {
+                this.status.setLocal({ state: 'error', message: 'The Recitation server stopped. See the logs.' });
+            }
+        });
+        this.client = client;
+        try {
+            await client.start();
+            this.log.info('Server started.');
+        } catch (err) {
+            this.fail(`The Recitation server did not start: ${errorText(err)}`);
+        }
+    }
+
+    async stop(): Promise<void> {
+        const client = this.client;
+        this.client = undefined;
+        if (client) {
+            try {
+                await client.stop(5000);
+            } catch (err) {
+                this.log.warn(`Stopping the server: ${errorText(err)}`);
+            }
+        }
+    }
+
+    async restart(): Promise<void> {
+        await this.starting;
+        await this.stop();
+        await this.start();
+    }
+
+    scheduleRestart(): void {
+        if (this.restartTimer) {
+            clearTimeout(this.restartTimer);
+        }
+        this.restartTimer = setTimeout(() => {
+            this.restartTimer = undefined;
+            void this.restart();
+        }, RESTART_DELAY_MS);
+    }
+
+    /** True once per session: the first `no-index` status offers the default index build. */
+    takeIndexBuildOffer(): boolean {
+        if (this.offeredIndexBuild) {
+            return false;
+        }
+        this.offeredIndexBuild = true;
+        return true;
+    }
+
+    private fail(message: string): void {
+        this.log.error(message);
+        this.status.setLocal({ state: 'error', message });
+        void vscode.window.showErrorMessage(message, 'Show Logs', 'Open Settings').then((choice) => {
+            if (choice === 'Show Logs') {
+                this.log.show();
+            } else if (choice === 'Open Settings') {
+                void vscode.commands.executeCommand('workbench.action.openSettings', 'recitation.interpreter');
+            }
+        });
+    }
+
+    dispose(): void {
+        if (this.restartTimer) {
+            clearTimeout(this.restartTimer);
+        }
+        for (const d of this.disposables) {
+            d.dispose();
+        }
+        void this.stop();
+    }
+}
+
+export function detectLayout(extensionPath: string): Layout {
+    const manifestPath = path.join(extensionPath, 'bundled', 'manifest.json');
+    if (fs.existsSync(manifestPath)) {
+        const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as BundleManifest;
+        return { kind: 'bundled', manifest, root: path.join(extensionPath, 'bundled') };
+    }
+    const checkout = path.dirname(extensionPath);
+    if (fs.existsSync(path.join(checkout, 'server', '__init__.py')) && fs.existsSync(path.join(checkout, 'index_tools', '__init__.py'))) {
+        return { kind: 'checkout', root: checkout };
+    }
+    return { kind: 'environment' };
+}
+
+function launchConfig(resource?: vscode.Uri): vscode.WorkspaceConfiguration {
+    return vscode.workspace.getConfiguration(SECTION, resource);
+}
+
+export function pathContext(folder: vscode.WorkspaceFolder | undefined): PathContext {
+    return { workspaceFolder: folder?.uri.fsPath, userHome: os.homedir() };
+}
+
+function serverSettings(resource: vscode.Uri | undefined, folder: vscode.WorkspaceFolder | undefined): ServerSettings {
+    return resolveServerSettings(vscode.workspace.getConfiguration(SECTION, resource ?? folder?.uri), pathContext(folder));
+}
+
+function initializationOptions(): InitializationOptions {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    return {
+        settings: serverSettings(undefined, folders.length === 1 ? folders[0] : undefined),
+        folders: folders.map((folder) => ({
+            uri: folder.uri.toString(),
+            name: folder.name,
+            settings: serverSettings(folder.uri, folder),
+        })),
+    };
+}
+
+function errorText(err: unknown): string {
+    return err instanceof Error ? err.message : String(err);
+}

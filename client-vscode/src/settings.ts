@@ -1,0 +1,199 @@
+// Settings of the `recitation` section, resolved per workspace folder.
+//
+// Pure: reads through a small `ConfigReader` so that it is tested without VS Code.
+
+export const SECTION = 'recitation';
+
+export type Kind = 'recitation' | 'repetitive' | 'license' | 'common';
+export type SeverityName = 'error' | 'warning' | 'information' | 'hint' | 'off';
+export type CompletionMode = 'warn' | 'block' | 'off';
+
+export const KINDS: readonly Kind[] = ['recitation', 'repetitive', 'license', 'common'];
+export const SEVERITIES: readonly SeverityName[] = ['error', 'warning', 'information', 'hint', 'off'];
+export const COMPLETION_MODES: readonly CompletionMode[] = ['warn', 'block', 'off'];
+
+/** What the server reads per folder (camelCase keys, as in the settings). */
+export interface ServerSettings {
+    enable: boolean;
+    indexPath: string;
+    minTokens: number;
+    contextTokens: number;
+    minInsertWords: number;
+    scanOnOpen: boolean;
+    severity: Record<Kind, SeverityName>;
+    completionMode: CompletionMode;
+}
+
+/** What only the extension reads: how to start the server. */
+export interface LaunchSettings {
+    interpreter: string[];
+    upstreamCommand: string[];
+}
+
+export const DEFAULTS: ServerSettings = {
+    enable: true,
+    indexPath: '',
+    minTokens: 60,
+    contextTokens: 200,
+    minInsertWords: 10,
+    scanOnOpen: false,
+    severity: { recitation: 'warning', repetitive: 'hint', license: 'information', common: 'hint' },
+    completionMode: 'warn',
+};
+
+/** The subset of `vscode.WorkspaceConfiguration` used here. */
+export interface ConfigReader {
+    get<T>(key: string): T | undefined;
+}
+
+/** Where `${workspaceFolder}` and `~` point. */
+export interface PathContext {
+    workspaceFolder?: string;
+    userHome: string;
+}
+
+/** Expands `${workspaceFolder}`, `${userHome}`, `${env:NAME}` and a leading `~`. */
+export function expandVariables(
+    value: string,
+    ctx: PathContext,
+    env: Record<string, string | undefined> = process.env,
+): string {
+    let out = value.replace(/\$\{(workspaceFolder|userHome|env:([A-Za-z_][A-Za-z0-9_]*))\}/g, (whole, name: string, envName?: string) => {
+        if (name === 'workspaceFolder') {
+            return ctx.workspaceFolder ?? whole;
+        }
+        if (name === 'userHome') {
+            return ctx.userHome;
+        }
+        return env[envName ?? ''] ?? '';
+    });
+    if (out === '~' || out.startsWith('~/')) {
+        out = ctx.userHome + out.slice(1);
+    }
+    return out;
+}
+
+function isAbsolutePath(p: string): boolean {
+    return p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('\\\\');
+}
+
+function joinPath(base: string, rel: string): string {
+    const sep = base.includes('\\') && !base.includes('/') ? '\\' : '/';
+    const trimmed = rel.replace(/^\.[\\/]/, '');
+    return base.replace(/[\\/]+$/, '') + sep + trimmed;
+}
+
+/** An index path as the server should see it: variables expanded, relative to the folder. */
+export function resolveIndexPath(value: string, ctx: PathContext): string {
+    const raw = value.trim();
+    if (raw === '') {
+        return '';
+    }
+    const expanded = expandVariables(raw, ctx);
+    if (!isAbsolutePath(expanded) && ctx.workspaceFolder) {
+        return joinPath(ctx.workspaceFolder, expanded);
+    }
+    return expanded;
+}
+
+function asBool(value: unknown, fallback: boolean): boolean {
+    return typeof value === 'boolean' ? value : fallback;
+}
+
+function asInt(value: unknown, fallback: number, min: number): number {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+        return fallback;
+    }
+    return Math.floor(value);
+}
+
+function asString(value: unknown, fallback: string): string {
+    return typeof value === 'string' ? value : fallback;
+}
+
+function asStringArray(value: unknown): string[] {
+    if (typeof value === 'string') {
+        return value.trim() === '' ? [] : [value];
+    }
+    if (!Array.isArray(value)) {
+        return [];
+    }
+    return value.filter((v): v is string => typeof v === 'string' && v.length > 0);
+}
+
+function asEnum<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
+    return typeof value === 'string' && (allowed as readonly string[]).includes(value) ? (value as T) : fallback;
+}
+
+export function resolveSeverity(value: unknown): Record<Kind, SeverityName> {
+    const out = { ...DEFAULTS.severity };
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+        const given = value as Record<string, unknown>;
+        for (const kind of KINDS) {
+            out[kind] = asEnum(given[kind], SEVERITIES, DEFAULTS.severity[kind]);
+        }
+    }
+    return out;
+}
+
+/** The server settings of one folder; an invalid value falls back to its default. */
+export function resolveServerSettings(config: ConfigReader, ctx: PathContext): ServerSettings {
+    return {
+        enable: asBool(config.get('enable'), DEFAULTS.enable),
+        indexPath: resolveIndexPath(asString(config.get('indexPath'), DEFAULTS.indexPath), ctx),
+        minTokens: asInt(config.get('minTokens'), DEFAULTS.minTokens, 1),
+        contextTokens: asInt(config.get('contextTokens'), DEFAULTS.contextTokens, 0),
+        minInsertWords: asInt(config.get('minInsertWords'), DEFAULTS.minInsertWords, 1),
+        scanOnOpen: asBool(config.get('scanOnOpen'), DEFAULTS.scanOnOpen),
+        severity: resolveSeverity(config.get('severity')),
+        completionMode: asEnum(config.get('completionMode'), COMPLETION_MODES, DEFAULTS.completionMode),
+    };
+}
+
+export function resolveLaunchSettings(config: ConfigReader, ctx: PathContext): LaunchSettings {
+    return {
+        interpreter: asStringArray(config.get('interpreter')).map((part) => expandVariables(part, ctx)),
+        upstreamCommand: asStringArray(config.get('upstreamCommand')).map((part) => expandVariables(part, ctx)),
+    };
+}
+
+/** One folder's entry in the initialization options. */
+export interface FolderSettings {
+    uri: string;
+    name: string;
+    settings: ServerSettings;
+}
+
+/**
+ * The `initializationOptions` sent to the server: the settings without a folder
+ * (`settings`) and each workspace folder's own (`folders`). The server also pulls
+ * `workspace/configuration` per folder and hears `workspace/didChangeConfiguration`.
+ */
+export interface InitializationOptions {
+    settings: ServerSettings;
+    folders: FolderSettings[];
+}
+
+/** Key names of the settings the server reads; a change to any of them is sent live. */
+export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
+    'enable', 'indexPath', 'minTokens', 'contextTokens', 'minInsertWords', 'scanOnOpen', 'severity', 'completionMode',
+];
+
+/**
+ * Rewrites one `workspace/configuration` answer so that it carries resolved values
+ * (expanded index path, defaults for invalid values). `section` is what the server
+ * asked for: `recitation` or `recitation.<key>`.
+ */
+export function resolveConfigurationItem(section: string | undefined, raw: unknown, resolved: ServerSettings): unknown {
+    if (section === SECTION) {
+        const base = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+        return { ...base, ...resolved };
+    }
+    if (section?.startsWith(SECTION + '.')) {
+        const key = section.slice(SECTION.length + 1) as keyof ServerSettings;
+        if ((SERVER_KEYS as readonly string[]).includes(key)) {
+            return resolved[key];
+        }
+    }
+    return raw;
+}

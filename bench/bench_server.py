@@ -1,0 +1,326 @@
+"""Latency of the language server, end to end: from sending `didChange` with an accepted
+300-word suggestion quoted from the index, to receiving `publishDiagnostics` that flags it,
+through a real LSP client over stdio. Also the server's memory with the index open.
+
+    python bench/bench_server.py                     # default index, 300 insertions
+    python bench/bench_server.py --index DIR --insertions 500 --out bench/results/server.md
+
+Suggestions are cut from the files the index was built from (for the default index: this
+interpreter's standard library), each inserted into a fresh document after the text that
+precedes it in its file (so the context is realistic). The first `--warmup` insertions are
+not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from index_tools import build_index, default_index_path, open_index, tokenize  # noqa: E402
+
+SMALL_SOURCES = ["json", "email", "asyncio"]  # stdlib packages for the fallback index
+CONTEXT_CHARS = 1500
+
+
+def stdlib_files(packages: list[str] | None = None) -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    if packages:
+        return sorted(p for pkg in packages for p in (root / pkg).rglob("*.py"))
+    return sorted(
+        p
+        for p in root.rglob("*.py")
+        if "site-packages" not in p.parts and "test" not in p.parts and "tests" not in p.parts
+    )
+
+
+def make_suggestions(files: list[Path], n: int, words: int, seed: int) -> list[tuple[str, str]]:
+    """(preceding text, suggestion of `words` words) pairs cut from `files`."""
+    rng = random.Random(seed)
+    out: list[tuple[str, str]] = []
+    candidates = files[:]
+    rng.shuffle(candidates)
+    while len(out) < n and candidates:
+        path = candidates.pop()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        toks = tokenize(text)
+        if len(toks) < words + 50:
+            continue
+        for _ in range(3):
+            i = rng.randrange(0, len(toks) - words)
+            # start the suggestion at the beginning of a line, as an accepted completion would
+            start = text.rfind("\n", 0, toks[i].start) + 1
+            first = next(k for k in range(i, len(toks)) if toks[k].start >= start)
+            if first + words > len(toks):
+                continue
+            end = toks[first + words - 1].end
+            out.append((text[max(0, start - CONTEXT_CHARS) : start], text[start:end]))
+            if len(out) >= n:
+                break
+        candidates.insert(0, path) if rng.random() < 0.05 else None
+    return out
+
+
+def rss_kib(pid: int) -> dict[str, int]:
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+                fields[key] = int(value.split()[0])
+    return fields
+
+
+class Bench:
+    def __init__(self, index: Path, timeout: float):
+        self.index = index
+        self.timeout = timeout
+        self.client = LanguageClient("recitation-bench", "1")
+        self.waiting: dict[str, asyncio.Future] = {}
+        self.ready = asyncio.get_running_loop().create_future()
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_publish(params: types.PublishDiagnosticsParams):
+            fut = self.waiting.get(params.uri)
+            if fut is not None and params.diagnostics and not fut.done():
+                fut.set_result(time.perf_counter())
+
+        @self.client.feature("recitation/match")
+        def on_match(params):
+            pass
+
+        @self.client.feature("recitation/status")
+        def on_status(params):
+            if not self.ready.done():
+                self.ready.set_result(params)
+
+    async def start(self) -> None:
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        await self.client.start_io(sys.executable, "-m", "server", env=env)
+        await self.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                process_id=os.getpid(),
+                initialization_options={"recitation": {"indexPath": str(self.index)}},
+                workspace_folders=[types.WorkspaceFolder(uri="file:///bench", name="bench")],
+            )
+        )
+        self.client.initialized(types.InitializedParams())
+        status = await asyncio.wait_for(self.ready, 120)
+        state = getattr(status, "state", None) or status.get("state")
+        if state != "ready":
+            raise SystemExit(f"index not ready: {status}")
+
+    @property
+    def pid(self) -> int:
+        return self.client._server.pid
+
+    async def insertion(self, i: int, before: str, suggestion: str) -> float | None:
+        uri = f"file:///bench/doc{i}.py"
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=before
+                )
+            )
+        )
+        lines = before.split("\n")
+        end = types.Position(len(lines) - 1, len(lines[-1].encode("utf-16-le")) // 2)
+        fut = self.waiting[uri] = asyncio.get_running_loop().create_future()
+        t0 = time.perf_counter()
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(end, end), text=suggestion
+                    )
+                ],
+            )
+        )
+        try:
+            t1 = await asyncio.wait_for(fut, self.timeout)
+        except asyncio.TimeoutError:
+            t1 = None
+        self.waiting.pop(uri, None)
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        return None if t1 is None else (t1 - t0) * 1000.0
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+
+def percentile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, round(q / 100 * (len(s) - 1))))
+    return s[k]
+
+
+async def measure(index: Path, pairs, warmup: int, timeout: float) -> dict:
+    bench = Bench(index, timeout)
+    await bench.start()
+    rss_ready = rss_kib(bench.pid)
+    latencies: list[float] = []
+    misses = 0
+    for i, (before, suggestion) in enumerate(pairs):
+        ms = await bench.insertion(i, before, suggestion)
+        if os.environ.get("BENCH_VERBOSE"):
+            print(i, ms, flush=True)
+        if i < warmup:
+            continue
+        if ms is None:
+            misses += 1
+        else:
+            latencies.append(ms)
+    rss_end = rss_kib(bench.pid)
+    await bench.stop()
+    return {"latencies": latencies, "misses": misses, "rss_ready": rss_ready, "rss_end": rss_end}
+
+
+def lookup_only(index: Path, pairs, warmup: int) -> list[float]:
+    """The engine's own lookup time for the same suggestions (no LSP), for comparison."""
+    idx = open_index(index)
+    out = []
+    for i, (before, suggestion) in enumerate(pairs):
+        context_words = tokenize(before)[-200:]
+        context = before[context_words[0].start :] if context_words else ""
+        t0 = time.perf_counter()
+        idx.match(suggestion, context, 60)
+        if i >= warmup:
+            out.append((time.perf_counter() - t0) * 1000.0)
+    return out
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        return ""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index", help="index directory (default: the default index)")
+    parser.add_argument("--insertions", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--words", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per insertion")
+    parser.add_argument("--out", help="write the results as markdown to this file")
+    args = parser.parse_args()
+
+    tmp = tempfile.TemporaryDirectory(prefix="recitation-bench-")
+    if args.index:
+        index, files = Path(args.index), stdlib_files()
+    elif default_index_path().exists():
+        index, files = default_index_path(), stdlib_files()
+    else:
+        root = Path(sysconfig.get_paths()["stdlib"])
+        index = Path(tmp.name) / "index"
+        build_index([str(root / p) for p in SMALL_SOURCES], index)
+        files = stdlib_files(SMALL_SOURCES)
+    summary = open_index(index).summary()
+
+    # a tiny index, to show that the server's memory does not grow with the index
+    tiny_src = Path(tmp.name) / "tiny"
+    tiny_src.mkdir()
+    (tiny_src / "one.py").write_text("def one():\n    return 1\n" * 40)
+    tiny = Path(tmp.name) / "tiny-index"
+    build_index([str(tiny_src)], tiny)
+
+    pairs = make_suggestions(files, args.insertions + args.warmup, args.words, args.seed)
+    result = asyncio.run(measure(index, pairs, args.warmup, args.timeout))
+    tiny_result = asyncio.run(measure(tiny, pairs[:10], 0, 0.2))  # nothing to find there
+    engine = lookup_only(index, pairs, args.warmup)
+
+    lat = result["latencies"]
+    rows = [
+        ("didChange → publishDiagnostics", lat),
+        ("engine lookup alone (in process)", engine),
+    ]
+    lines = [
+        "# Language server latency",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} at commit "
+        f"`{git_commit()}` on {os.cpu_count()} cores ({platform.machine()}, Python "
+        f"{platform.python_version()}), a machine shared with other work.",
+        "",
+        "Reproduce:",
+        "",
+        "```",
+        "python bench/bench_server.py"
+        + (f" --index {args.index}" if args.index else "")
+        + f" --insertions {args.insertions} --words {args.words} --seed {args.seed}"
+        + " --out bench/results/server.md",
+        "```",
+        "",
+        f"Index: {summary.get('name')}: {summary.get('files'):,} files, "
+        f"{summary.get('words'):,} words, {summary.get('bytes'):,} bytes on disk "
+        f"(k={summary.get('k')}, window={summary.get('window')}).",
+        "",
+        f"{len(lat)} insertions of {args.words}-word suggestions quoted from indexed files "
+        f"({args.warmup} warm-up insertions not counted), each into a fresh document after "
+        f"up to {CONTEXT_CHARS} characters of the text preceding it in its file; "
+        f"flagged: {len(lat)}, not flagged within {args.timeout:g} s: {result['misses']}.",
+        "",
+        "| ms | p50 | p90 | p99 | max | mean |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, values in rows:
+        if values:
+            lines.append(
+                f"| {name} | {percentile(values, 50):.1f} | {percentile(values, 90):.1f} | "
+                f"{percentile(values, 99):.1f} | {max(values):.1f} | "
+                f"{statistics.fmean(values):.1f} |"
+            )
+    r, t = result, tiny_result
+    lines += [
+        "",
+        "Server memory (KiB, from /proc/PID/status; RssFile is the memory-mapped index "
+        "pages plus code, RssAnon the heap):",
+        "",
+        "| index | when | VmRSS | RssAnon | RssFile | VmHWM |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for label, res in ((summary.get("name"), r), ("tiny (1 file)", t)):
+        for when in ("ready", "end"):
+            m = res[f"rss_{when}"]
+            lines.append(
+                f"| {label} | {'index open' if when == 'ready' else 'after the run'} | "
+                f"{m.get('VmRSS', 0):,} | {m.get('RssAnon', 0):,} | {m.get('RssFile', 0):,} | "
+                f"{m.get('VmHWM', 0):,} |"
+            )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    tmp.cleanup()
+    return 0 if result["misses"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

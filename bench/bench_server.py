@@ -90,8 +90,9 @@ def rss_kib(pid: int) -> dict[str, int]:
 
 
 class Bench:
-    def __init__(self, index: Path, timeout: float):
+    def __init__(self, index: Path, timeout: float, server_log: str | None = None):
         self.index = index
+        self.server_log = server_log
         self.timeout = timeout
         self.client = LanguageClient("recitation-bench", "1")
         self.waiting: dict[str, asyncio.Future] = {}
@@ -114,7 +115,8 @@ class Bench:
 
     async def start(self) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO))
-        await self.client.start_io(sys.executable, "-m", "server", env=env)
+        extra = ["--log-file", self.server_log, "--log-level", "DEBUG"] if self.server_log else []
+        await self.client.start_io(sys.executable, "-m", "server", *extra, env=env)
         await self.client.initialize_async(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),
@@ -178,8 +180,10 @@ def percentile(values: list[float], q: float) -> float:
     return s[k]
 
 
-async def measure(index: Path, pairs, warmup: int, timeout: float) -> dict:
-    bench = Bench(index, timeout)
+async def measure(
+    index: Path, pairs, warmup: int, timeout: float, server_log: str | None = None
+) -> dict:
+    bench = Bench(index, timeout, server_log)
     await bench.start()
     rss_ready = rss_kib(bench.pid)
     latencies: list[float] = []
@@ -231,6 +235,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per insertion")
     parser.add_argument("--out", help="write the results as markdown to this file")
+    parser.add_argument("--server-log", help="have the server log (DEBUG) to this file")
     args = parser.parse_args()
 
     tmp = tempfile.TemporaryDirectory(prefix="recitation-bench-")
@@ -253,7 +258,7 @@ def main() -> int:
     build_index([str(tiny_src)], tiny)
 
     pairs = make_suggestions(files, args.insertions + args.warmup, args.words, args.seed)
-    result = asyncio.run(measure(index, pairs, args.warmup, args.timeout))
+    result = asyncio.run(measure(index, pairs, args.warmup, args.timeout, args.server_log))
     tiny_result = asyncio.run(measure(tiny, pairs[:10], 0, 0.2))  # nothing to find there
     engine = lookup_only(index, pairs, args.warmup)
 

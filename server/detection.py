@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .documents import Edit, TextDocument, map_span
@@ -30,6 +31,7 @@ class PendingCheck:
     start: int  # document offsets of the text to check, kept current as edits arrive
     end: int
     whole: bool = False  # a whole-document scan replaces the document's matches
+    created: float = field(default_factory=time.perf_counter)  # for latency logging
 
 
 def is_insertion(edit: Edit, min_words: int) -> bool:
@@ -50,7 +52,7 @@ def merge_checks(checks: list[PendingCheck]) -> list[PendingCheck]:
         if out and c.start <= out[-1].end:
             out[-1].end = max(out[-1].end, c.end)
         else:
-            out.append(PendingCheck(c.start, c.end))
+            out.append(PendingCheck(c.start, c.end, created=c.created))
     return out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from typing import Any
 
@@ -244,10 +245,23 @@ class RecitationServer(LanguageServer):
         suggestion = text[start:end]
         context = text[context_start(text, start, settings.context_tokens) : start]
         seq = doc.seq
+        t0 = time.perf_counter()
         found = await handle.match(suggestion, context, settings.min_tokens)
+        t1 = time.perf_counter()
         if self.documents.get(uri) is not doc:
             return 0  # closed (or reopened) meanwhile
-        return self.accept(doc, scope, found, suggestion, start, seq, check.whole)
+        stored = self.accept(doc, scope, found, suggestion, start, seq, check.whole)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "checked %s: %d words, %d matches; queued %.1f ms, lookup %.1f ms, publish %.1f ms",
+                uri,
+                len(suggestion.split()),
+                stored,
+                (t0 - check.created) * 1000,
+                (t1 - t0) * 1000,
+                (time.perf_counter() - t1) * 1000,
+            )
+        return stored
 
     def accept(
         self,

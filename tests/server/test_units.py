@@ -1,0 +1,153 @@
+"""The pure parts of the server: settings, document edits, hover text, comment syntax."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from lsprotocol import types
+
+from server.code_actions import attribution_comment, comment_syntax
+from server.diagnostics import StoredMatch, message_for
+from server.documents import UTF8, UTF16, UTF32, Edit, TextDocument, map_span
+from server.hover import escape, hover_markdown
+from server.settings import Settings, layered_settings, parse_settings, to_dict
+
+
+def match(sources: int = 1, exact: bool = True, kind: str = "recitation") -> dict:
+    return {
+        "kind": kind,
+        "length": 87,
+        "suggestion_words": 87,
+        "range": None,
+        "file_count": 3,
+        "file_count_exact": exact,
+        "text": "x",
+        "sources": [
+            {
+                "url": f"https://example.org/r{i}/blob/c/f.py#L5-L20",
+                "repository": f"owner/r{i}",
+                "path": "Lib/json/decoder.py",
+                "commit": "abc",
+                "license": "PSF-2.0",
+                "start_line": 5,
+                "end_line": 20,
+                "occurrences": 1,
+                "words": 87,
+            }
+            for i in range(sources)
+        ],
+    }
+
+
+def test_settings_defaults_camel_case_and_nesting():
+    assert to_dict(Settings())["minInsertWords"] == 10
+    nested, problems = parse_settings({"recitation": {"minTokens": 80, "scanOnOpen": True}})
+    flat, _ = parse_settings({"minTokens": 80, "scanOnOpen": True})
+    assert nested == flat and nested.min_tokens == 80 and nested.scan_on_open and not problems
+
+
+def test_bad_fields_fall_back_one_by_one():
+    settings, problems = parse_settings(
+        {
+            "enable": "yes",
+            "minTokens": 0,
+            "contextTokens": 50,
+            "completionMode": "loud",
+            "severity": {"license": "off", "common": 7},
+            "unknownKey": 1,
+        }
+    )
+    assert settings.enable is True and settings.min_tokens == 60
+    assert settings.context_tokens == 50 and settings.completion_mode == "warn"
+    assert settings.severity.license == "off" and settings.severity.common == "hint"
+    assert len(problems) == 4
+    assert any("completionMode" in p and "'block'" in p for p in problems)
+
+
+def test_layers_override_in_order_and_merge_severity():
+    settings, problems = layered_settings(
+        {"recitation": {"minTokens": 70, "severity": {"license": "error"}}},
+        None,
+        {"severity": {"common": "off"}, "enable": False},
+    )
+    assert settings.min_tokens == 70 and not settings.enable
+    assert settings.severity.license == "error" and settings.severity.common == "off"
+    assert not problems
+    _, problems = layered_settings("nonsense")
+    assert problems
+
+
+def test_positions_in_each_encoding():
+    doc = TextDocument("file:///x", "a🎉b\nß\n")
+    assert doc.position_at(3) == types.Position(0, 4)  # UTF-16: the emoji is two units
+    doc.encoding = UTF8
+    assert doc.position_at(3) == types.Position(0, 6)
+    assert doc.offset_at(types.Position(1, 2)) == 5  # after the two bytes of "ß"
+    doc.encoding = UTF32
+    assert doc.position_at(3) == types.Position(0, 3)
+    doc.encoding = UTF16
+    assert doc.offset_at(types.Position(0, 99)) == 3  # clamped to the line
+    assert doc.offset_at(types.Position(9, 0)) == len(doc.text)
+
+
+def test_whole_document_change_is_diffed_into_one_edit():
+    doc = TextDocument("file:///x", "hello world")
+    edit = doc.apply(types.TextDocumentContentChangeWholeDocument(text="hello big world"))
+    assert (edit.start, edit.old_end, edit.inserted) == (6, 6, "big ")
+
+
+@given(
+    st.integers(0, 50),
+    st.integers(0, 50),
+    st.integers(0, 60),
+    st.integers(0, 60),
+    st.integers(0, 20),
+)
+def test_map_span_keeps_untouched_spans_on_their_text(a, length, s, e_len, new_len):
+    text = "".join(chr(97 + i % 26) for i in range(120))
+    start, end = a, a + length
+    s, e = min(s, 110), min(s + e_len, 115)
+    new = "Z" * new_len
+    after = text[:s] + new + text[e:]
+    edit = Edit(1, s, e, s + new_len, new)
+    ns, ne, touched = map_span(start, end, edit)
+    assert 0 <= ns <= ne <= len(after)
+    if not touched:
+        assert after[ns:ne] == text[start:end]
+
+
+def test_message_wording():
+    assert message_for(match()) == (
+        "Quoted from public code: 87 words match owner/r0 Lib/json/decoder.py L5\u2013L20 "
+        "(PSF-2.0); found in 3 files"
+    )
+    assert message_for(match(exact=False)).endswith("found in at least 3 files")
+    assert message_for(match(kind="license")).startswith("License text quoted from public code")
+
+
+def test_hover_lists_a_few_sources_and_counts_the_rest():
+    stored = StoredMatch.create(match(sources=8), 0, 1, ("x",))
+    text = hover_markdown([stored], max_sources=5)
+    assert text.count("](https://example.org/") == 5
+    assert "- and 3 more" in text
+
+
+def test_escape_neutralizes_markdown_and_html():
+    assert escape("[a](javascript:x) <img> *b* `c`\n# d") == (
+        "\\[a\\]\\(javascript\\:x\\) \\<img\\> \\*b\\* \\`c\\` \\# d"
+    )
+
+
+def test_comment_syntax_by_language():
+    stored = StoredMatch.create(match(), 0, 1, ("x",))
+    url = "https://example.org/r0/blob/c/f.py#L5-L20"
+    assert attribution_comment(stored, "python") == f"# Adapted from {url} (PSF-2.0)"
+    assert attribution_comment(stored, "rust") == f"// Adapted from {url} (PSF-2.0)"
+    assert attribution_comment(stored, "lua") == f"-- Adapted from {url} (PSF-2.0)"
+    assert attribution_comment(stored, "markdown") == f"<!-- Adapted from {url} (PSF-2.0) -->"
+    assert comment_syntax("unknown-language") == ("# ", "")
+    hostile = match()
+    hostile["sources"][0]["url"] = ""
+    hostile["sources"][0]["repository"] = "a-->b"
+    comment = attribution_comment(StoredMatch.create(hostile, 0, 1, ("x",)), "html")
+    assert comment.count("-->") == 1 and comment.endswith("-->")

@@ -92,11 +92,26 @@ class RecitationServer(LanguageServer):
             self._settings_known = asyncio.Event()
         return self._settings_known
 
+    def init_layers(self, scope: Scope) -> list[Any]:
+        """initializationOptions for a scope: the shared settings, then the folder's own
+        (`{"folders": [{"uri": ..., "settings": {...}}]}`) when the client sent them."""
+        layers = [self.init_options]
+        folders = self.init_options.get("folders") if isinstance(self.init_options, dict) else None
+        if scope.uri and isinstance(folders, list):
+            for entry in folders:
+                if (
+                    isinstance(entry, dict)
+                    and isinstance(entry.get("uri"), str)
+                    and entry["uri"].rstrip("/") == scope.uri.rstrip("/")
+                    and isinstance(entry.get("settings"), dict)
+                ):
+                    layers.append(entry["settings"])
+        return layers
+
     def apply_initial_settings(self) -> None:
         """Until the client answers `workspace/configuration`, use initializationOptions."""
-        settings, _ = layered_settings(self.init_options)
         for scope in self.scopes.all():
-            scope.settings = settings
+            scope.settings, _ = layered_settings(*self.init_layers(scope))
 
     async def refresh_settings(self) -> None:
         """Pull `recitation` settings for every scope and apply them."""
@@ -124,7 +139,9 @@ class RecitationServer(LanguageServer):
             except Exception as exc:
                 log.warning("workspace/configuration failed: %s", exc)
         for scope, raw in zip(scopes, pulled, strict=True):
-            settings, problems = layered_settings(self.init_options, self.pushed_settings, raw)
+            settings, problems = layered_settings(
+                *self.init_layers(scope), self.pushed_settings, raw
+            )
             self.apply_settings(scope, settings, problems)
 
     def apply_settings(self, scope: Scope, settings: Settings, problems: list[str]) -> None:

@@ -8,6 +8,7 @@ from server_helpers import (
     corpus_text,
     diagnostics_for,
     end_position,
+    folder,
     insert,
     open_doc,
     start_session,
@@ -172,3 +173,20 @@ async def test_scan_on_open(client, fixture_index, workspace):
     (diag,) = await diagnostics_for(client, uri)
     assert diag.range.start == types.Position(1, 0)
     assert end_position("# header\n" + HULL.rstrip()) == diag.range.end
+
+
+async def test_per_folder_settings_in_initialization_options(client, fixture_index, workspace):
+    a, b = workspace["a"], workspace["b"]
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            initialization_options={
+                "recitation": {"indexPath": str(fixture_index)},
+                "folders": [{"uri": b.as_uri(), "name": "beta", "settings": {"enable": False}}],
+            },
+            workspace_folders=[folder(a), folder(b)],
+        )
+    )
+    await wait_for(lambda: len(client.statuses) >= 2, what="statuses")
+    states = {s["scopeUri"]: s["state"] for s in client.statuses}
+    assert states == {a.as_uri(): "ready", b.as_uri(): "disabled"}

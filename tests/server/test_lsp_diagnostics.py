@@ -156,3 +156,21 @@ async def test_non_ascii_inside_the_quoted_code(client, fixture_index, workspace
     assert diag.range == quoted_range(greet, suggestion, cut)
     assert "intl-co/greeter lib/greet.js" in diag.message
     assert "(Apache-2.0)" in diag.message
+
+
+async def test_edits_right_after_the_insertion_rebase_the_result(client, fixture_index, workspace):
+    await start_session(client, index=fixture_index, folders=[workspace["a"]])
+    await wait_for(lambda: client.statuses, what="index ready")
+    uri = (workspace["a"] / "quick.py").as_uri()
+    open_doc(client, uri, "")
+    # the insertion and two edits above it arrive together, before the lookup can finish
+    insert(client, uri, 2, types.Position(0, 0), HULL)
+    insert(client, uri, 3, types.Position(0, 0), "import math\n")
+    insert(client, uri, 4, types.Position(0, 0), "# 🎉 header\n")
+    text = "# 🎉 header\nimport math\n" + HULL
+    diags = await wait_for(
+        lambda: [p for p in client.published if p.uri == uri and p.diagnostics],
+        what="diagnostics",
+    )
+    assert diags[0].version == 4
+    assert diags[0].diagnostics[0].range == quoted_range(text, HULL, text.index(HULL))

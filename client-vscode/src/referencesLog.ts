@@ -38,7 +38,7 @@ export class ReferencesLog implements vscode.Disposable {
 
 function labelUri(uri: string): string {
     try {
-        return vscode.workspace.asRelativePath(vscode.Uri.parse(uri), true);
+        return vscode.workspace.asRelativePath(vscode.Uri.parse(uri), (vscode.workspace.workspaceFolders?.length ?? 0) > 1);
     } catch {
         return uri;
     }

@@ -267,7 +267,7 @@ function serverSettings(resource: vscode.Uri | undefined, folder: vscode.Workspa
 function initializationOptions(): InitializationOptions {
     const folders = vscode.workspace.workspaceFolders ?? [];
     return {
-        settings: serverSettings(undefined, folders.length === 1 ? folders[0] : undefined),
+        recitation: serverSettings(folders.length === 1 ? folders[0].uri : undefined, folders.length === 1 ? folders[0] : undefined),
         folders: folders.map((folder) => ({
             uri: folder.uri.toString(),
             name: folder.name,

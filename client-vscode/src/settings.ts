@@ -165,12 +165,13 @@ export interface FolderSettings {
 }
 
 /**
- * The `initializationOptions` sent to the server: the settings without a folder
- * (`settings`) and each workspace folder's own (`folders`). The server also pulls
- * `workspace/configuration` per folder and hears `workspace/didChangeConfiguration`.
+ * The `initializationOptions` sent to the server: the settings of the window (or of the
+ * only folder) under the section name, and each workspace folder's own (`folders`). The
+ * server also pulls `workspace/configuration` per folder and hears
+ * `workspace/didChangeConfiguration`.
  */
 export interface InitializationOptions {
-    settings: ServerSettings;
+    recitation: ServerSettings;
     folders: FolderSettings[];
 }
 

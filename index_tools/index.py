@@ -34,6 +34,7 @@ class StoredDocument:
     block_chars: np.ndarray
     block_words: np.ndarray
     _blocks: dict = field(default_factory=dict)  # block -> (words, hashes), filled lazily
+    _offsets: dict = field(default_factory=dict)  # block -> word (start, end) offsets
 
     def _block_of(self, pos: int) -> int:
         return int(np.searchsorted(self.block_words, pos, side="right")) - 1
@@ -85,12 +86,17 @@ class StoredDocument:
     def word_offsets(self, pos: int) -> tuple[int, int]:
         """Start and end character offsets of the word at position `pos`."""
         b = self._block_of(pos)
-        i = int(self.block_words[b])
-        for m in WORD_RE.finditer(self.text, int(self.block_chars[b]), self._block_end(b)):
-            if i == pos:
-                return m.start(), m.end()
-            i += 1
-        raise IndexError(pos)
+        spans = self._offsets.get(b)
+        if spans is None:
+            it = WORD_RE.finditer(self.text, int(self.block_chars[b]), self._block_end(b))
+            spans = self._offsets[b] = [m.span() for m in it]
+        return spans[pos - int(self.block_words[b])]
+
+    def word_at(self, offset: int) -> int:
+        """Position of the word that starts at character `offset`."""
+        b = int(np.searchsorted(self.block_chars, offset, side="right")) - 1
+        start = int(self.block_chars[b])
+        return int(self.block_words[b]) + len(WORD_RE.findall(self.text, start, offset))
 
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset."""

@@ -8,6 +8,7 @@ words that overlap the suggestion, clustered into matches with ranked sources.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,10 +18,12 @@ from .fingerprint import kgram_fingerprints
 from .model import Match, Position, Range, Source
 from .words import WORD_RE, LineIndex, word_texts
 
+_WORD = re.compile(r"\w")
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
-MAX_DOCS = 64  # documents verified per query, most hits first
+MAX_DOCS = 16  # documents verified per query, most hits first
 MAX_DIAGONALS_PER_DOC = 32  # alignments verified per document, most hits first
 MAX_DIAGONALS = 384  # alignments verified per query
+MAX_KNOWN = 8  # verified spans looked for as byte-identical copies in later documents
 
 
 @dataclass
@@ -28,7 +31,8 @@ class _Span:
     qa: int  # query word span [qa, qb)
     qb: int
     doc: int
-    diag: int  # document position = query position + diag
+    diag: int | None  # document position = query position + diag (None: not yet known)
+    chars: tuple[int, int] | None = None  # character range in the document, when known
 
 
 @dataclass
@@ -45,20 +49,21 @@ def _hits(index, fps: np.ndarray):
     capped = np.zeros(len(fps), dtype=bool)
     if not found:
         return None, capped
-    order = np.argsort(inverse, kind="stable")
+    order = np.argsort(inverse, kind="stable")  # query positions grouped by fingerprint
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
-    docs, diags, qposes = [], [], []
-    for j, (count, pairs) in found.items():
-        qpos = order[bounds[j] : bounds[j + 1]]
-        if count > len(pairs):
-            capped[qpos] = True
-        d = np.repeat(pairs[:, 0].astype(np.int64), len(qpos))
-        p = np.repeat(pairs[:, 1].astype(np.int64), len(qpos))
-        q = np.tile(qpos.astype(np.int64), len(pairs))
-        docs.append(d)
-        diags.append(p - q)
-        qposes.append(q)
-    return (np.concatenate(docs), np.concatenate(diags), np.concatenate(qposes)), capped
+    js = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
+    pairs = np.concatenate([p for _, p in found.values()]).astype(np.int64)
+    sizes = np.fromiter((len(p) for _, p in found.values()), dtype=np.int64, count=len(found))
+    truncated = np.fromiter((c > len(p) for c, p in found.values()), dtype=bool, count=len(found))
+    for j in js[truncated].tolist():
+        capped[order[bounds[j] : bounds[j + 1]]] = True
+    # every posting of fingerprint j pairs with every query position of j
+    owner = np.repeat(js, sizes)  # fingerprint of each posting
+    per = bounds[owner + 1] - bounds[owner]  # query positions of that fingerprint
+    row = np.repeat(np.arange(len(pairs)), per)
+    first = np.repeat(np.cumsum(per) - per, per)
+    qpos = order[bounds[owner[row]] + np.arange(len(row)) - first].astype(np.int64)
+    return (pairs[row, 0], pairs[row, 1] - qpos, qpos), capped
 
 
 def _doc_groups(hits):
@@ -90,24 +95,72 @@ def _runs(eq: np.ndarray, seeds: np.ndarray, k: int) -> set[tuple[int, int]]:
     return set(zip(starts[ok].tolist(), ends[ok].tolist()))
 
 
-def _verify(index, hashes: np.ndarray, doc_groups, k: int):
-    """Maximal spans along each hit diagonal where query and document words agree (compared
-    by their 64-bit hashes here; the reported spans are confirmed on the words themselves).
-    Returns the spans and whether the verification budget ran out."""
+def _find_copy(text: str, raw: str) -> int:
+    """Offset of `raw` in `text` where it begins and ends on word boundaries, or -1."""
+    start = text.find(raw)
+    while start >= 0:
+        end = start + len(raw)
+        before_ok = start == 0 or not (_WORD.match(raw, 0) and _WORD.match(text, start - 1))
+        after_ok = end == len(text) or not (
+            _WORD.match(raw, len(raw) - 1) and _WORD.match(text, end)
+        )
+        if before_ok and after_ok:
+            return start
+        start = text.find(raw, start + 1)
+    return -1
+
+
+def _verify(index, hashes: np.ndarray, doc_groups, k: int, min_tokens: int):
+    """Maximal spans along each hit diagonal where query and document words agree.
+
+    Documents are taken most hits first. The first ones are compared word by word (by their
+    64-bit word hashes; reported spans are confirmed on the words themselves). A later
+    document that holds a byte-identical copy of an already verified span (found with one
+    `str.find`, on word boundaries) contains that span without being tokenized; only its hits
+    outside such spans are compared word by word. Returns the spans and whether the
+    verification budget ran out.
+    """
     spans: list[_Span] = []
     n = len(hashes)
     exhausted = False
     budget = MAX_DIAGONALS
+    known: dict[tuple[int, int], _Span] = {}  # verified spans, the longest ones
+    texts: dict[tuple[int, int], str] = {}  # their text in the document they were found in
     for ndocs, (doc_id, groups) in enumerate(doc_groups):
-        if ndocs >= MAX_DOCS or budget <= 0:
+        if ndocs >= MAX_DOCS:
             exhausted = True
             break
-        if len(groups) > min(MAX_DIAGONALS_PER_DOC, budget):
-            exhausted = True
-            groups = groups[: min(MAX_DIAGONALS_PER_DOC, budget)]
-        budget -= len(groups)
         doc = index.document(doc_id)
+        copied = np.zeros(n, dtype=bool)  # query positions inside spans copied verbatim here
+        for key, span in known.items():
+            raw = texts.get(key)
+            if raw is None:
+                src = index.document(span.doc)
+                cs, _ = src.word_offsets(span.qa + span.diag)
+                _, ce = src.word_offsets(span.qb - 1 + span.diag)
+                raw = texts[key] = src.text[cs:ce]
+            qa, qb = key
+            at = _find_copy(doc.text, raw)
+            if at >= 0:
+                spans.append(_Span(qa, qb, doc_id, None, (at, at + len(raw))))
+                copied[qa:qb] = True
+        if copied.any():
+            groups = [g for g in groups if not copied[np.asarray(g[1])].all()]
+        if not groups:
+            continue
+        # diagonals are taken most hits first; one whose hits all fall inside spans already
+        # found in this document is another alignment of the same words (self-similar code)
+        # and is skipped
+        mine = np.zeros(n, dtype=bool)  # k-gram starts inside spans found in this document
+        tried = 0
         for diag, qposes in groups:
+            if mine[np.asarray(qposes)].all():
+                continue
+            if tried >= MAX_DIAGONALS_PER_DOC or budget <= 0:
+                exhausted = True
+                break
+            tried += 1
+            budget -= 1
             lo, hi = max(0, diag), min(doc.words, n + diag)  # document positions on this diagonal
             if hi - lo < k:
                 continue
@@ -115,11 +168,20 @@ def _verify(index, hashes: np.ndarray, doc_groups, k: int):
             eq = dh == hashes[lo - diag : hi - diag]
             seeds = np.asarray(qposes, dtype=np.int64) + diag - lo
             for a, b in _runs(eq, seeds, k):
-                spans.append(_Span(a + lo - diag, b + lo - diag, doc_id, diag))
+                qa, qb = a + lo - diag, b + lo - diag
+                spans.append(_Span(qa, qb, doc_id, diag))
+                mine[qa : qb - k + 1] = True
+                if qb - qa >= min_tokens and (qa, qb) not in known:
+                    known[(qa, qb)] = spans[-1]
+        if len(known) > MAX_KNOWN:
+            longest = sorted(known, key=lambda key: key[0] - key[1])[:MAX_KNOWN]
+            known = {key: known[key] for key in longest}
     return spans, exhausted
 
 
 def _confirm(index, words: list[str], span: _Span) -> bool:
+    if span.diag is None:
+        return True  # a byte-identical copy of a confirmed span
     doc = index.document(span.doc)
     return doc.word_texts(span.qa + span.diag, span.qb + span.diag) == words[span.qa : span.qb]
 
@@ -180,6 +242,8 @@ def _sources(index, cluster: _Cluster, max_sources: int) -> list[Source]:
         doc = index.document(doc_id)
         if ob <= oa:
             continue
+        if s.diag is None:
+            s.diag = doc.word_at(s.chars[0]) - s.qa
         a = doc.line_of(doc.word_offsets(oa + s.diag)[0])
         b = doc.line_of(doc.word_offsets(ob - 1 + s.diag)[1] - 1)
         origins = doc.origins or []
@@ -217,7 +281,7 @@ def find_matches(
     context: str = "",
     min_tokens: int = 60,
     *,
-    max_sources: int = 20,
+    max_sources: int = 10,
     common_files: int = COMMON_FILES,
 ) -> list[Match]:
     """Matches of `suggestion` (with `context` before it) in `index`, in query order."""
@@ -237,7 +301,7 @@ def find_matches(
     hits, capped = _hits(index, fps)
     if hits is None:
         return []
-    spans, exhausted = _verify(index, hashes, _doc_groups(hits), k)
+    spans, exhausted = _verify(index, hashes, _doc_groups(hits), k, min_tokens)
     spans = [
         s for s in spans if s.qb - s.qa >= min_tokens and s.qb > nc and _confirm(index, words, s)
     ]

@@ -7,12 +7,13 @@ import logging
 from typing import Any
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from .code_actions import code_actions
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
-from .hover import hover_markdown
+from .hover import hover_markdown, hover_plaintext
 from .protocol import CHECK, CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN, plain
 from .server import RecitationServer
 from .words import count_words
@@ -145,10 +146,17 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         found = [m for m in ls.visible_matches(doc.uri) if m.start <= offset < m.end]
         if not found:
             return None
-        return types.Hover(
-            contents=types.MarkupContent(
+        formats = get_capability(ls.client_capabilities, "text_document.hover.content_format", None)
+        if formats and types.MarkupKind.Markdown not in formats:
+            contents = types.MarkupContent(
+                kind=types.MarkupKind.PlainText, value=hover_plaintext(found)
+            )
+        else:
+            contents = types.MarkupContent(
                 kind=types.MarkupKind.Markdown, value=hover_markdown(found)
-            ),
+            )
+        return types.Hover(
+            contents=contents,
             range=doc.range_of(found[0].start, found[0].end),
         )
 

@@ -68,3 +68,32 @@ def hover_markdown(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -
                 lines.append(f"- and {len(sources) - max_sources} more")
         blocks.append("\n".join(lines))
     return "\n\n---\n\n".join(blocks)
+
+
+def hover_plaintext(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -> str:
+    """The same content for clients that cannot render markdown."""
+    blocks = []
+    for m in matches:
+        lines = [
+            f"Recitation: {m.length} words quoted from public code, {files_phrase(m.match)}.",
+            f"Flagged as {KIND_REASONS.get(m.kind, m.kind)}.",
+        ]
+        sources = m.sources
+        if sources:
+            lines.append("Sources:")
+            for source in sources[:max_sources]:
+                parts = (source.get("repository"), source.get("path"), line_span(source))
+                label = " ".join(str(p) for p in parts if p) or "indexed file"
+                url = source.get("url") or ""
+                extra = [str(source[k]) for k in ("license",) if source.get(k)]
+                if is_web_link(url):
+                    extra.append(url)
+                lines.append(
+                    "- "
+                    + " ".join(label.split())
+                    + (" (" + ", ".join(extra) + ")" if extra else "")
+                )
+            if len(sources) > max_sources:
+                lines.append(f"- and {len(sources) - max_sources} more")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)

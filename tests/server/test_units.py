@@ -9,7 +9,7 @@ from lsprotocol import types
 from server.code_actions import attribution_comment, comment_syntax
 from server.diagnostics import StoredMatch, message_for
 from server.documents import UTF8, UTF16, UTF32, Edit, TextDocument, map_span
-from server.hover import escape, hover_markdown
+from server.hover import escape, hover_markdown, hover_plaintext
 from server.settings import Settings, layered_settings, parse_settings, to_dict
 
 
@@ -151,3 +151,10 @@ def test_comment_syntax_by_language():
     hostile["sources"][0]["repository"] = "a-->b"
     comment = attribution_comment(StoredMatch.create(hostile, 0, 1, ("x",)), "html")
     assert comment.count("-->") == 1 and comment.endswith("-->")
+
+
+def test_plaintext_hover_for_clients_without_markdown():
+    stored = StoredMatch.create(match(sources=7), 0, 1, ("x",))
+    text = hover_plaintext([stored])
+    assert "- owner/r0 Lib/json/decoder.py L5\u2013L20 (PSF-2.0, https://example.org/r0/" in text
+    assert "- and 2 more" in text and "\\" not in text

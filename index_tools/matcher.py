@@ -20,7 +20,8 @@ from .words import WORD_RE, LineIndex, word_texts
 
 _WORD = re.compile(r"\w")
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
-MAX_DOCS = 16  # documents verified per query, most hits first
+MAX_DOCS = 16  # documents compared word by word per query, most hits first
+MAX_CANDIDATES = 64  # documents looked at (for byte-identical copies of verified spans)
 MAX_DIAGONALS_PER_DOC = 32  # alignments verified per document, most hits first
 MAX_DIAGONALS = 384  # alignments verified per query
 MAX_KNOWN = 8  # verified spans looked for as byte-identical copies in later documents
@@ -126,8 +127,9 @@ def _verify(index, hashes: np.ndarray, doc_groups, k: int, min_tokens: int):
     budget = MAX_DIAGONALS
     known: dict[tuple[int, int], _Span] = {}  # verified spans, the longest ones
     texts: dict[tuple[int, int], str] = {}  # their text in the document they were found in
+    compared = 0  # documents compared word by word
     for ndocs, (doc_id, groups) in enumerate(doc_groups):
-        if ndocs >= MAX_DOCS:
+        if ndocs >= MAX_CANDIDATES:
             exhausted = True
             break
         doc = index.document(doc_id)
@@ -148,6 +150,10 @@ def _verify(index, hashes: np.ndarray, doc_groups, k: int, min_tokens: int):
             groups = [g for g in groups if not copied[np.asarray(g[1])].all()]
         if not groups:
             continue
+        if compared >= MAX_DOCS:
+            exhausted = True
+            continue
+        compared += 1
         # diagonals are taken most hits first; one whose hits all fall inside spans already
         # found in this document is another alignment of the same words (self-similar code)
         # and is skipped

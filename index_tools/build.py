@@ -114,7 +114,7 @@ class _Postings:
 
     def __init__(self, run_dir: Path, budget_bytes: int):
         self.run_dir = run_dir
-        self.budget = max(budget_bytes // _RUN_DTYPE.itemsize, 1 << 16)
+        self.budget = max(budget_bytes // _RUN_DTYPE.itemsize, 1)
         self.parts: list[np.ndarray] = []
         self.buffered = 0
         self.spilled = False

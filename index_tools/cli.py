@@ -65,6 +65,7 @@ def _build_options(args):
         posting_cap=getattr(args, "posting_cap", DEFAULT_POSTING_CAP),
         jobs=args.jobs or 0,
         max_file_bytes=args.max_file_bytes,
+        memory_mb=args.memory_mb,
         progress=False if args.quiet else None,
     )
 
@@ -243,6 +244,13 @@ def _parser() -> argparse.ArgumentParser:
             type=int,
             default=1_000_000,
             help="skip larger files (default: %(default)s)",
+        )
+        sp.add_argument(
+            "--memory-mb",
+            type=int,
+            default=256,
+            help="postings held in memory before a sorted run is spilled to "
+            "disk (default: %(default)s)",
         )
         sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
         sp.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -169,3 +169,21 @@ def test_bad_sources_and_params(tmp_path):
     with pytest.raises(BuildError, match="not empty and is not an index"):
         build_index([str(tmp_path)], tmp_path / "occupied", OPTS)
     assert (tmp_path / "occupied" / "mine.txt").read_text() == "keep me"
+
+
+def test_spilled_runs_give_the_same_index(tmp_path):
+    """With no memory budget every document's postings go through sorted runs on disk."""
+    from engine_fixtures import make_corpus
+
+    info = make_corpus(tmp_path / "corpus")
+    mem, disk = tmp_path / "mem", tmp_path / "disk"
+    build_index(info["repos"], mem, BuildOptions(jobs=2, progress=False))
+    build_index(info["repos"], disk, BuildOptions(jobs=2, progress=False, memory_mb=0))
+    with open_index(mem) as a, open_index(disk) as b:
+        sa, sb = a.summary(), b.summary()
+        for key in ("documents", "files", "words", "fingerprints", "postings"):
+            assert sa[key] == sb[key]
+        from engine_fixtures import GEO
+
+        assert [m.to_dict() for m in a.match(GEO)] == [m.to_dict() for m in b.match(GEO)]
+    assert not (live_gen(disk) / "runs").exists()

@@ -138,14 +138,24 @@ class IndexManager:
     def __init__(self) -> None:
         self._handles: dict[str, IndexHandle] = {}
 
-    def get(self, path: Path | None) -> tuple[IndexHandle, bool]:
-        """The handle for `path`, and whether it was just created."""
+    def get(self, path: Path | None, retry_failed: bool = False) -> tuple[IndexHandle, bool]:
+        """The handle for `path`, and whether it was just created. With `retry_failed`, an
+        index that was missing or could not be opened is tried again."""
         key = str(path) if path is not None else ""
         handle = self._handles.get(key)
-        if handle is not None:
+        if handle is not None and not (retry_failed and handle.state in (NO_INDEX, ERROR)):
             return handle, False
+        if handle is not None:
+            handle.close()
         handle = self._handles[key] = IndexHandle(path)
         return handle, True
+
+    def retain(self, keep: set[IndexHandle]) -> None:
+        """Close the indexes no folder uses any more."""
+        for key, handle in list(self._handles.items()):
+            if handle not in keep:
+                handle.close()
+                del self._handles[key]
 
     def close_all(self) -> None:
         for handle in self._handles.values():

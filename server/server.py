@@ -143,6 +143,8 @@ class RecitationServer(LanguageServer):
                 *self.init_layers(scope), self.pushed_settings, raw
             )
             self.apply_settings(scope, settings, problems)
+        in_use = {s.index for s in self.scopes.all() if s.index is not None and s.settings.enable}
+        self.indexes.retain(in_use)
 
     def apply_settings(self, scope: Scope, settings: Settings, problems: list[str]) -> None:
         scope.settings = settings
@@ -160,6 +162,7 @@ class RecitationServer(LanguageServer):
         if settings.enable:
             self.use_index(scope)
         else:
+            scope.index = None
             self.send_status(scope)
         for doc in self.documents:
             if self.scopes.for_uri(doc.uri) is scope:
@@ -167,7 +170,7 @@ class RecitationServer(LanguageServer):
 
     def use_index(self, scope: Scope) -> None:
         path = resolve_index_path(scope.settings.index_path, scope.uri)
-        handle, created = self.indexes.get(path)
+        handle, created = self.indexes.get(path, retry_failed=True)
         scope.index = handle
         if created:
             asyncio.ensure_future(self._open_index(handle))

@@ -55,6 +55,19 @@ async def test_missing_index_reports_no_index_and_keeps_running(client, workspac
     ) == {"matches": 0}
 
 
+async def test_an_index_built_later_is_picked_up_on_a_configuration_change(
+    client, fixture_index, workspace
+):
+    a = workspace["a"]
+    later = a / "built-later"
+    await start_session(client, index=later, folders=[a])
+    (status,) = await wait_for(lambda: client.statuses, what="status")
+    assert status["state"] == "no-index"
+    later.symlink_to(fixture_index, target_is_directory=True)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await wait_for(lambda: client.statuses[-1]["state"] == "ready", what="ready")
+
+
 async def test_broken_index_reports_error(client, workspace, tmp_path):
     a = workspace["a"]
     broken = tmp_path / "broken-index"

@@ -95,7 +95,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
     def did_open(ls: RecitationServer, params: types.DidOpenTextDocumentParams) -> None:
         doc = ls.documents.open(params.text_document)
         scope = ls.scopes.for_uri(doc.uri)
-        if scope is ls.scopes.global_scope and scope.index is None and ls.scopes.folders:
+        if scope is ls.scopes.global_scope and ls.scopes.folders and not ls.global_pulled:
             # the first document outside the folders: read the settings that apply to it
             asyncio.ensure_future(ls.refresh_settings())
         if scope.settings.enable and scope.settings.scan_on_open and doc.text.strip():

@@ -50,6 +50,7 @@ class RecitationServer(LanguageServer):
         self.pushed_settings: Any = None
         self._refreshing: asyncio.Lock | None = None
         self._settings_known: asyncio.Event | None = None
+        self.global_pulled = False  # settings for documents outside the folders were read
 
     # -- errors --------------------------------------------------------------------------
 
@@ -125,6 +126,8 @@ class RecitationServer(LanguageServer):
 
     async def _refresh_settings(self) -> None:
         scopes = self.active_scopes()
+        if self.scopes.global_scope in scopes:
+            self.global_pulled = True
         pulled: list[Any] = [None] * len(scopes)
         if self.client_supports("workspace.configuration"):
             items = [types.ConfigurationItem(scope_uri=s.uri, section=SECTION) for s in scopes]

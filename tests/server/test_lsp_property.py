@@ -162,7 +162,7 @@ def test_random_edits_keep_ranges_inside_the_document(session, initial, batches)
                 content_changes=changes,
             )
         )
-    # let queued lookups finish: a rescan is answered after them, on the same document
+    # one more lookup on the final text (a rescan), then close: pending checks are dropped
     session.run(
         client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="recitation.rescan", arguments=[uri])

@@ -22,6 +22,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
+    parser.add_argument(
+        "--log-rpc", action="store_true", help="also log every JSON-RPC message (verbose)"
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser.parse_args(argv)
 
@@ -34,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level, handlers=[handler], format="%(asctime)s %(name)s %(message)s"
     )
+    if not args.log_rpc:
+        logging.getLogger("pygls").setLevel(
+            max(logging.WARNING, logging.getLevelName(args.log_level))
+        )
     from .features import create_server
 
     server = create_server()
@@ -44,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        server.start_io()
+        server.start_stdio()
     return 0
 
 

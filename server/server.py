@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
+import sys
+import threading
 import time
 import uuid
 from typing import Any
@@ -15,6 +19,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import FeatureRequestError
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 
 from . import __version__
@@ -51,6 +56,45 @@ class RecitationServer(LanguageServer):
         self._refreshing: asyncio.Lock | None = None
         self._settings_known: asyncio.Event | None = None
         self.global_pulled = False  # settings for documents outside the folders were read
+
+    # -- transport -----------------------------------------------------------------------
+
+    def start_stdio(self) -> None:
+        """LSP over stdin/stdout. When stdin is a pipe or socket (as editors start language
+        servers) it is read by the event loop itself, without a reader thread in between;
+        otherwise pygls' own stdio transport is used."""
+        try:
+            mode = os.fstat(sys.stdin.fileno()).st_mode
+        except (OSError, ValueError):
+            mode = 0
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            self.start_io()
+            return
+
+        async def serve() -> None:
+            loop = asyncio.get_running_loop()
+            reader = asyncio.StreamReader()
+            await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer
+            )
+            self.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+            await run_async(
+                stop_event=self._stop_event,
+                reader=reader,
+                protocol=self.protocol,
+                logger=log,
+                error_handler=self.report_server_error,
+            )
+
+        self._stop_event = threading.Event()
+        try:
+            asyncio.run(serve())
+        except BrokenPipeError:
+            log.error("the connection to the client is lost")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # -- errors --------------------------------------------------------------------------
 

@@ -195,6 +195,26 @@ def _grouped(rec: np.ndarray, cap: int):
     return items, counts, kept
 
 
+def doc_meta(pd: ProcessedDoc, language: str, offset: int, occurrences: int = 1) -> dict:
+    """The `meta` record of a unique document whose text is at `offset` in text.zst."""
+    return {
+        "w": pd.words,
+        "l": language,
+        "n": occurrences,
+        "h": pd.content_hash.hex(),
+        "o": offset,
+        "z": len(pd.ztext),
+    }
+
+
+def append_bucket(txn, rec: np.ndarray, cap: int) -> tuple[int, int, int]:
+    """Append one bucket's postings (sorted by key, document, position) to a new shard;
+    returns (fingerprints, postings kept, fingerprints capped)."""
+    items, counts, kept = _grouped(rec, cap)
+    txn.cursor().putmulti(items, append=True)
+    return len(items), int(kept.sum()), int((counts > kept).sum())
+
+
 class _Writer:
     """Stores documents and postings of one generation."""
 
@@ -228,14 +248,7 @@ class _Writer:
             key = store.doc_key(doc_id)
             offset = self.text.tell()
             self.text.write(pd.ztext)
-            meta = {
-                "w": pd.words,
-                "l": doc.language,
-                "n": 1,
-                "h": pd.content_hash.hex(),
-                "o": offset,
-                "z": len(pd.ztext),
-            }
+            meta = doc_meta(pd, doc.language, offset)
             txn.put(key, json.dumps(meta).encode(), db=dbs["meta"], append=True)
             txn.put(key, pd.blocks, db=dbs["blocks"], append=True)
             txn.put(
@@ -266,13 +279,13 @@ class _Writer:
         txns = [env.begin(write=True) for env in envs]
         for b, rec in self.postings.buckets():
             txn = txns[store.shard_of_bucket(b, h.shards)]
-            items, counts, kept = _grouped(rec, h.posting_cap)
             if not merge:
-                txn.cursor().putmulti(items, append=True)
-                h.fingerprints += len(items)
-                h.postings += int(kept.sum())
-                h.capped += int((counts > kept).sum())
+                fps, kept, capped = append_bucket(txn, rec, h.posting_cap)
+                h.fingerprints += fps
+                h.postings += kept
+                h.capped += capped
                 continue
+            items, _, _ = _grouped(rec, h.posting_cap)
             for key, value in items:
                 count, pairs = store.decode_postings(value)
                 old = txn.get(key)
@@ -388,14 +401,8 @@ def _finish(
     return summary
 
 
-def build_index(
-    specs: list[str], out: str | os.PathLike, options: BuildOptions | None = None
-) -> BuildSummary:
-    """Build a new index of `specs` (corpus sources) and publish it at `out`.
-
-    An index already at `out` is replaced only when the new one is complete.
-    """
-    opts = options or BuildOptions()
+def prepare_build(specs: list, out: str | os.PathLike, opts: BuildOptions) -> tuple[list, Path]:
+    """Checked parameters, opened sources and the output root of a new build."""
     _check_params(opts)
     sources = _open_sources(specs, opts)
     root = Path(out)
@@ -403,12 +410,18 @@ def build_index(
         raise BuildError(f"{root} exists and is not a directory")
     if root.is_dir() and any(root.iterdir()) and not (root / store.CURRENT_NAME).exists():
         raise BuildError(f"{root} is not empty and is not an index; choose another --out")
-    started = time.perf_counter()
+    return sources, root
+
+
+def new_generation(root: Path) -> Path:
     try:
-        gen = store.new_generation(root)
+        return store.new_generation(root)
     except OSError as e:
         raise BuildError(f"cannot create {root}: {e}") from None
-    header = store.Header(
+
+
+def new_header(opts: BuildOptions, sources: list) -> store.Header:
+    return store.Header(
         format_version=store.FORMAT_VERSION,
         k=opts.k,
         window=opts.window,
@@ -420,6 +433,20 @@ def build_index(
         name=" + ".join(s.name for s in sources),
         sources=[s.describe() for s in sources],
     )
+
+
+def build_index(
+    specs: list[str], out: str | os.PathLike, options: BuildOptions | None = None
+) -> BuildSummary:
+    """Build a new index of `specs` (corpus sources) and publish it at `out`.
+
+    An index already at `out` is replaced only when the new one is complete.
+    """
+    opts = options or BuildOptions()
+    sources, root = prepare_build(specs, out, opts)
+    started = time.perf_counter()
+    gen = new_generation(root)
+    header = new_header(opts, sources)
     summary = BuildSummary(path=str(root))
     try:
         writer = _Writer(gen, header, 0, opts.memory_mb << 20)

@@ -174,3 +174,38 @@ async def test_edits_right_after_the_insertion_rebase_the_result(client, fixture
     )
     assert diags[0].version == 4
     assert diags[0].diagnostics[0].range == quoted_range(text, HULL, text.index(HULL))
+
+
+async def test_whole_document_changes_are_detected_too(client, fixture_index, workspace):
+    await start_session(client, index=fixture_index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "full.py").as_uri()
+    before = "import math\n"
+    open_doc(client, uri, before)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=before + HULL)],
+        )
+    )
+    (diag,) = await diagnostics_for(client, uri)
+    assert diag.range == quoted_range(before + HULL, HULL, len(before))
+
+
+async def test_utf8_position_encoding_when_the_client_prefers_it(client, fixture_index, workspace):
+    caps = types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(
+            position_encodings=[types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16]
+        )
+    )
+    result = await start_session(
+        client, index=fixture_index, folders=[workspace["a"]], capabilities=caps
+    )
+    assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf8
+    uri = (workspace["a"] / "bytes.py").as_uri()
+    before = "label = '👋 hé'; "  # 16 code points, 17 UTF-16 units, 20 UTF-8 bytes
+    open_doc(client, uri, before)
+    insert(client, uri, 2, types.Position(0, len(before.encode("utf-8"))), HULL)
+    (diag,) = await diagnostics_for(client, uri)
+    assert diag.range.start == types.Position(0, 20)
+    last = HULL.rstrip().rsplit("\n", 1)[-1]
+    assert diag.range.end == types.Position(HULL.rstrip().count("\n"), len(last.encode()))

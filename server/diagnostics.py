@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from index_tools import Match, describe_match
+
 from .documents import Edit, TextDocument, map_span
 from .protocol import SOURCE
 from .words import words_of
@@ -105,12 +107,20 @@ def files_phrase(match: dict) -> str:
 
 
 def message_for(match: dict) -> str:
-    """One line: what was quoted, from where, and how common it is."""
+    """One line: what was quoted, from where, and how common it is (the engine's wording,
+    shared with the CLI and the references log)."""
+    try:
+        text = describe_match(Match.from_dict(match))
+    except (KeyError, TypeError, ValueError):
+        text = _fallback_message(match)
+    return " ".join(text.split())  # corpus metadata never breaks the line
+
+
+def _fallback_message(match: dict) -> str:
     headline = KIND_HEADLINES.get(match.get("kind", ""), KIND_HEADLINES["recitation"])
     sources = match.get("sources") or []
     where = describe_source(sources[0]) if sources else "indexed code"
-    text = f"{headline}: {match.get('length', 0)} words match {where}; {files_phrase(match)}"
-    return " ".join(text.split())  # corpus metadata never breaks the line
+    return f"{headline}: {match.get('length', 0)} words match {where}; {files_phrase(match)}"
 
 
 def to_diagnostic(doc: TextDocument, stored: StoredMatch, severity: str) -> types.Diagnostic:

@@ -48,6 +48,15 @@ def source_line(source: dict) -> str:
     return f"- {head}" + (" \u00b7 " + " \u00b7 ".join(details) if details else "")
 
 
+def renamed_pairs(match: dict) -> list[tuple[str, str]]:
+    """(name in the source, name here) for a copy with renamed identifiers."""
+    pairs = []
+    for r in match.get("renamed") or []:
+        if isinstance(r, dict) and "from" in r and "to" in r:
+            pairs.append((str(r["from"]), str(r["to"])))
+    return pairs
+
+
 def hover_markdown(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -> str:
     blocks = []
     for m in matches:
@@ -60,6 +69,11 @@ def hover_markdown(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -
             f"Flagged as {escape(KIND_REASONS.get(kind, kind))}.",
             "",
         ]
+        renamed = renamed_pairs(match)
+        if renamed:
+            shown = ", ".join(f"{escape(a)} \u2192 {escape(b)}" for a, b in renamed[:6])
+            more = f", and {len(renamed) - 6} more" if len(renamed) > 6 else ""
+            lines[-1:-1] = [f"A copy with renamed identifiers: {shown}{more}.", ""]
         sources = m.sources
         if sources:
             lines.append("Sources:")

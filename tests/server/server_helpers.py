@@ -78,7 +78,7 @@ def end_position(text: str) -> types.Position:
     return utf16_position(text, len(text))
 
 
-async def wait_for(predicate, timeout: float = 15.0, what: str = "a condition") -> Any:
+async def wait_for(predicate, timeout: float = 30.0, what: str = "a condition") -> Any:
     """Poll `predicate` until it returns something truthy, or fail at the deadline."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -158,3 +158,13 @@ def test_plaintext_hover_for_clients_without_markdown():
     text = hover_plaintext([stored])
     assert "- owner/r0 Lib/json/decoder.py L5\u2013L20 (PSF-2.0, https://example.org/r0/" in text
     assert "- and 2 more" in text and "\\" not in text
+
+
+def test_renamed_copies_say_so():
+    m = match()
+    m["exact"] = False
+    m["renamed"] = [{"from": "total", "to": "acc_*"}]
+    assert message_for(m).startswith("Renamed copy of public code: 87 words match owner/r0")
+    assert message_for(m).endswith("(renamed: total \u2192 acc_*)")
+    text = hover_markdown([StoredMatch.create(m, 0, 1, ("x",))])
+    assert "A copy with renamed identifiers: total \u2192 acc\\_\\*." in text

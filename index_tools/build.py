@@ -27,6 +27,7 @@ from tqdm import tqdm
 from . import store
 from .fingerprint import HASH_NAME, KGRAM_NAME
 from .model import Document
+from .normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from .process import ProcessedDoc, process
 from .words import TOKENIZER_VERSION
 
@@ -54,6 +55,7 @@ class BuildOptions:
     max_file_bytes: int = 1_000_000
     memory_mb: int = 256  # postings buffered before spilling a sorted run
     progress: bool | None = None  # None: when stderr is a terminal
+    renamed: bool = True  # also index rename-insensitive fingerprints (supported languages)
 
 
 @dataclass
@@ -95,15 +97,16 @@ class BuildSummary:
 
 _K = DEFAULT_K
 _W = DEFAULT_WINDOW
+_R = True
 
 
-def _init_worker(k: int, window: int) -> None:
-    global _K, _W
-    _K, _W = k, window
+def _init_worker(k: int, window: int, renamed: bool = True) -> None:
+    global _K, _W, _R
+    _K, _W, _R = k, window, renamed
 
 
 def _work(doc: Document) -> tuple[Document, ProcessedDoc]:
-    return doc, process(doc.text, _K, _W)
+    return doc, process(doc.text, _K, _W, doc.language, _R)
 
 
 # --- main side ---------------------------------------------------------------------------
@@ -168,30 +171,38 @@ class _Postings:
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
-def _grouped(rec: np.ndarray, cap: int):
-    """Keys, encoded values (true count + capped (doc, pos) pairs) and true counts of the
-    distinct fingerprints of a run sorted by key, built with a few array operations."""
-    fps = rec["fp"]
+def _by_key(rec: np.ndarray, cap: int):
+    """Per distinct key of a run sorted by key: keys, true counts, kept counts, and the kept
+    (doc, pos) pairs in key order."""
+    keys = rec["fp"]
     n = len(rec)
-    starts = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     counts = np.diff(np.append(starts, n))
     kept = np.minimum(counts, cap)
     group = np.repeat(np.arange(len(starts)), counts)
-    rank = np.arange(n) - starts[group]
-    keep = rank < kept[group]
-    # each value: uint32 true count, then (doc, pos) uint32 pairs
-    lengths = 1 + 2 * kept
-    ends = np.cumsum(lengths)
-    offsets = ends - lengths
-    out = np.empty(int(ends[-1]) if len(ends) else 0, dtype="<u4")
-    out[offsets] = counts
-    slot = offsets[group[keep]] + 1 + 2 * rank[keep]
-    out[slot] = rec["doc"][keep]
-    out[slot + 1] = rec["pos"][keep]
-    buf = out.tobytes()
-    keys = fps[starts].astype(">u8").tobytes()
-    ob, oe = (offsets * 4).tolist(), (ends * 4).tolist()
-    items = [(keys[i * 8 : i * 8 + 8], buf[ob[i] : oe[i]]) for i in range(len(starts))]
+    keep = (np.arange(n) - starts[group]) < kept[group]
+    pairs = np.empty((int(keep.sum()), 2), dtype="<u4")
+    pairs[:, 0] = rec["doc"][keep]
+    pairs[:, 1] = rec["pos"][keep]
+    return keys[starts], counts, kept, pairs
+
+
+def _grouped(rec: np.ndarray, cap: int, prefix_bits: int = store.PREFIX_BITS):
+    """LMDB items (prefix key, encoded group) of a run sorted by key, with the true and
+    kept counts of its distinct keys."""
+    keys, counts, kept, pairs = _by_key(rec, cap)
+    prefix, suffix = store.split_keys(keys, prefix_bits)
+    bounds = np.flatnonzero(np.concatenate(([True], prefix[1:] != prefix[:-1])))
+    bounds = np.append(bounds, len(keys)).tolist()
+    pair_ends = np.concatenate(([0], np.cumsum(kept))).tolist()
+    prefixes = prefix[bounds[:-1]].tolist() if len(keys) else []
+    items = []
+    for g, p in enumerate(prefixes):
+        a, b = bounds[g], bounds[g + 1]
+        value = store.encode_group(
+            suffix[a:b], counts[a:b], kept[a:b], pairs[pair_ends[a] : pair_ends[b]]
+        )
+        items.append((store.prefix_key(p), value))
     return items, counts, kept
 
 
@@ -207,12 +218,14 @@ def doc_meta(pd: ProcessedDoc, language: str, offset: int, occurrences: int = 1)
     }
 
 
-def append_bucket(txn, rec: np.ndarray, cap: int) -> tuple[int, int, int]:
+def append_bucket(
+    txn, rec: np.ndarray, cap: int, prefix_bits: int = store.PREFIX_BITS
+) -> tuple[int, int, int]:
     """Append one bucket's postings (sorted by key, document, position) to a new shard;
     returns (fingerprints, postings kept, fingerprints capped)."""
-    items, counts, kept = _grouped(rec, cap)
+    items, counts, kept = _grouped(rec, cap, prefix_bits)
     txn.cursor().putmulti(items, append=True)
-    return len(items), int(kept.sum()), int((counts > kept).sum())
+    return len(counts), int(kept.sum()), int((counts > kept).sum())
 
 
 class _Writer:
@@ -227,6 +240,7 @@ class _Writer:
         self.txn = self.env.begin(write=True)
         self.pending = 0
         self.postings = _Postings(gen / "runs", budget_bytes)
+        self.renamed = _Postings(gen / "runs-renamed", budget_bytes)
         self.text = open(gen / store.TEXT_NAME, "ab")  # noqa: SIM115 - closed in finish()
 
     def add(self, doc: Document, pd: ProcessedDoc, summary: BuildSummary) -> None:
@@ -256,6 +270,7 @@ class _Writer:
             )
             txn.put(pd.content_hash, key, db=dbs["content"])
             self.postings.add(doc_id, pd.fps, pd.positions)
+            self.renamed.add(doc_id, pd.renamed_fps, pd.renamed_positions)
             summary.documents += 1
             summary.words += pd.words
         self.pending += 1
@@ -273,38 +288,85 @@ class _Writer:
         os.fsync(self.text.fileno())
         self.text.close()
         h = self.header
-        envs = [
-            store.open_env(self.gen / store.shard_name(i), readonly=False) for i in range(h.shards)
-        ]
-        txns = [env.begin(write=True) for env in envs]
-        for b, rec in self.postings.buckets():
-            txn = txns[store.shard_of_bucket(b, h.shards)]
-            if not merge:
-                fps, kept, capped = append_bucket(txn, rec, h.posting_cap)
-                h.fingerprints += fps
-                h.postings += kept
-                h.capped += capped
-                continue
-            items, _, _ = _grouped(rec, h.posting_cap)
-            for key, value in items:
-                count, pairs = store.decode_postings(value)
-                old = txn.get(key)
-                if old is None:
-                    h.fingerprints += 1
-                else:
-                    old_count, old_pairs = store.decode_postings(old)
-                    h.postings -= len(old_pairs)
-                    h.capped -= old_count > len(old_pairs)
-                    count += old_count
-                    pairs = np.concatenate((old_pairs, pairs))[: h.posting_cap]
-                txn.put(key, store.encode_postings(count, pairs))
-                h.postings += len(pairs)
-                h.capped += count > len(pairs)
-        for txn, env in zip(txns, envs):
-            txn.commit()
-            env.sync(True)
-            env.close()
+        counts = _write_shards(self.gen, self.postings, h, merge, renamed=False)
+        h.fingerprints, h.postings, h.capped = counts
+        if h.renamed_languages:
+            counts = _write_shards(self.gen, self.renamed, h, merge, renamed=True)
+            h.renamed_fingerprints, h.renamed_postings, h.renamed_capped = counts
         summary.fingerprints, summary.postings = h.fingerprints, h.postings
+
+
+def _merge_groups(old: bytes, new: bytes, cap: int) -> tuple[bytes, tuple[int, int, int]]:
+    """The union of two groups (old postings first), and the old group's counts."""
+    merged: dict[int, tuple[int, np.ndarray]] = {}
+    stats = [0, 0, 0]
+    for i, value in enumerate((old, new)):
+        suffixes, counts, ends, pairs = store.decode_group(value)
+        starts = np.concatenate(([0], ends[:-1]))
+        if i == 0:
+            kept = ends - starts
+            stats = [len(suffixes), int(kept.sum()), int((counts > kept).sum())]
+        for j, sfx in enumerate(suffixes.tolist()):
+            p = pairs[starts[j] : ends[j]]
+            if sfx in merged:
+                c, q = merged[sfx]
+                merged[sfx] = (c + int(counts[j]), np.concatenate((q, p))[:cap])
+            else:
+                merged[sfx] = (int(counts[j]), p)
+    order = sorted(merged)
+    counts = np.array([merged[x][0] for x in order], dtype=np.int64)
+    pairs = [merged[x][1] for x in order]
+    kept = np.array([len(p) for p in pairs], dtype=np.int64)
+    value = store.encode_group(
+        np.array(order, dtype=np.uint32), counts, kept,
+        np.concatenate(pairs) if pairs else np.empty((0, 2), dtype="<u4"),
+    )  # fmt: skip
+    return value, tuple(stats)
+
+
+def _write_shards(
+    gen: Path, postings: _Postings, h: store.Header, merge: bool, renamed: bool
+) -> tuple[int, int, int]:
+    """Append (or, for `add`, merge) every bucket into its shard; returns the new totals of
+    (fingerprints, postings, capped fingerprints)."""
+    if renamed:
+        fingerprints, kept_total, capped_total = (
+            h.renamed_fingerprints,
+            h.renamed_postings,
+            h.renamed_capped,
+        )
+    else:
+        fingerprints, kept_total, capped_total = h.fingerprints, h.postings, h.capped
+    envs = [
+        store.open_env(gen / store.shard_name(i, renamed), readonly=False) for i in range(h.shards)
+    ]
+    txns = [env.begin(write=True) for env in envs]
+    for b, rec in postings.buckets():
+        txn = txns[store.shard_of_bucket(b, h.shards)]
+        if not merge:
+            fps, kept, capped = append_bucket(txn, rec, h.posting_cap, h.prefix_bits)
+            fingerprints += fps
+            kept_total += kept
+            capped_total += capped
+            continue
+        for key, value in _grouped(rec, h.posting_cap, h.prefix_bits)[0]:
+            old = txn.get(key)
+            if old is not None:
+                value, stats = _merge_groups(old, value, h.posting_cap)
+                fingerprints -= stats[0]
+                kept_total -= stats[1]
+                capped_total -= stats[2]
+            suffixes, counts, ends, _ = store.decode_group(value)
+            kept = np.diff(ends, prepend=0)
+            fingerprints += len(suffixes)
+            kept_total += int(kept.sum())
+            capped_total += int((counts > kept).sum())
+            txn.put(key, value)
+    for txn, env in zip(txns, envs):
+        txn.commit()
+        env.sync(True)
+        env.close()
+    return fingerprints, kept_total, capped_total
 
 
 def _bounded(items: Iterable[Document], slots: threading.Semaphore) -> Iterator[Document]:
@@ -332,7 +394,9 @@ def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) ->
             slots = None
         else:
             ctx = multiprocessing.get_context("fork")
-            pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(opts.k, opts.window))
+            pool = ctx.Pool(
+                jobs, initializer=_init_worker, initargs=(opts.k, opts.window, opts.renamed)
+            )
             slots = threading.Semaphore(jobs * 64)  # documents in flight, bounds memory
             results = pool.imap(_work, _bounded(docs, slots), chunksize=8)
         try:
@@ -352,7 +416,7 @@ def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) ->
 
 
 def _run_one(doc: Document, opts: BuildOptions) -> tuple[Document, ProcessedDoc]:
-    return doc, process(doc.text, opts.k, opts.window)
+    return doc, process(doc.text, opts.k, opts.window, doc.language, opts.renamed)
 
 
 def _open_sources(specs: list[str], opts: BuildOptions) -> list:
@@ -432,6 +496,8 @@ def new_header(opts: BuildOptions, sources: list) -> store.Header:
         tokenizer_version=TOKENIZER_VERSION,
         name=" + ".join(s.name for s in sources),
         sources=[s.describe() for s in sources],
+        renamed_languages=sorted(g for g in GRAMMARS if supported(g)) if opts.renamed else [],
+        normalizer_version=NORMALIZER_VERSION if opts.renamed else 0,
     )
 
 
@@ -470,6 +536,7 @@ def add_to_index(
     root = Path(path)
     old_gen, header = store.read_header(root)
     opts.k, opts.window = header.k, header.window
+    opts.renamed = bool(header.renamed_languages)
     sources = _open_sources(specs, opts)
     started = time.perf_counter()
     gen = store.new_generation(root)

@@ -117,6 +117,11 @@ class Index:
                 store.open_env(self.gen / store.shard_name(i), readonly=True)
                 for i in range(h.shards)
             ]
+            self._renamed = [
+                store.open_env(self.gen / store.shard_name(i, renamed=True), readonly=True)
+                for i in range(h.shards)
+                if h.renamed_languages
+            ]
             with self._docs_env.begin() as txn:
                 stored = txn.stat(self._dbs["meta"])["entries"]
             with open(self.gen / store.TEXT_NAME, "rb") as f:
@@ -172,7 +177,7 @@ class Index:
         if isinstance(self._text, mmap.mmap):
             self._text.close()
         self._docs_env.close()
-        for env in self._shards:
+        for env in self._shards + self._renamed:
             env.close()
 
     def __enter__(self) -> Index:
@@ -220,22 +225,27 @@ class Index:
 
     # --- lookups -------------------------------------------------------------------------
 
-    def postings(self, fps: np.ndarray) -> dict[int, tuple[int, np.ndarray]]:
+    def postings(self, fps: np.ndarray, renamed: bool = False) -> dict[int, tuple[int, np.ndarray]]:
         """For each distinct fingerprint that is stored: (true count, (doc, pos) pairs)."""
-        shards = self.header.shards
+        h = self.header
         found: dict[int, tuple[int, np.ndarray]] = {}
-        if not len(fps):
+        envs = self._renamed if renamed else self._shards
+        if not len(fps) or not envs:
             return found
-        rotated = store.keys_of(fps)
-        keys = rotated.astype(">u8").tobytes()
-        shard_ids = (store.bucket_of(rotated) * shards // store.BUCKETS).tolist()
-        txns = [env.begin(buffers=True) for env in self._shards]
+        keys = store.keys_of(fps)
+        prefix, suffix = store.split_keys(keys, h.prefix_bits)
+        shard_ids = (store.bucket_of(keys) * h.shards // store.BUCKETS).tolist()
+        txns = [env.begin(buffers=True) for env in envs]
+        groups: dict[int, object] = {}
         try:
-            for i, s in enumerate(shard_ids):
-                value = txns[s].get(keys[i * 8 : i * 8 + 8])
+            for i, (p, sfx) in enumerate(zip(prefix.tolist(), suffix.tolist())):
+                value = groups.get(p, False)
+                if value is False:
+                    value = groups[p] = txns[shard_ids[i]].get(store.prefix_key(p))
                 if value is not None:
-                    count, pairs = store.decode_postings(bytes(value))
-                    found[i] = (count, pairs)
+                    hit = store.group_lookup(value, sfx)
+                    if hit is not None:
+                        found[i] = (hit[0], hit[1].copy())
         finally:
             for t in txns:
                 t.abort()

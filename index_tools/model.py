@@ -120,6 +120,8 @@ class Match:
     # Set by `Index.match`: the span's range inside the suggestion (clipped to it).
     range: Range | None = None
     suggestion_words: int = 0  # how many of `length` words lie in the suggestion
+    exact: bool = True  # False: a copy with renamed identifiers
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (source name, name here)
 
     @property
     def best_source(self) -> Source | None:
@@ -135,6 +137,8 @@ class Match:
             "file_count_exact": self.file_count_exact,
             "text": self.text,
             "sources": [s.to_dict() for s in self.sources],
+            "exact": self.exact,
+            "renamed": [{"from": a, "to": b} for a, b in self.renamed],
         }
 
     @classmethod
@@ -159,6 +163,8 @@ class Match:
             sources=[Source.from_dict(s) for s in d.get("sources", [])],
             range=rng,
             suggestion_words=d.get("suggestion_words", 0),
+            exact=d.get("exact", True),
+            renamed=[(r["from"], r["to"]) for r in d.get("renamed", [])],
         )
 
 
@@ -170,6 +176,8 @@ def describe_match(m: Match) -> str:
         "license": "License text quoted from public code",
         "common": "Common idiom found in public code",
     }[m.kind]
+    if not m.exact:
+        what = "Renamed copy of public code"
     line = f"{what}: {m.length} words"
     src = m.best_source
     if src is not None:
@@ -182,4 +190,9 @@ def describe_match(m: Match) -> str:
         line += f" match {where} {lines} ({src.license or 'NOASSERTION'})"
     files = "file" if m.file_count == 1 else "files"
     bound = "" if m.file_count_exact else "at least "
-    return f"{line}; found in {bound}{m.file_count} {files}"
+    line = f"{line}; found in {bound}{m.file_count} {files}"
+    if m.renamed:
+        shown = ", ".join(f"{a} \u2192 {b}" for a, b in m.renamed[:4])
+        more = f", +{len(m.renamed) - 4} more" if len(m.renamed) > 4 else ""
+        line += f" (renamed: {shown}{more})"
+    return line

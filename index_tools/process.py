@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import xxhash
 import zstandard
 
 from .fingerprint import WordHasher, kgram_fingerprints, winnow
+from .normalize import identifier_mask, normalized_hashes
 from .words import WORD_RE
 
 BLOCK_CHARS = 1024  # text is split at line breaks into blocks of about this many characters
@@ -19,6 +20,10 @@ _compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
 _decompressor = zstandard.ZstdDecompressor()
 
 
+_EMPTY_FPS = np.empty(0, dtype=np.uint64)
+_EMPTY_POS = np.empty(0, dtype=np.uint32)
+
+
 @dataclass
 class ProcessedDoc:
     content_hash: bytes  # xxh3-128 of the UTF-8 text: identical files share it
@@ -27,6 +32,8 @@ class ProcessedDoc:
     ztext: bytes  # zstd-compressed UTF-8 text
     fps: np.ndarray  # kept fingerprints (uint64)
     positions: np.ndarray  # their word positions (uint32)
+    renamed_fps: np.ndarray = field(default_factory=lambda: _EMPTY_FPS)  # rename-insensitive
+    renamed_positions: np.ndarray = field(default_factory=lambda: _EMPTY_POS)
 
 
 def content_hash(text: str) -> bytes:
@@ -54,12 +61,22 @@ def split_blocks(text: str) -> tuple[list[str], list[int]]:
     return words, table
 
 
-def process(text: str, k: int, window: int) -> ProcessedDoc:
+def process(
+    text: str, k: int, window: int, language: str = "", renamed: bool = False
+) -> ProcessedDoc:
+    """Everything the index stores of one document; with `renamed`, also the
+    rename-insensitive fingerprints when its language is supported."""
     raw = text.encode("utf-8", "surrogatepass")
     words, table = split_blocks(text)
     hashes = _hasher.hashes(words)
     fps = kgram_fingerprints(hashes, k)
     picks = winnow(fps, window)
+    rfps, rpicks = _EMPTY_FPS, _EMPTY_POS
+    mask = identifier_mask(words, language) if renamed and language else None
+    if mask is not None and mask.any():
+        rall = kgram_fingerprints(normalized_hashes(hashes, mask), k)
+        kept = winnow(rall, window)
+        rfps, rpicks = rall[kept], kept.astype(np.uint32)
     return ProcessedDoc(
         content_hash=xxhash.xxh3_128_digest(raw),
         words=len(words),
@@ -67,6 +84,8 @@ def process(text: str, k: int, window: int) -> ProcessedDoc:
         ztext=_compressor.compress(raw),
         fps=fps[picks],
         positions=picks.astype(np.uint32),
+        renamed_fps=rfps,
+        renamed_positions=rpicks,
     )
 
 

@@ -6,9 +6,13 @@
         HEADER.json           format version, parameters, counts, file sizes (written last)
         docs.mdb              named databases: meta, blocks, origins, content
         text.zst              the unique documents' texts, zstd frames back to back
-        postings-000.mdb ...  key (8 bytes, big-endian) -> true count + (doc, pos)*
+        postings-000.mdb ...  key prefix (4 bytes, big-endian) -> a group: the keys with that
+                              prefix, their (doc, pos) postings, true counts when capped
+        renamed-000.mdb ...   the same for the rename-insensitive fingerprints (optional)
 
-A key is the fingerprint rotated right by 8 bits: winnowing keeps minima, so the top bits of
+Fingerprints are grouped by the top `prefix_bits` bits of their key, and a group is one LMDB
+entry, which halves the per-fingerprint overhead of one entry each; a lookup is one `get` and
+a binary search in the group. A key is the fingerprint rotated right by 8 bits: winnowing keeps minima, so the top bits of
 kept fingerprints are mostly zero while the low bits stay uniform; rotating them to the front
 spreads keys evenly over buckets and shards and keeps each bucket a contiguous key range.
 
@@ -32,7 +36,8 @@ import lmdb
 import numpy as np
 import xxhash
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+PREFIX_BITS = 16  # keys sharing their top PREFIX_BITS bits are stored together
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
 DOCS_NAME = "docs.mdb"
@@ -41,8 +46,7 @@ TEXT_NAME = "text.zst"
 MAP_SIZE = 1 << 40  # address space only; files grow with their contents
 
 _DOC_KEY = struct.Struct(">I")
-_FP_KEY = struct.Struct(">Q")
-_COUNT = struct.Struct("<I")
+_PREFIX = struct.Struct(">I")
 
 BUCKET_BITS = 8
 BUCKETS = 1 << BUCKET_BITS
@@ -54,10 +58,6 @@ class IndexOpenError(Exception):
 
 def doc_key(doc_id: int) -> bytes:
     return _DOC_KEY.pack(doc_id)
-
-
-def fp_key(fp: int) -> bytes:
-    return _FP_KEY.pack(fp)
 
 
 def keys_of(fps: np.ndarray) -> np.ndarray:
@@ -73,19 +73,74 @@ def shard_of_bucket(bucket: int, shards: int) -> int:
     return bucket * shards // BUCKETS
 
 
-def shard_name(i: int) -> str:
-    return f"postings-{i:03d}.mdb"
+def shard_name(i: int, renamed: bool = False) -> str:
+    """Shard i of the exact postings, or of the rename-insensitive ones."""
+    return f"renamed-{i:03d}.mdb" if renamed else f"postings-{i:03d}.mdb"
 
 
-def encode_postings(true_count: int, pairs: np.ndarray) -> bytes:
-    """`pairs` is a (n, 2) uint32 array of (doc, word position)."""
-    return _COUNT.pack(true_count) + np.ascontiguousarray(pairs, dtype="<u4").tobytes()
+def prefix_key(prefix: int) -> bytes:
+    return _PREFIX.pack(prefix)
 
 
-def decode_postings(value: bytes) -> tuple[int, np.ndarray]:
-    (count,) = _COUNT.unpack_from(value)
-    pairs = np.frombuffer(value, dtype="<u4", offset=4).reshape(-1, 2)
-    return count, pairs
+def split_keys(keys: np.ndarray, prefix_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """(prefix, 32-bit suffix) of each key: the top bits and the 32 bits after them."""
+    prefix = keys >> np.uint64(64 - prefix_bits)
+    suffix = (keys >> np.uint64(32 - prefix_bits)) & np.uint64(0xFFFFFFFF)
+    return prefix, suffix.astype(np.uint32)
+
+
+def encode_group(
+    suffixes: np.ndarray, counts: np.ndarray, kept: np.ndarray, pairs: np.ndarray
+) -> bytes:
+    """One group: n sorted suffixes, their cumulative kept-posting ends, the true counts of
+    the capped ones, then the (doc, pos) pairs. All little-endian uint32:
+    n, c, suffix[n], end[n], (index, true count)[c], (doc, pos)[end[n-1]]."""
+    n = len(suffixes)
+    capped = np.flatnonzero(counts > kept)
+    out = np.empty(2 + 2 * n + 2 * len(capped) + 2 * len(pairs), dtype="<u4")
+    out[0], out[1] = n, len(capped)
+    out[2 : 2 + n] = suffixes
+    out[2 + n : 2 + 2 * n] = np.cumsum(kept)
+    o = 2 + 2 * n
+    out[o : o + 2 * len(capped) : 2] = capped
+    out[o + 1 : o + 2 * len(capped) : 2] = counts[capped]
+    out[o + 2 * len(capped) :] = np.asarray(pairs, dtype="<u4").reshape(-1)
+    return out.tobytes()
+
+
+def decode_group(value) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(suffixes, true counts, ends, pairs) of a group."""
+    a = np.frombuffer(value, dtype="<u4")
+    n, c = int(a[0]), int(a[1])
+    suffixes = a[2 : 2 + n]
+    ends = a[2 + n : 2 + 2 * n].astype(np.int64)
+    counts = np.diff(ends, prepend=0)
+    o = 2 + 2 * n
+    if c:
+        counts[a[o : o + 2 * c : 2]] = a[o + 1 : o + 2 * c : 2]
+    pairs = a[o + 2 * c :].reshape(-1, 2)
+    return suffixes, counts, ends, pairs
+
+
+def group_lookup(value, suffix: int) -> tuple[int, np.ndarray] | None:
+    """(true count, (doc, pos) pairs) of the key with this suffix in a group, if present."""
+    a = np.frombuffer(value, dtype="<u4")
+    n, c = int(a[0]), int(a[1])
+    suffixes = a[2 : 2 + n]
+    i = int(np.searchsorted(suffixes, suffix))
+    if i >= n or suffixes[i] != suffix:
+        return None
+    end = int(a[2 + n + i])
+    start = int(a[2 + n + i - 1]) if i else 0
+    count = end - start
+    o = 2 + 2 * n
+    if c:
+        idx = a[o : o + 2 * c : 2]
+        j = int(np.searchsorted(idx, i))
+        if j < c and idx[j] == i:
+            count = int(a[o + 1 + 2 * j])
+    base = o + 2 * c
+    return count, a[base + 2 * start : base + 2 * end].reshape(-1, 2)
 
 
 def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environment:
@@ -122,6 +177,7 @@ class Header:
     hash: str
     kgram: str
     tokenizer_version: int
+    prefix_bits: int = PREFIX_BITS
     name: str = ""
     documents: int = 0  # unique documents stored
     files: int = 0  # files indexed, identical ones counted each time
@@ -129,6 +185,12 @@ class Header:
     fingerprints: int = 0  # distinct fingerprints stored
     postings: int = 0  # postings stored (after capping)
     capped: int = 0  # fingerprints whose postings were capped
+    # rename-insensitive fingerprints (identifiers normalized), for these languages
+    renamed_languages: list[str] = field(default_factory=list)
+    normalizer_version: int = 0
+    renamed_fingerprints: int = 0
+    renamed_postings: int = 0
+    renamed_capped: int = 0
     sources: list[dict] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     created: str = ""

@@ -89,3 +89,35 @@ def test_planted_common_run_of_t_words_is_always_found(
         f"planted run of {t} words at {lo}..{hi} not found: "
         f"{[(m.query_start, m.query_end) for m in matches]}"
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    entries=st.dictionaries(
+        st.integers(0, 2**32 - 1),
+        st.tuples(st.integers(1, 40), st.integers(0, 2**31)),
+        min_size=1,
+        max_size=30,
+    ),
+    cap=st.integers(1, 8),
+)
+def test_posting_groups_round_trip(entries, cap):
+    """A group stores each key's first `cap` postings and its true count."""
+    from index_tools import store
+
+    suffixes = np.array(sorted(entries), dtype=np.uint32)
+    counts = np.array([entries[s][0] for s in sorted(entries)], dtype=np.int64)
+    kept = np.minimum(counts, cap)
+    pairs = [
+        np.array([[entries[s][1] + j, j] for j in range(k)], dtype="<u4").reshape(-1, 2)
+        for s, k in zip(sorted(entries), kept.tolist())
+    ]
+    value = store.encode_group(suffixes, counts, kept, np.concatenate(pairs))
+    for s, c, p in zip(suffixes.tolist(), counts.tolist(), pairs):
+        count, got = store.group_lookup(value, s)
+        assert count == c
+        assert got.tolist() == p.tolist()
+    absent = next(x for x in range(2**32) if x not in entries)
+    assert store.group_lookup(value, absent) is None
+    dec_suffixes, dec_counts, _, _ = store.decode_group(value)
+    assert dec_suffixes.tolist() == suffixes.tolist() and dec_counts.tolist() == counts.tolist()

@@ -16,6 +16,7 @@ from pathlib import Path
 from .build import DEFAULT_K, DEFAULT_POSTING_CAP, DEFAULT_SHARDS, DEFAULT_WINDOW, BuildError
 from .model import Match, describe_match
 from .paths import DEFAULT_SOURCES, default_index_path
+from .sources.languages import language_for_path
 from .store import IndexOpenError
 
 DESCRIPTION = """\
@@ -89,7 +90,15 @@ def cmd_build(args) -> int:
         if not args.out:
             raise UsageError("build needs --out DIR (or --default)")
         out, sources = Path(args.out), args.sources
-    summary = build_index(sources, out, _build_options(args))
+    if args.master and args.engine != "spark":
+        raise UsageError("--master needs --engine spark")
+    if args.engine == "spark":
+        from .spark_build import build_index_spark, require_pyspark
+
+        require_pyspark()
+        summary = build_index_spark(sources, out, _build_options(args), master=args.master)
+    else:
+        summary = build_index(sources, out, _build_options(args))
     _print_summary(summary, args.json)
     return 0
 
@@ -152,6 +161,8 @@ def _match_text(m: Match, show_sources: int = 5) -> str:
         f"  kind: {m.kind}; suggestion lines {r.start.line + 1}\u2013{r.end.line + 1}, "
         f"{m.suggestion_words} of its words",
     ]
+    if m.renamed:
+        out.append("  renamed: " + ", ".join(f"{a} \u2192 {b}" for a, b in m.renamed))
     for s in m.sources[:show_sources]:
         out.append(
             f"  - {s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} "
@@ -170,7 +181,10 @@ def cmd_query(args) -> int:
     from .words import count_words
 
     with _open(_index_path(args.index)) as idx:
-        matches = idx.match(suggestion, context, min_tokens=args.min_tokens)
+        language = args.language or (
+            language_for_path(args.context_file) if args.context_file else None
+        )
+        matches = idx.match(suggestion, context, min_tokens=args.min_tokens, language=language)
     ctx_words = count_words(context)
     sug_words = count_words(suggestion)
     if args.json:
@@ -201,7 +215,8 @@ def cmd_check(args) -> int:
     with _open(_index_path(args.index)) as idx:
         for f in args.files:
             text = _read_text(f)
-            for m in idx.match(text, "", min_tokens=args.min_tokens):
+            language = args.language or language_for_path(f)
+            for m in idx.match(text, "", min_tokens=args.min_tokens, language=language):
                 results.append((f, m))
     if args.format == "json":
         print(
@@ -297,6 +312,19 @@ def _parser() -> argparse.ArgumentParser:
         "directory, where the other commands look when no index is given",
     )
     build_opts(b, True)
+    b.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: worker processes on this machine (default); spark: Apache Spark "
+        "(pip install 'recitation[spark]', Java 17), same index",
+    )
+    b.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master for --engine spark (default: local[N] with --jobs cores); "
+        "on a cluster --out must be on a filesystem every node mounts",
+    )
     b.set_defaults(func=cmd_build)
 
     a = sub.add_parser(
@@ -326,6 +354,13 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--index", dest="index_opt", metavar="DIR", help=argparse.SUPPRESS)
     q.add_argument("--context-file", metavar="F", help="code written before the suggestion")
     q.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
+    q.add_argument(
+        "--language",
+        metavar="LANG",
+        help="the suggestion's language (python, javascript, typescript, java, go, "
+        "c, cpp, rust): also report copies with renamed identifiers; default: "
+        "from --context-file's extension",
+    )
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=cmd_query)
 
@@ -338,6 +373,12 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--index", metavar="DIR", help="default: the default index")
     c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     c.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
+    c.add_argument(
+        "--language",
+        metavar="LANG",
+        help="language of the files (default: from each file's extension); "
+        "copies with renamed identifiers are reported for supported ones",
+    )
     c.set_defaults(func=cmd_check)
     return p
 

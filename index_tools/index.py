@@ -258,7 +258,8 @@ class Index:
 
     def match(self, suggestion: str, context: str = "", min_tokens: int = 60, **options):
         """Spans of `context + suggestion` quoted from indexed files that overlap the
-        suggestion and are at least `min_tokens` words long. See `matcher.find_matches`."""
+        suggestion and are at least `min_tokens` words long; with `language=`, renamed
+        copies too. See `matcher.find_matches`."""
         from .matcher import find_matches
 
         return find_matches(self, suggestion, context, min_tokens, **options)

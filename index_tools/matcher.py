@@ -16,6 +16,7 @@ import numpy as np
 from .classify import COMMON_FILES, classify
 from .fingerprint import kgram_fingerprints
 from .model import Match, Position, Range, Source
+from .normalize import canonical, identifier_mask, normalized_hashes
 from .words import WORD_RE, LineIndex, word_texts
 
 _WORD = re.compile(r"\w")
@@ -34,6 +35,7 @@ class _Span:
     doc: int
     diag: int | None  # document position = query position + diag (None: not yet known)
     chars: tuple[int, int] | None = None  # character range in the document, when known
+    renamed: list | None = None  # (source name, query name) pairs of a renamed copy
 
 
 @dataclass
@@ -43,10 +45,10 @@ class _Cluster:
     members: dict  # doc id -> _Span (the longest one of that document)
 
 
-def _hits(index, fps: np.ndarray):
+def _hits(index, fps: np.ndarray, renamed: bool = False):
     """Arrays (doc, diag, qpos) of every hit, and a per-position 'capped' mask."""
     uniq, inverse = np.unique(fps, return_inverse=True)
-    found = index.postings(uniq)
+    found = index.postings(uniq, renamed=renamed)
     capped = np.zeros(len(fps), dtype=bool)
     if not found:
         return None, capped
@@ -111,7 +113,7 @@ def _find_copy(text: str, raw: str) -> int:
     return -1
 
 
-def _verify(index, hashes: np.ndarray, doc_groups, k: int, min_tokens: int):
+def _verify(index, hashes: np.ndarray, doc_groups, k: int, min_tokens: int, doc_hashes=None):
     """Maximal spans along each hit diagonal where query and document words agree.
 
     Documents are taken most hits first. The first ones are compared word by word (by their
@@ -170,7 +172,10 @@ def _verify(index, hashes: np.ndarray, doc_groups, k: int, min_tokens: int):
             lo, hi = max(0, diag), min(doc.words, n + diag)  # document positions on this diagonal
             if hi - lo < k:
                 continue
-            dh = doc.word_hashes(lo, hi, index._hasher)
+            if doc_hashes is None:
+                dh = doc.word_hashes(lo, hi, index._hasher)
+            else:
+                dh = doc_hashes(doc, lo, hi)
             eq = dh == hashes[lo - diag : hi - diag]
             seeds = np.asarray(qposes, dtype=np.int64) + diag - lo
             for a, b in _runs(eq, seeds, k):
@@ -281,36 +286,40 @@ def _offsets(text: str, i: int) -> tuple[int, int]:
     raise IndexError(i)
 
 
-def find_matches(
-    index,
-    suggestion: str,
-    context: str = "",
-    min_tokens: int = 60,
-    *,
-    max_sources: int = 10,
-    common_files: int = COMMON_FILES,
-) -> list[Match]:
-    """Matches of `suggestion` (with `context` before it) in `index`, in query order."""
-    min_tokens = max(int(min_tokens), 1)
-    k = index.k
-    ctx_all = word_texts(context) if context else []
-    ctx = ctx_all[-MAX_CONTEXT_WORDS:]
-    ctx_skip = len(ctx_all) - len(ctx)
-    sug = word_texts(suggestion)
-    nc = len(ctx)
-    words = ctx + sug
-    n = len(words)
-    if not sug or n < max(k, min_tokens):
-        return []
-    hashes = index.word_hashes(words)
-    fps = kgram_fingerprints(hashes, k)
-    hits, capped = _hits(index, fps)
-    if hits is None:
-        return []
-    spans, exhausted = _verify(index, hashes, _doc_groups(hits), k, min_tokens)
-    spans = [
-        s for s in spans if s.qb - s.qa >= min_tokens and s.qb > nc and _confirm(index, words, s)
-    ]
+def _consistent(index, words: list[str], mask: np.ndarray, span: _Span) -> list[_Span]:
+    """Parts of a rename-insensitive span where the renaming is consistent: each name of the
+    source maps to one name here and back. Names kept as they are never conflict."""
+    doc = index.document(span.doc)
+    if span.diag is None:
+        span.diag = doc.word_at(span.chars[0]) - span.qa
+    dwords = doc.word_texts(span.qa + span.diag, span.qb + span.diag)
+    out: list[_Span] = []
+    start, fwd, back = span.qa, {}, {}
+
+    def close(end: int) -> None:
+        if fwd:  # a copy without any renamed name is the exact matcher's business
+            pairs = list(fwd.items())
+            out.append(_Span(start, end, span.doc, span.diag, renamed=pairs))
+
+    for i in range(span.qa, span.qb):
+        if not mask[i]:
+            continue
+        mine, theirs = words[i], dwords[i - span.qa]
+        if mine == theirs:
+            continue
+        if fwd.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
+            close(i)
+            start, fwd, back = i, {}, {}
+        fwd[theirs] = mine
+        back[mine] = theirs
+    close(span.qb)
+    return out
+
+
+def _matches(
+    index, words, spans, exhausted, capped, nc, k, ctx_skip, context, suggestion,
+    max_sources, common_files,
+) -> list[Match]:  # fmt: skip
     lines = LineIndex(suggestion)
     offset = len(context)
     matches = []
@@ -329,6 +338,8 @@ def find_matches(
             if cs < offset
             else suggestion[cs - offset : ce - offset]
         )
+        sources = _sources(index, c, max_sources)
+        best = max(c.members.values(), key=lambda s: s.qb - s.qa)
         matches.append(
             Match(
                 kind=classify(words[c.qa : c.qb], count, common_files),
@@ -340,10 +351,89 @@ def find_matches(
                 text=text,
                 file_count=count,
                 file_count_exact=exact,
-                sources=_sources(index, c, max_sources),
+                sources=sources,
                 range=Range(Position(*start), Position(*end)),
                 suggestion_words=sb - sa,
+                exact=best.renamed is None,
+                renamed=list(best.renamed or []),
             )
         )
+    return matches
+
+
+def find_matches(
+    index,
+    suggestion: str,
+    context: str = "",
+    min_tokens: int = 60,
+    *,
+    language: str | None = None,
+    max_sources: int = 10,
+    common_files: int = COMMON_FILES,
+) -> list[Match]:
+    """Matches of `suggestion` (with `context` before it) in `index`, in query order.
+
+    With the suggestion's `language` and an index that has rename-insensitive fingerprints
+    for it, copies with consistently renamed identifiers are reported too (`exact` false),
+    where no exact match covers them.
+    """
+    min_tokens = max(int(min_tokens), 1)
+    k = index.k
+    ctx_all = word_texts(context) if context else []
+    ctx = ctx_all[-MAX_CONTEXT_WORDS:]
+    ctx_skip = len(ctx_all) - len(ctx)
+    sug = word_texts(suggestion)
+    nc = len(ctx)
+    words = ctx + sug
+    n = len(words)
+    if not sug or n < max(k, min_tokens):
+        return []
+    args = (nc, k, ctx_skip, context, suggestion, max_sources, common_files)
+    hashes = index.word_hashes(words)
+    matches: list[Match] = []
+    hits, capped = _hits(index, kgram_fingerprints(hashes, k))
+    if hits is not None:
+        spans, exhausted = _verify(index, hashes, _doc_groups(hits), k, min_tokens)
+        spans = [
+            s
+            for s in spans
+            if s.qb - s.qa >= min_tokens and s.qb > nc and _confirm(index, words, s)
+        ]
+        matches = _matches(index, words, spans, exhausted, capped, *args)
+    lang = canonical(language)
+    if lang and lang in index.header.renamed_languages:
+        matches += _renamed_matches(index, words, hashes, lang, matches, min_tokens, args)
     matches.sort(key=lambda m: m.query_start)
     return matches
+
+
+def _renamed_matches(index, words, hashes, lang, exact_matches, min_tokens, args) -> list[Match]:
+    nc, k = args[0], args[1]
+    mask = identifier_mask(words, lang)
+    if mask is None or not mask.any():
+        return []
+    normalized = normalized_hashes(hashes, mask)
+    hits, capped = _hits(index, kgram_fingerprints(normalized, k), renamed=True)
+    if hits is None:
+        return []
+
+    def doc_hashes(doc, lo: int, hi: int) -> np.ndarray:
+        dmask = identifier_mask(doc.word_texts(lo, hi), doc.language or lang)
+        dh = doc.word_hashes(lo, hi, index._hasher)
+        return dh if dmask is None else normalized_hashes(dh, dmask)
+
+    spans, exhausted = _verify(index, normalized, _doc_groups(hits), k, min_tokens, doc_hashes)
+    covered = np.zeros(len(words), dtype=bool)
+    for m in exact_matches:
+        covered[m.query_start : m.query_end] = True
+    kept = []
+    for span in spans:
+        if span.qb - span.qa < min_tokens or span.qb <= nc:
+            continue
+        for part in _consistent(index, words, mask, span):
+            if part.qb - part.qa < min_tokens or part.qb <= nc:
+                continue
+            if (~covered[part.qa : part.qb]).sum() < min_tokens:
+                continue  # exact matches already say it
+            kept.append(part)
+    return _matches(index, words, kept, exhausted, capped, *args)

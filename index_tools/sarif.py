@@ -61,6 +61,8 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
                     "length": m.length,
                     "fileCount": m.file_count,
                     "fileCountExact": m.file_count_exact,
+                    "exact": m.exact,
+                    "renamed": [{"from": a, "to": b} for a, b in m.renamed],
                     "sources": [s.to_dict() for s in m.sources],
                 },
             }

@@ -180,3 +180,21 @@ def test_default_index_of_the_standard_library(tmp_path):
         f"https://github.com/python/cpython/blob/v{v.major}.{v.minor}.{v.micro}/Lib/json/decoder.py#L{a}-L"
     )
     assert m["length"] == len(__import__("index_tools").tokenize(snippet))
+
+
+def test_check_finds_a_renamed_copy_by_file_language(built, tmp_path):
+    renamed = HAVERSINE
+    for old, new in (("lat1", "p"), ("lon1", "q"), ("lat2", "s"), ("lon2", "t")):
+        renamed = renamed.replace(old, new)
+    f = tmp_path / "renamed.py"
+    f.write_text(renamed)
+    r = run("check", f, "--index", built["out"])
+    assert r.returncode == 1
+    assert "Renamed copy of public code" in r.stdout
+    assert "renamed: lat1 \u2192 p, lon1 \u2192 q, lat2 \u2192 s, lon2 \u2192 t" in r.stdout
+    txt = tmp_path / "renamed.txt"  # no language: exact matching only
+    txt.write_text(renamed)
+    assert run("check", txt, "--index", built["out"]).returncode == 0
+    r = run("query", built["out"], "--json", "--language", "python", stdin=renamed)
+    (m,) = json.loads(r.stdout)["matches"]
+    assert m["exact"] is False and m["renamed"][0] == {"from": "lat1", "to": "p"}

@@ -1,0 +1,94 @@
+"""Copies with renamed identifiers: found, attributed, listed, and not confused with code
+that merely has the same shape."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from engine_fixtures import GEO, HAVERSINE, ROUTES, line_of, make_corpus
+
+from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
+from index_tools.normalize import IDENT, identifier_mask, keywords, normalize_words
+
+RENAMES = {"lat1": "a", "lon1": "b", "lat2": "c", "lon2": "d", "dlon": "dx", "dlat": "dy"}
+
+
+def rename(text: str, names: dict[str, str]) -> str:
+    return re.sub(r"\b\w+\b", lambda m: names.get(m.group(), m.group()), text)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("renamed")
+    info = make_corpus(tmp)
+    out = tmp / "index"
+    build_index(info["repos"], out, BuildOptions(jobs=1, progress=False))
+    info["index"] = open_index(out)
+    yield info
+    info["index"].close()
+
+
+def test_keywords_come_from_the_grammars():
+    for lang in ("python", "javascript", "typescript", "java", "go", "c", "cpp", "rust"):
+        kws = keywords(lang)
+        assert kws, lang
+    assert {"def", "return", "lambda", "None"} <= keywords("python")
+    assert {"function", "const", "return"} <= keywords("javascript")
+    assert {"fn", "impl", "let"} <= keywords("rust")
+    assert normalize_words(["def", "f", "(", "x", ")", ":", "return", "x", "+", "1"], "python") == [
+        "def", IDENT, "(", IDENT, ")", ":", "return", IDENT, "+", "1",
+    ]  # fmt: skip
+    assert normalize_words(["x"], "cobol") is None
+    assert identifier_mask(["let", "x", "=", "42"], "rust").tolist() == [False, True, False, False]
+
+
+def test_renamed_copy_is_reported_with_its_renames(corpus):
+    idx = corpus["index"]
+    renamed = rename(HAVERSINE, RENAMES)
+    assert idx.match(renamed) == []  # without the language: exact matching only
+    (m,) = idx.match(renamed, "import math\n", language="python")
+    assert m.exact is False
+    assert m.length == len(tokenize(HAVERSINE))
+    assert dict(m.renamed) == RENAMES
+    assert m.file_count == 3
+    acme = next(s for s in m.sources if s.repository == "acme/widgets")
+    a, b = line_of(GEO, HAVERSINE), line_of(GEO, HAVERSINE, last=True)
+    assert acme.url.endswith(f"/src/geo.py#L{a}-L{b}")
+    text = describe_match(m)
+    assert text.startswith("Renamed copy of public code: ")
+    assert "lat1 \u2192 a" in text
+    d = m.to_dict()
+    assert d["exact"] is False and {"from": "lat1", "to": "a"} in d["renamed"]
+
+
+def test_exact_copy_is_not_reported_twice(corpus):
+    ms = corpus["index"].match(HAVERSINE, language="python")
+    assert len(ms) == 1 and ms[0].exact is True and ms[0].renamed == []
+
+
+def test_inconsistent_renaming_is_not_a_copy(corpus):
+    """Replacing every identifier by whatever name keeps the shape but is no renaming."""
+    counter = iter(range(10_000))
+    scrambled = re.sub(
+        r"\b(lat1|lon1|lat2|lon2|dlon|dlat|a|c|r)\b", lambda m: f"v{next(counter)}", HAVERSINE
+    )
+    assert corpus["index"].match(scrambled, language="python") == []
+
+
+def test_renamed_copy_inside_other_code(corpus):
+    idx = corpus["index"]
+    body = rename(ROUTES, {"points": "pts", **RENAMES})
+    ms = [m for m in idx.match(body, language="python") if not m.exact]
+    assert ms and all(len(m.renamed) >= 1 for m in ms)
+    assert any(s.path == "routes.py" for m in ms for s in m.sources)
+
+
+def test_index_without_renamed_fingerprints(tmp_path):
+    info = make_corpus(tmp_path / "c")
+    out = tmp_path / "idx"
+    build_index(info["repos"], out, BuildOptions(jobs=1, progress=False, renamed=False))
+    with open_index(out) as idx:
+        assert idx.header.renamed_languages == []
+        assert not list(idx.gen.glob("renamed-*.mdb"))
+        assert idx.match(rename(HAVERSINE, RENAMES), language="python") == []

@@ -1,0 +1,209 @@
+"""The Spark builder makes the same index as the local builder: every key and value of every
+LMDB database, the same texts, the same header counts and the same answers to queries.
+
+Needs PySpark and Java 17 (`pip install -e '.[dev,spark]'`); skipped, saying which is
+missing, when either is absent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+from engine_fixtures import GEO, HAVERSINE, ROUTES, make_corpus, make_repo
+
+from index_tools import BuildOptions, build_index, open_index
+from index_tools.store import DOC_DBS, DOCS_NAME, TEXT_NAME, open_env, read_header
+from index_tools.words import WORD_RE
+
+
+def _java_major() -> int:
+    java = shutil.which("java")
+    if not java:
+        return 0
+    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if not m:
+        return 0
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major
+
+
+def _skip_reason() -> str | None:
+    if importlib.util.find_spec("pyspark") is None:
+        return "PySpark is not installed (pip install -e '.[dev,spark]')"
+    if _java_major() < 17:
+        return "Java 17 is not on PATH (Spark needs it)"
+    return None
+
+
+needs_spark = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+STDLIB_FILES = [
+    "json/__init__.py",
+    "json/decoder.py",
+    "json/encoder.py",
+    "textwrap.py",
+    "bisect.py",
+    "heapq.py",
+    "shlex.py",
+    "fnmatch.py",
+    "colorsys.py",
+    "keyword.py",
+]
+SMALL = "def clamp(x, lo, hi):\n    return max(lo, min(hi, x))\n"
+OPTS = dict(shards=3, posting_cap=6, progress=False)
+
+
+def _corpus(tmp: Path) -> list[str]:
+    """Five git repositories with real files, copies across and within repositories (more
+    copies of one file than the origin cap), and two installed distributions."""
+    base = make_corpus(tmp)
+    real = {f"lib/{rel}": (STDLIB / rel).read_text(encoding="utf-8") for rel in STDLIB_FILES}
+    stdcopy, _ = make_repo(tmp / "stdcopy", real, "https://github.com/copies/stdcopy.git")
+    vendored = {f"third_party/{p}": t for p, t in list(real.items())[:6]}
+    vendored["third_party/lib/heapq.py"] = real["lib/heapq.py"].replace("heap", "pile")
+    vendored.update({f"util/m{i:02d}/clamp.py": SMALL for i in range(40)})
+    vendored["util/geo.py"] = GEO
+    vendored["util/routes_copy.py"] = ROUTES + "\n" + HAVERSINE
+    vend, _ = make_repo(tmp / "vendored", vendored, "https://gitlab.com/vend/app.git")
+    return [*base["repos"], str(stdcopy), str(vend), "python:site-packages=tqdm,platformdirs"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    from index_tools.spark_build import build_index_spark
+
+    tmp = tmp_path_factory.mktemp("spark")
+    specs = _corpus(tmp / "corpus")
+    local = build_index(specs, tmp / "local", BuildOptions(jobs=2, **OPTS))
+    spark = build_index_spark(
+        specs,
+        tmp / "spark",
+        BuildOptions(jobs=2, **OPTS),
+        master="local[2]",
+        chunk_bytes=48_000,  # several map tasks, so ids cross partitions
+    )
+    return tmp, specs, local, spark
+
+
+def _dump(path: Path, names=(None,)) -> dict:
+    env = open_env(path, readonly=True, max_dbs=8)
+    out = {}
+    with env.begin() as txn:
+        for name in names:
+            db = env.open_db(name, txn=txn) if name else None
+            out[name] = list(txn.cursor(db=db)) if db is not None else list(txn.cursor())
+    env.close()
+    return out
+
+
+@needs_spark
+def test_summaries_agree(built):
+    _, _, local, spark = built
+    assert local.files > 80 and local.duplicates > 40
+    for field in ("files", "documents", "duplicates", "words", "fingerprints", "postings"):
+        assert getattr(spark, field) == getattr(local, field), field
+    assert dict(spark.skipped) == dict(local.skipped)
+
+
+@needs_spark
+def test_headers_agree(built):
+    tmp, *_ = built
+    (_, hl), (_, hs) = read_header(tmp / "local"), read_header(tmp / "spark")
+    a, b = dict(hl.__dict__), dict(hs.__dict__)
+    for volatile in ("created", "file_sizes", "file_hashes"):
+        a.pop(volatile), b.pop(volatile)
+    assert a == b
+    assert hl.capped > 0  # the small posting cap is exercised
+    assert sorted(hl.file_sizes) == sorted(hs.file_sizes)
+
+
+@needs_spark
+def test_every_key_and_value_agrees(built):
+    tmp, *_ = built
+    gl, _ = read_header(tmp / "local")
+    gs, hs = read_header(tmp / "spark")
+    docs_l, docs_s = _dump(gl / DOCS_NAME, DOC_DBS), _dump(gs / DOCS_NAME, DOC_DBS)
+    for name in DOC_DBS:
+        assert docs_l[name] == docs_s[name], name.decode()
+    origins = [json.loads(v) for _, v in docs_l[b"origins"]]
+    assert max(len(o) for o in origins) == 32  # the origin cap
+    metas = [json.loads(v) for _, v in docs_l[b"meta"]]
+    assert max(m["n"] for m in metas) >= 40
+    assert (gl / TEXT_NAME).read_bytes() == (gs / TEXT_NAME).read_bytes()
+    shards = sorted(n for n in hs.file_sizes if n.endswith(".mdb") and n != DOCS_NAME)
+    assert len(shards) >= hs.shards
+    for name in shards:
+        pl, ps = _dump(gl / name)[None], _dump(gs / name)[None]
+        assert pl and pl == ps, name
+
+
+def _queries(tmp: Path) -> list[tuple[str, str]]:
+    heapq_text = (STDLIB / "heapq.py").read_text(encoding="utf-8")
+    decoder = (STDLIB / "json/decoder.py").read_text(encoding="utf-8")
+    spans = [m.start() for m in WORD_RE.finditer(decoder)]
+    at, end = spans[120], spans[min(420, len(spans) - 1)]
+    snippet, context = decoder[at:end], decoder[spans[20] : at]
+    renamed = snippet.replace("s", "z")
+    novel = "\n".join(f"def f{i}(a, b):\n    return a * {i} + b - {i * i}" for i in range(40))
+    return [
+        (GEO, ""),
+        (ROUTES, ""),
+        (HAVERSINE, ""),
+        (SMALL * 30, ""),
+        (heapq_text, ""),
+        (snippet, context),
+        (snippet, ""),
+        (renamed, context),
+        (novel, context),
+        (novel + "\n" + HAVERSINE + "\n" + snippet, "import os\n"),
+    ]
+
+
+@needs_spark
+def test_queries_answer_identically(built):
+    tmp, *_ = built
+    queries = _queries(tmp)
+    with open_index(tmp / "local") as li, open_index(tmp / "spark") as si:
+        found = 0
+        for suggestion, context in queries:
+            for min_tokens in (30, 60):
+                a = [m.to_dict() for m in li.match(suggestion, context, min_tokens=min_tokens)]
+                b = [m.to_dict() for m in si.match(suggestion, context, min_tokens=min_tokens)]
+                assert a == b
+                found += len(a)
+    assert found > 5
+
+
+def test_cli_engine_spark_without_pyspark_says_so(monkeypatch, tmp_path, capsys):
+    import builtins
+
+    from index_tools.cli import main
+
+    real_import = builtins.__import__
+
+    def no_pyspark(name, *args, **kwargs):
+        if name == "pyspark" or name.startswith("pyspark."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyspark)
+    repo, _ = make_repo(tmp_path / "r", {"routes.py": ROUTES}, None)
+    code = main(["build", str(repo), "--out", str(tmp_path / "idx"), "--engine", "spark", "-q"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "pip install 'recitation[spark]'" in err and "\n" not in err
+
+
+def test_master_needs_spark_engine(tmp_path, capsys):
+    from index_tools.cli import main
+
+    code = main(["build", "python:stdlib", "--out", str(tmp_path / "i"), "--master", "local[2]"])
+    assert code == 2 and "--master needs --engine spark" in capsys.readouterr().err

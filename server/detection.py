@@ -64,15 +64,13 @@ class Checker:
     def __init__(self, server: RecitationServer):
         self.server = server
         self._pending: dict[str, list[PendingCheck]] = {}
+        self._batch: dict[str, list[PendingCheck]] = {}  # taken from pending, not yet looked up
         self._tasks: dict[str, asyncio.Task] = {}
         self._last_added: dict[str, float] = {}
 
-    def busy(self, uri: str) -> bool:
-        return bool(self._pending.get(uri)) or uri in self._tasks
-
     def on_edit(self, doc: TextDocument, edit: Edit) -> None:
         """Keep pending spans on the text they cover."""
-        for check in self._pending.get(doc.uri, ()):
+        for check in [*self._pending.get(doc.uri, ()), *self._batch.get(doc.uri, ())]:
             if check.whole:
                 check.end = len(doc.text)
                 continue
@@ -86,6 +84,7 @@ class Checker:
 
     def cancel(self, uri: str) -> None:
         self._pending.pop(uri, None)
+        self._batch.pop(uri, None)
         self._last_added.pop(uri, None)
         task = self._tasks.pop(uri, None)
         if task is not None:
@@ -106,14 +105,21 @@ class Checker:
                 if not first:
                     await self._quiet(uri)
                 first = False
-                batch = merge_checks(self._pending.pop(uri, []))
-                for check in batch:
+                batch = self._batch[uri] = merge_checks(self._pending.pop(uri, []))
+                while batch:
+                    # the check stays in the batch (so edits keep moving its span) until
+                    # run_check has read its text
+                    check = batch[0]
                     try:
                         await self.server.run_check(uri, check)
                     except asyncio.CancelledError:
                         raise
                     except Exception:
                         log.exception("checking %s", uri)
+                    finally:
+                        if batch and batch[0] is check:
+                            batch.pop(0)
         finally:
             if self._tasks.get(uri) is asyncio.current_task():
                 del self._tasks[uri]
+                self._batch.pop(uri, None)

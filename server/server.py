@@ -305,7 +305,10 @@ class RecitationServer(LanguageServer):
         handle = await scope.index.wait()
         if not handle.ready:
             return 0
-        start, end = check.start, min(check.end, len(doc.text))
+        if check.whole:
+            start, end = 0, len(doc.text)
+        else:
+            start, end = check.start, min(check.end, len(doc.text))
         if end <= start:
             return 0
         text = doc.text

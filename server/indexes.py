@@ -14,15 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-try:
-    from index_tools import IndexOpenError, default_index_path, open_index
-
-    ENGINE_PROBLEM = ""
-except ImportError as exc:  # the engine is part of this package; this only guards a broken install
-    open_index = None
-    default_index_path = None
-    IndexOpenError = Exception
-    ENGINE_PROBLEM = f"the index engine could not be loaded: {exc}"
+from index_tools import IndexOpenError, default_index_path, open_index
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +31,9 @@ def uri_to_path(uri: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
-def resolve_index_path(index_path: str, folder_uri: str | None) -> Path | None:
+def resolve_index_path(index_path: str, folder_uri: str | None) -> Path:
     """The index a folder uses: its `indexPath` (relative to the folder) or the default."""
     if not index_path:
-        if default_index_path is None:
-            return None
         return Path(default_index_path())
     path = Path(os.path.expanduser(index_path))
     if not path.is_absolute() and folder_uri:
@@ -54,7 +44,7 @@ def resolve_index_path(index_path: str, folder_uri: str | None) -> Path | None:
 
 
 class IndexHandle:
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path):
         self.path = path
         self.state = LOADING
         self.message = ""
@@ -79,12 +69,6 @@ class IndexHandle:
         return self
 
     def _open(self) -> None:
-        if open_index is None:
-            self.state, self.message = ERROR, ENGINE_PROBLEM
-            return
-        if self.path is None:
-            self.state, self.message = NO_INDEX, "no index path is configured"
-            return
         if not self.path.exists():
             self.state = NO_INDEX
             self.message = (
@@ -138,10 +122,10 @@ class IndexManager:
     def __init__(self) -> None:
         self._handles: dict[str, IndexHandle] = {}
 
-    def get(self, path: Path | None, retry_failed: bool = False) -> tuple[IndexHandle, bool]:
+    def get(self, path: Path, retry_failed: bool = False) -> tuple[IndexHandle, bool]:
         """The handle for `path`, and whether it was just created. With `retry_failed`, an
         index that was missing or could not be opened is tried again."""
-        key = str(path) if path is not None else ""
+        key = str(path)
         handle = self._handles.get(key)
         if handle is not None and not (retry_failed and handle.state in (NO_INDEX, ERROR)):
             return handle, False

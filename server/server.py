@@ -233,7 +233,7 @@ class RecitationServer(LanguageServer):
                 self.work_done_progress.begin(
                     token,
                     types.WorkDoneProgressBegin(
-                        title="Recitation: opening index", message=str(handle.path or "")
+                        title="Recitation: opening index", message=str(handle.path)
                     ),
                 )
             except Exception as exc:

@@ -16,7 +16,7 @@ import numpy as np
 from .classify import COMMON_FILES, classify
 from .fingerprint import kgram_fingerprints
 from .model import Match, Position, Range, Source
-from .normalize import canonical, identifier_mask, normalized_hashes
+from .normalize import canonical, identifier_mask, keywords, normalized_hashes
 from .words import WORD_RE, LineIndex, word_texts
 
 _WORD = re.compile(r"\w")
@@ -25,6 +25,9 @@ MAX_DOCS = 16  # documents compared word by word per query, most hits first
 MAX_CANDIDATES = 64  # documents looked at (for byte-identical copies of verified spans)
 MAX_DIAGONALS_PER_DOC = 32  # alignments verified per document, most hits first
 MAX_DIAGONALS = 384  # alignments verified per query
+MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
+MIN_KEYWORDS = 2  # distinct keywords a renamed copy contains ...
+SAME_NAMES_WITHOUT_KEYWORDS = 0.4  # ... unless it keeps at least this share of its names
 MAX_KNOWN = 8  # verified spans looked for as byte-identical copies in later documents
 
 
@@ -36,6 +39,7 @@ class _Span:
     diag: int | None  # document position = query position + diag (None: not yet known)
     chars: tuple[int, int] | None = None  # character range in the document, when known
     renamed: list | None = None  # (source name, query name) pairs of a renamed copy
+    same_names: float = 1.0  # share of the identifiers a renamed copy kept as they are
 
 
 @dataclass
@@ -295,23 +299,28 @@ def _consistent(index, words: list[str], mask: np.ndarray, span: _Span) -> list[
     dwords = doc.word_texts(span.qa + span.diag, span.qb + span.diag)
     out: list[_Span] = []
     start, fwd, back = span.qa, {}, {}
+    same = changed = 0
 
     def close(end: int) -> None:
         if fwd:  # a copy without any renamed name is the exact matcher's business
             pairs = list(fwd.items())
-            out.append(_Span(start, end, span.doc, span.diag, renamed=pairs))
+            share = same / (same + changed)
+            out.append(_Span(start, end, span.doc, span.diag, renamed=pairs, same_names=share))
 
     for i in range(span.qa, span.qb):
         if not mask[i]:
             continue
         mine, theirs = words[i], dwords[i - span.qa]
         if mine == theirs:
+            same += 1
             continue
         if fwd.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
             close(i)
             start, fwd, back = i, {}, {}
+            same = changed = 0
         fwd[theirs] = mine
         back[mine] = theirs
+        changed += 1
     close(span.qb)
     return out
 
@@ -426,6 +435,7 @@ def _renamed_matches(index, words, hashes, lang, exact_matches, min_tokens, args
     covered = np.zeros(len(words), dtype=bool)
     for m in exact_matches:
         covered[m.query_start : m.query_end] = True
+    kws = keywords(lang) or frozenset()
     kept = []
     for span in spans:
         if span.qb - span.qa < min_tokens or span.qb <= nc:
@@ -433,7 +443,16 @@ def _renamed_matches(index, words, hashes, lang, exact_matches, min_tokens, args
         for part in _consistent(index, words, mask, span):
             if part.qb - part.qa < min_tokens or part.qb <= nc:
                 continue
-            if (~covered[part.qa : part.qb]).sum() < min_tokens:
+            # code, not a list of names in the same shape: some names kept as they are
+            # (APIs, attributes, globals), and keywords unless many names were kept
+            if part.same_names < MIN_SAME_NAMES:
+                continue
+            if (
+                part.same_names < SAME_NAMES_WITHOUT_KEYWORDS
+                and len(kws.intersection(words[part.qa : part.qb])) < MIN_KEYWORDS
+            ):
+                continue
+            if (~covered[part.qa : part.qb]).sum() < k:
                 continue  # exact matches already say it
             kept.append(part)
     return _matches(index, words, kept, exhausted, capped, *args)

@@ -91,48 +91,51 @@ def supported(language: str | None) -> bool:
     return lang is not None and keywords(lang) is not None
 
 
-@lru_cache(maxsize=16)
-def _mapper(language: str) -> dict[str, str]:
-    return {}
-
-
 def normalize_words(words: list[str], language: str) -> list[str] | None:
-    """Identifiers -> IDENT, every other word unchanged, position for position; None when
-    the language is not supported. Memoized per distinct word, so it runs at dict speed."""
-    lang = canonical(language)
-    kws = keywords(lang) if lang else None
-    if kws is None:
+    """The normalized words: identifiers -> IDENT, every other word unchanged, position for
+    position; None when the language is not supported."""
+    mask = identifier_mask(words, language)
+    if mask is None:
         return None
-    cache = _mapper(lang)
-    if len(cache) > 1 << 20:
-        cache.clear()
-    for w in set(words):
-        if w not in cache:
-            cache[w] = IDENT if (w[0].isalpha() or w[0] == "_") and w not in kws else w
-    return list(map(cache.__getitem__, words))
+    return [IDENT if m else w for w, m in zip(words, mask.tolist())]
 
 
 IDENT_HASH = np.uint64(xxhash.xxh3_64_intdigest(IDENT.encode()))
 
 
 @lru_cache(maxsize=16)
-def _is_ident_cache(language: str) -> dict[str, bool]:
+def _codes(language: str) -> dict[str, int]:
     return {}
 
 
+_OTHER, _IDENT, _QUOTE = 0, 1, 2
+
+
 def identifier_mask(words: list[str], language: str) -> np.ndarray | None:
-    """True where a word is an identifier (None when the language is not supported)."""
+    """True where a word is an identifier (None when the language is not supported).
+
+    A word alone between quotes (`"name"`, `'key'`) is a string, not a name: lists of names
+    as strings (`__all__`, dict keys) keep their words.
+    """
     lang = canonical(language)
     kws = keywords(lang) if lang else None
     if kws is None:
         return None
-    cache = _is_ident_cache(lang)
+    cache = _codes(lang)
     if len(cache) > 1 << 20:
         cache.clear()
     for w in set(words):
         if w not in cache:
-            cache[w] = (w[0].isalpha() or w[0] == "_") and w not in kws
-    return np.fromiter(map(cache.__getitem__, words), dtype=bool, count=len(words))
+            if (w[0].isalpha() or w[0] == "_") and w not in kws:
+                cache[w] = _IDENT
+            else:
+                cache[w] = _QUOTE if w in ('"', "'", "`") else _OTHER
+    codes = np.fromiter(map(cache.__getitem__, words), dtype=np.int8, count=len(words))
+    mask = codes == _IDENT
+    quote = codes == _QUOTE
+    if len(words) > 2:
+        mask[1:-1] &= ~(quote[:-2] & quote[2:])
+    return mask
 
 
 def normalized_hashes(hashes: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -75,12 +75,16 @@ def rename_tokens(source: str, names: set[str] | None) -> tuple[str, dict[str, s
         starts.append(starts[-1] + len(line))
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.NAME and tok.string not in KEEP and prev != ".":
-                if names is None or tok.string in names:
-                    new = mapping.setdefault(tok.string, f"v{len(mapping) + 1}")
-                    a = starts[tok.start[0] - 1] + tok.start[1]
-                    out.append(source[last:a] + new)
-                    last = a + len(tok.string)
+            if (
+                tok.type == tokenize.NAME
+                and tok.string not in KEEP
+                and prev != "."
+                and (names is None or tok.string in names)
+            ):
+                new = mapping.setdefault(tok.string, f"v{len(mapping) + 1}")
+                a = starts[tok.start[0] - 1] + tok.start[1]
+                out.append(source[last:a] + new)
+                last = a + len(tok.string)
             if tok.type == tokenize.OP or tok.type == tokenize.NAME:
                 prev = tok.string
     except (tokenize.TokenError, IndentationError, SyntaxError):

@@ -189,20 +189,47 @@ def _by_key(rec: np.ndarray, cap: int):
 
 def _grouped(rec: np.ndarray, cap: int, prefix_bits: int = store.PREFIX_BITS):
     """LMDB items (prefix key, encoded group) of a run sorted by key, with the true and
-    kept counts of its distinct keys."""
+    kept counts of its distinct keys. Every group is laid out as `store.encode_group`
+    does, all at once in one array."""
     keys, counts, kept, pairs = _by_key(rec, cap)
+    if not len(keys):
+        return [], counts, kept
     prefix, suffix = store.split_keys(keys, prefix_bits)
-    bounds = np.flatnonzero(np.concatenate(([True], prefix[1:] != prefix[:-1])))
-    bounds = np.append(bounds, len(keys)).tolist()
-    pair_ends = np.concatenate(([0], np.cumsum(kept))).tolist()
-    prefixes = prefix[bounds[:-1]].tolist() if len(keys) else []
-    items = []
-    for g, p in enumerate(prefixes):
-        a, b = bounds[g], bounds[g + 1]
-        value = store.encode_group(
-            suffix[a:b], counts[a:b], kept[a:b], pairs[pair_ends[a] : pair_ends[b]]
-        )
-        items.append((store.prefix_key(p), value))
+    starts = np.flatnonzero(np.concatenate(([True], prefix[1:] != prefix[:-1])))
+    sizes = np.diff(np.append(starts, len(keys)))  # keys per group
+    group = np.repeat(np.arange(len(starts)), sizes)  # group of each key
+    rank = np.arange(len(keys)) - starts[group]  # index of each key in its group
+    capped = counts > kept
+    kept_end = np.cumsum(kept)  # cumulative kept postings, over all keys
+    key_first_pair = kept_end - kept
+    group_pairs = np.add.reduceat(kept, starts)
+    group_capped = np.add.reduceat(capped.astype(np.int64), starts)
+    lengths = 2 + 2 * sizes + 2 * group_capped + 2 * group_pairs
+    offsets = np.cumsum(lengths) - lengths
+    out = np.zeros(int(lengths.sum()), dtype="<u4")
+    out[offsets] = sizes
+    out[offsets + 1] = group_capped
+    base = offsets[group]
+    out[base + 2 + rank] = suffix
+    out[base + 2 + sizes[group] + rank] = kept_end - key_first_pair[starts][group]
+    # capped keys: (index in group, true count), in key order within the group
+    ci = np.flatnonzero(capped)
+    if len(ci):
+        c_rank = np.arange(len(ci)) - np.searchsorted(ci, starts[group[ci]])
+        at = base[ci] + 2 + 2 * sizes[group[ci]] + 2 * c_rank
+        out[at] = rank[ci]
+        out[at + 1] = counts[ci]
+    # postings: (doc, pos) pairs after the header of each group
+    owner = np.repeat(np.arange(len(keys)), kept)  # key of each kept posting
+    g = group[owner]
+    in_group = np.arange(len(owner)) - key_first_pair[starts][g]
+    at = offsets[g] + 2 + 2 * sizes[g] + 2 * group_capped[g] + 2 * in_group
+    out[at] = pairs[:, 0]
+    out[at + 1] = pairs[:, 1]
+    buf = out.tobytes()
+    pkeys = prefix[starts].astype(">u4").tobytes()
+    ob, oe = (offsets * 4).tolist(), ((offsets + lengths) * 4).tolist()
+    items = [(pkeys[i * 4 : i * 4 + 4], buf[ob[i] : oe[i]]) for i in range(len(starts))]
     return items, counts, kept
 
 

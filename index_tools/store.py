@@ -123,22 +123,29 @@ def decode_group(value) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def group_lookup(value, suffix: int) -> tuple[int, np.ndarray] | None:
-    """(true count, (doc, pos) pairs) of the key with this suffix in a group, if present."""
+    """(true count, (doc, pos) pairs) of the key(s) with this suffix in a group, if any.
+
+    Two keys of a group can share their 32-bit suffix (rarely, in very large indexes): both
+    are returned, and verification against the stored text sorts them out."""
     a = np.frombuffer(value, dtype="<u4")
     n, c = int(a[0]), int(a[1])
     suffixes = a[2 : 2 + n]
-    i = int(np.searchsorted(suffixes, suffix))
+    i = int(np.searchsorted(suffixes, suffix, side="left"))
     if i >= n or suffixes[i] != suffix:
         return None
-    end = int(a[2 + n + i])
-    start = int(a[2 + n + i - 1]) if i else 0
+    j = int(np.searchsorted(suffixes, suffix, side="right"))
+    ends = a[2 + n : 2 + 2 * n]
+    start = int(ends[i - 1]) if i else 0
+    end = int(ends[j - 1])
     count = end - start
     o = 2 + 2 * n
     if c:
         idx = a[o : o + 2 * c : 2]
-        j = int(np.searchsorted(idx, i))
-        if j < c and idx[j] == i:
-            count = int(a[o + 1 + 2 * j])
+        lo, hi = np.searchsorted(idx, i), np.searchsorted(idx, j)
+        for t in range(int(lo), int(hi)):  # capped keys: their true counts instead
+            k = int(idx[t])
+            kept = int(ends[k]) - (int(ends[k - 1]) if k else 0)
+            count += int(a[o + 1 + 2 * t]) - kept
     base = o + 2 * c
     return count, a[base + 2 * start : base + 2 * end].reshape(-1, 2)
 

@@ -121,3 +121,49 @@ def test_posting_groups_round_trip(entries, cap):
     assert store.group_lookup(value, absent) is None
     dec_suffixes, dec_counts, _, _ = store.decode_group(value)
     assert dec_suffixes.tolist() == suffixes.tolist() and dec_counts.tolist() == counts.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 2**64 - 1) | st.integers(0, 40), st.integers(0, 9), st.integers(0, 99)
+        ),
+        min_size=1,
+        max_size=300,
+    ),
+    cap=st.integers(1, 4),
+    prefix_bits=st.sampled_from([8, 16, 24]),
+)
+def test_vectorized_groups_equal_one_by_one_encoding(rows, cap, prefix_bits):
+    from index_tools import store
+    from index_tools.build import _RUN_DTYPE, _by_key, _grouped
+
+    rec = np.array(sorted(rows), dtype=_RUN_DTYPE)
+    items, _, _ = _grouped(rec, cap, prefix_bits)
+    keys, counts, kept, pairs = _by_key(rec, cap)
+    prefix, suffix = store.split_keys(keys, prefix_bits)
+    expected = []
+    ends = np.concatenate(([0], np.cumsum(kept)))
+    for p in sorted(set(prefix.tolist())):
+        idx = np.flatnonzero(prefix == p)
+        a, b = idx[0], idx[-1] + 1
+        value = store.encode_group(suffix[a:b], counts[a:b], kept[a:b], pairs[ends[a] : ends[b]])
+        expected.append((store.prefix_key(p), value))
+    assert items == expected
+
+
+def test_keys_sharing_a_suffix_are_both_returned():
+    from index_tools import store
+
+    pairs = np.array([[1, 10], [2, 20], [3, 30], [4, 40]], dtype="<u4")
+    value = store.encode_group(
+        np.array([5, 5, 7], dtype=np.uint32),
+        np.array([1, 9, 1]),
+        np.array([1, 2, 1]),
+        pairs,
+    )
+    count, got = store.group_lookup(value, 5)
+    assert count == 10 and got.tolist() == [[1, 10], [2, 20], [3, 30]]
+    assert store.group_lookup(value, 7)[1].tolist() == [[4, 40]]
+    assert store.group_lookup(value, 6) is None

@@ -67,6 +67,7 @@ def _build_options(args):
         jobs=args.jobs or 0,
         max_file_bytes=args.max_file_bytes,
         memory_mb=args.memory_mb,
+        renamed=getattr(args, "renamed", True),
         progress=False if args.quiet else None,
     )
 
@@ -288,6 +289,13 @@ def _parser() -> argparse.ArgumentParser:
                 type=int,
                 default=DEFAULT_SHARDS,
                 help="postings shards (default: %(default)s)",
+            )
+            sp.add_argument(
+                "--no-renamed",
+                dest="renamed",
+                action="store_false",
+                help="leave out the rename-insensitive fingerprints (renamed copies are then "
+                "not found; the index is about 30%% smaller)",
             )
             sp.add_argument(
                 "--posting-cap",

@@ -17,10 +17,17 @@ SECONDS=0
 
 bash "$ROOT/scripts/vscode-setup.sh"
 
+# The .vsix must carry the current server and index code: the fixture index is built
+# from the working tree, and an index of another format version is refused.
 export RECITATION_VSIX="${RECITATION_VSIX:-$ROOT/build/recitation-linux-x64.vsix}"
-if [[ -n "${RECITATION_E2E_REPACKAGE:-}" || ! -f "$RECITATION_VSIX" ]]; then
-  echo "[vscode-e2e] packaging $RECITATION_VSIX" >&2
-  npm run package --silent -w client-vscode
+stale=""
+if [[ -f "$RECITATION_VSIX" ]]; then
+  stale="$(find server index_tools client-vscode/src client-vscode/package.json client-vscode/scripts pyproject.toml \
+    -newer "$RECITATION_VSIX" -type f -not -path '*/__pycache__/*' -print -quit)"
+fi
+if [[ -n "${RECITATION_E2E_REPACKAGE:-}" || ! -f "$RECITATION_VSIX" || -n "$stale" ]]; then
+  echo "[vscode-e2e] packaging $RECITATION_VSIX${stale:+ ($stale changed)}" >&2
+  RECITATION_VSIX="$RECITATION_VSIX" npm run package --silent -w client-vscode
 fi
 
 if [[ -z "${RECITATION_E2E_PYTHON:-}" ]]; then

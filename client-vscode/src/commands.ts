@@ -78,7 +78,7 @@ async function offerIndexBuild(message: string): Promise<void> {
         return;
     }
     const choice = await vscode.window.showInformationMessage(
-        'Recitation has no index of public code yet. Build the default index now? (It indexes the Python standard library and installed packages, locally; takes a minute or two.)',
+        'Recitation has no index of public code yet. Build the default index now? (The Python standard library, indexed locally in a minute or less.)',
         'Build Index',
         'Not Now',
     );

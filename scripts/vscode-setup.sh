@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs what the VS Code end-to-end test needs: Chromium and the Kerberos
 # headers (Debian packages), Node 24 and code-server (npm packages), and the
-# root npm dependencies. Everything downloaded goes under .cache/vscode-e2e
-# (git-ignored), so a second run only checks what is already there.
+# root npm dependencies. Node 24 and code-server go to a cache folder outside the
+# work tree (RECITATION_E2E_CACHE, default ~/.cache/recitation-vscode-e2e), so that a
+# second run, in this clone or a fresh one, only checks what is already there.
 #
 # Usage: scripts/vscode-setup.sh            # all of it
 #        SKIP_APT=1 scripts/vscode-setup.sh # no apt-get (packages already there)
+#        RECITATION_E2E_CACHE=.cache/vscode-e2e scripts/vscode-setup.sh  # cache in the work tree
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${RECITATION_E2E_CACHE:-$ROOT/.cache/vscode-e2e}"
+# Outside the work tree by default, so that fresh clones (CI) reuse it.
+CACHE="${RECITATION_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recitation-vscode-e2e}"
+mkdir -p "$CACHE" && CACHE="$(cd "$CACHE" && pwd)"
 NODE_MAJOR=24
 CODE_SERVER_VERSION=4.139.1
 mkdir -p "$CACHE"

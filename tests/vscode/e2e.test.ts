@@ -13,7 +13,8 @@
 //   RECITATION_E2E_CODE_SERVER  the code-server package folder
 //   RECITATION_VSIX             the .vsix to install
 //   RECITATION_E2E_ARTIFACTS    where screenshots and logs go
-//   RECITATION_E2E_PYTHON       Python that builds the fixture index (with the repo on its path)
+//   RECITATION_E2E_PYTHON       Python that builds the fixture index from the work tree; default:
+//                               python3 with the libraries bundled for the .vsix
 //   RECITATION_E2E_INTERPRETER  optional: recitation.interpreter for the server
 //   RECITATION_E2E_CHROMIUM     the browser (default /usr/bin/chromium)
 
@@ -35,7 +36,6 @@ const nodeBin = required('RECITATION_E2E_NODE');
 const codeServer = required('RECITATION_E2E_CODE_SERVER');
 const vsix = required('RECITATION_VSIX');
 const artifacts = env.RECITATION_E2E_ARTIFACTS ?? path.join(repoRoot, 'test-artifacts', 'vscode');
-const python = env.RECITATION_E2E_PYTHON ?? 'python3';
 const chromiumPath = env.RECITATION_E2E_CHROMIUM ?? '/usr/bin/chromium';
 
 const REMOTE = 'https://github.com/recitation-fixtures/geodesy-utils.git';
@@ -62,6 +62,18 @@ function snippet(): string {
     const start = source.indexOf('def bounding_box(');
     assert.ok(start >= 0);
     return source.slice(start);
+}
+
+/** The Python and its path that build the fixture index with the same code as the .vsix. */
+function indexBuilder(): { python: string; pythonPath: string[] } {
+    const bundled = path.join(repoRoot, 'client-vscode', 'bundled');
+    if (env.RECITATION_E2E_PYTHON || !fs.existsSync(path.join(bundled, 'manifest.json'))) {
+        return { python: env.RECITATION_E2E_PYTHON ?? 'python3', pythonPath: [repoRoot] };
+    }
+    const manifest = JSON.parse(fs.readFileSync(path.join(bundled, 'manifest.json'), 'utf8')) as { pythons: string[] };
+    const version = run('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])']).trim();
+    assert.ok(manifest.pythons.includes(version), `python3 ${version} has bundled libraries (${manifest.pythons.join(', ')})`);
+    return { python: 'python3', pythonPath: [path.join(bundled, 'libs', 'cp' + version.replace('.', '')), path.join(bundled, 'tool')] };
 }
 
 function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
@@ -181,8 +193,9 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         git('commit', '-q', '-m', 'Geodesy helpers');
         git('remote', 'add', 'origin', REMOTE);
         const index = path.join(tmp, 'index');
-        run(python, ['-m', 'index_tools.cli', 'build', repo, '--out', index, '--quiet'], {
-            env: { ...env, PYTHONPATH: [repoRoot, env.PYTHONPATH].filter(Boolean).join(path.delimiter) },
+        const builder = indexBuilder();
+        run(builder.python, ['-s', '-m', 'index_tools.cli', 'build', repo, '--out', index, '--quiet'], {
+            env: { ...env, PYTHONPATH: builder.pythonPath.join(path.delimiter), PYTHONNOUSERSITE: '1' },
         });
         log(`fixture index ${index}`);
 

@@ -4,11 +4,13 @@
 // RECITATION_VSIX: the .vsix to check (default: build/recitation-linux-x64.vsix at the repo root).
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 
-import { listZip, type ZipEntry } from './zip';
+import { listZip, readZipEntry, type ZipEntry } from './zip';
 
 const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 const vsix = process.env.RECITATION_VSIX ?? path.join(repoRoot, 'build', 'recitation-linux-x64.vsix');
@@ -26,8 +28,9 @@ describe('the .vsix', () => {
         assert.ok(fs.existsSync(vsix), `${vsix} exists (run npm run package first)`);
         entries = listZip(vsix);
         names = new Set(entries.map((e) => e.name));
-        const local = path.join(repoRoot, 'client-vscode', 'bundled', 'manifest.json');
-        manifest = JSON.parse(fs.readFileSync(local, 'utf8')) as typeof manifest;
+        const entry = entries.find((e) => e.name === 'extension/bundled/manifest.json');
+        assert.ok(entry, 'the bundle manifest is in the .vsix');
+        manifest = JSON.parse(readZipEntry(vsix, entry).toString('utf8')) as typeof manifest;
     });
 
     it('has the manifest, the bundled extension and the readme', () => {
@@ -40,6 +43,7 @@ describe('the .vsix', () => {
         assert.equal(manifest.platform, 'linux-x64');
         const entry = entries.find((e) => e.name === 'extension.vsixmanifest');
         assert.ok(entry);
+        assert.match(readZipEntry(vsix, entry).toString('utf8'), /TargetPlatform="linux-x64"/);
     });
 
     it('carries the server and index packages', () => {
@@ -101,6 +105,47 @@ describe('the .vsix', () => {
             'recitation.statusMenu',
             'recitation.toggleWorkspace',
         ]);
+    });
+
+    it('starts the bundled server and index CLI with only the bundled libraries', () => {
+        // Unpacks the .vsix's bundled/ for this machine's python3 and runs `--help` of both.
+        const probe = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
+        const version = probe.stdout.trim();
+        if (probe.status !== 0 || !manifest.pythons.includes(version)) {
+            assert.fail(`python3 (${version || 'missing'}) is not one of ${manifest.pythons.join(', ')}`);
+        }
+        const tag = 'cp' + version.replace('.', '');
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recitation-vsix-'));
+        try {
+            for (const e of entries) {
+                const inside = e.name.startsWith(`extension/bundled/libs/${tag}/`) || e.name.startsWith('extension/bundled/tool/');
+                if (!inside || e.name.endsWith('/')) {
+                    continue;
+                }
+                const out = path.join(dir, e.name);
+                fs.mkdirSync(path.dirname(out), { recursive: true });
+                fs.writeFileSync(out, readZipEntry(vsix, e));
+            }
+            const bundled = path.join(dir, 'extension', 'bundled');
+            const env = {
+                PATH: process.env.PATH ?? '',
+                HOME: dir,
+                PYTHONNOUSERSITE: '1',
+                PYTHONPATH: [path.join(bundled, 'libs', tag), path.join(bundled, 'tool')].join(path.delimiter),
+            };
+            // -I would drop PYTHONPATH; -s and a bare environment keep the user's packages out.
+            for (const args of [['-s', '-m', 'server', '--help'], ['-s', '-m', 'index_tools.cli', '--help']]) {
+                const run = spawnSync('python3', args, { encoding: 'utf8', env, cwd: dir, timeout: 120_000 });
+                assert.equal(run.status, 0, `python3 ${args.join(' ')}: ${run.stderr}`);
+            }
+            const imports = spawnSync('python3', ['-s', '-c', 'import lmdb, numpy, xxhash, zstandard, pygls, lsprotocol, cattrs; print(numpy.__file__)'], {
+                encoding: 'utf8', env, cwd: dir, timeout: 120_000,
+            });
+            assert.equal(imports.status, 0, imports.stderr);
+            assert.ok(imports.stdout.startsWith(bundled), `numpy comes from the bundle: ${imports.stdout}`);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 
     it('stays a reasonable download', () => {

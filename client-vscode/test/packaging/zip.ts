@@ -1,14 +1,31 @@
 // Lists the entries of a zip file (a .vsix) from its central directory.
 
 import * as fs from 'node:fs';
+import * as zlib from 'node:zlib';
 
 export interface ZipEntry {
     name: string;
     size: number;
+    /** 0 stored, 8 deflated */
+    method: number;
+    compressedSize: number;
+    localHeader: number;
+}
+
+const cache = new Map<string, Buffer>();
+
+function contents(file: string): Buffer {
+    let data = cache.get(file);
+    if (!data) {
+        data = fs.readFileSync(file);
+        cache.clear();
+        cache.set(file, data);
+    }
+    return data;
 }
 
 export function listZip(file: string): ZipEntry[] {
-    const data = fs.readFileSync(file);
+    const data = contents(file);
     // End of central directory record: signature, then fixed fields, then a comment of up to 64 KiB.
     let eocd = -1;
     for (let i = data.length - 22; i >= Math.max(0, data.length - 22 - 0xffff); i--) {
@@ -36,13 +53,34 @@ export function listZip(file: string): ZipEntry[] {
         if (data.readUInt32LE(offset) !== 0x02014b50) {
             throw new Error(`${file}: bad central directory entry ${n}`);
         }
+        const method = data.readUInt16LE(offset + 10);
+        const compressedSize = data.readUInt32LE(offset + 20);
         const size = data.readUInt32LE(offset + 24);
+        const localHeader = data.readUInt32LE(offset + 42);
         const nameLength = data.readUInt16LE(offset + 28);
         const extraLength = data.readUInt16LE(offset + 30);
         const commentLength = data.readUInt16LE(offset + 32);
         const name = data.toString('utf8', offset + 46, offset + 46 + nameLength);
-        entries.push({ name, size });
+        entries.push({ name, size, method, compressedSize, localHeader });
         offset += 46 + nameLength + extraLength + commentLength;
     }
     return entries;
+}
+
+/** The content of one entry. */
+export function readZipEntry(file: string, entry: ZipEntry): Buffer {
+    const data = contents(file);
+    const at = entry.localHeader;
+    if (data.readUInt32LE(at) !== 0x04034b50) {
+        throw new Error(`${file}: bad local header for ${entry.name}`);
+    }
+    const start = at + 30 + data.readUInt16LE(at + 26) + data.readUInt16LE(at + 28);
+    const raw = data.subarray(start, start + entry.compressedSize);
+    if (entry.method === 0) {
+        return Buffer.from(raw);
+    }
+    if (entry.method === 8) {
+        return zlib.inflateRawSync(raw);
+    }
+    throw new Error(`${entry.name}: compression method ${entry.method}`);
 }

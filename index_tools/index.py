@@ -235,15 +235,14 @@ class Index:
         keys = store.keys_of(fps)
         prefix, suffix = store.split_keys(keys, h.prefix_bits)
         shard_ids = (store.bucket_of(keys) * h.shards // store.BUCKETS).tolist()
+        pkeys = prefix.astype(">u4").tobytes()
+        lookup = store.group_lookup
         txns = [env.begin(buffers=True) for env in envs]
-        groups: dict[int, object] = {}
         try:
-            for i, (p, sfx) in enumerate(zip(prefix.tolist(), suffix.tolist())):
-                value = groups.get(p, False)
-                if value is False:
-                    value = groups[p] = txns[shard_ids[i]].get(store.prefix_key(p))
+            for i, sfx in enumerate(suffix.tolist()):
+                value = txns[shard_ids[i]].get(pkeys[4 * i : 4 * i + 4])
                 if value is not None:
-                    hit = store.group_lookup(value, sfx)
+                    hit = lookup(value, sfx)
                     if hit is not None:
                         found[i] = (hit[0], hit[1].copy())
         finally:

@@ -12,9 +12,10 @@
 
 Fingerprints are grouped by the top `prefix_bits` bits of their key, and a group is one LMDB
 entry, which halves the per-fingerprint overhead of one entry each; a lookup is one `get` and
-a binary search in the group. A key is the fingerprint rotated right by 8 bits: winnowing keeps minima, so the top bits of
-kept fingerprints are mostly zero while the low bits stay uniform; rotating them to the front
-spreads keys evenly over buckets and shards and keeps each bucket a contiguous key range.
+a binary search in the group. A key is the fingerprint times an odd constant (mod 2**64), a
+bijection: winnowing keeps minima, so the top bits of kept fingerprints are mostly zero while
+their low bits stay uniform, and the product carries the low bits' spread into the top bits
+that choose the bucket, the shard and the group.
 
 A reader resolves CURRENT once and maps that generation read-only; a build writes a new
 generation and then replaces CURRENT, so readers never see a half-written index.
@@ -27,8 +28,10 @@ import json
 import os
 import shutil
 import struct
+import sys
 import time
 import uuid
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +39,8 @@ import lmdb
 import numpy as np
 import xxhash
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+_LITTLE = sys.byteorder == "little"
 PREFIX_BITS = 16  # keys sharing their top PREFIX_BITS bits are stored together
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
@@ -60,9 +64,13 @@ def doc_key(doc_id: int) -> bytes:
     return _DOC_KEY.pack(doc_id)
 
 
+_SPREAD = np.uint64(0xD6E8FEB86659FD93)
+
+
 def keys_of(fps: np.ndarray) -> np.ndarray:
-    """Index keys (uint64) of fingerprints: rotated right by BUCKET_BITS."""
-    return (fps << np.uint64(64 - BUCKET_BITS)) | (fps >> np.uint64(BUCKET_BITS))
+    """Index keys (uint64) of fingerprints: a bijection with uniform top bits."""
+    with np.errstate(over="ignore"):
+        return fps * _SPREAD
 
 
 def bucket_of(keys: np.ndarray) -> np.ndarray:
@@ -126,28 +134,43 @@ def group_lookup(value, suffix: int) -> tuple[int, np.ndarray] | None:
     """(true count, (doc, pos) pairs) of the key(s) with this suffix in a group, if any.
 
     Two keys of a group can share their 32-bit suffix (rarely, in very large indexes): both
-    are returned, and verification against the stored text sorts them out."""
-    a = np.frombuffer(value, dtype="<u4")
-    n, c = int(a[0]), int(a[1])
+    are returned, and verification against the stored text sorts them out. A miss costs a
+    binary search on the buffer itself, no array is made."""
+    if not _LITTLE:
+        return _group_lookup_numpy(value, suffix)
+    a = memoryview(value).cast("I")
+    n, c = a[0], a[1]
     suffixes = a[2 : 2 + n]
-    i = int(np.searchsorted(suffixes, suffix, side="left"))
+    i = bisect_left(suffixes, suffix)
     if i >= n or suffixes[i] != suffix:
         return None
-    j = int(np.searchsorted(suffixes, suffix, side="right"))
+    j = i + 1
+    while j < n and suffixes[j] == suffix:
+        j += 1
     ends = a[2 + n : 2 + 2 * n]
-    start = int(ends[i - 1]) if i else 0
-    end = int(ends[j - 1])
+    start = ends[i - 1] if i else 0
+    end = ends[j - 1]
     count = end - start
     o = 2 + 2 * n
-    if c:
-        idx = a[o : o + 2 * c : 2]
-        lo, hi = np.searchsorted(idx, i), np.searchsorted(idx, j)
-        for t in range(int(lo), int(hi)):  # capped keys: their true counts instead
-            k = int(idx[t])
-            kept = int(ends[k]) - (int(ends[k - 1]) if k else 0)
-            count += int(a[o + 1 + 2 * t]) - kept
+    for t in range(c):  # capped keys (few): their true counts instead of the kept ones
+        k = a[o + 2 * t]
+        if i <= k < j:
+            count += a[o + 1 + 2 * t] - (ends[k] - (ends[k - 1] if k else 0))
     base = o + 2 * c
-    return count, a[base + 2 * start : base + 2 * end].reshape(-1, 2)
+    pairs = np.frombuffer(
+        value, dtype="<u4", count=2 * (end - start), offset=4 * (base + 2 * start)
+    )
+    return count, pairs.reshape(-1, 2)
+
+
+def _group_lookup_numpy(value, suffix: int) -> tuple[int, np.ndarray] | None:
+    suffixes, counts, ends, pairs = decode_group(value)
+    i = int(np.searchsorted(suffixes, suffix, side="left"))
+    j = int(np.searchsorted(suffixes, suffix, side="right"))
+    if i == j:
+        return None
+    start = int(ends[i - 1]) if i else 0
+    return int(counts[i:j].sum()), pairs[start : int(ends[j - 1])]
 
 
 def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environment:

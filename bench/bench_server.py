@@ -33,16 +33,20 @@ from pygls.lsp.client import LanguageClient
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from index_tools import build_index, default_index_path, open_index, tokenize  # noqa: E402
+from index_tools import (  # noqa: E402
+    IndexOpenError,
+    build_index,
+    default_index_path,
+    open_index,
+    tokenize,
+)
 
-SMALL_SOURCES = ["json", "email", "asyncio"]  # stdlib packages for the fallback index
 CONTEXT_CHARS = 1500
 
 
-def stdlib_files(packages: list[str] | None = None) -> list[Path]:
+def stdlib_files() -> list[Path]:
+    """This interpreter's standard library: what the default index holds."""
     root = Path(sysconfig.get_paths()["stdlib"])
-    if packages:
-        return sorted(p for pkg in packages for p in (root / pkg).rglob("*.py"))
     return sorted(
         p
         for p in root.rglob("*.py")
@@ -261,15 +265,18 @@ def main() -> int:
     args = parser.parse_args()
 
     tmp = tempfile.TemporaryDirectory(prefix="recitation-bench-")
+    files = stdlib_files()
     if args.index:
-        index, files = Path(args.index), stdlib_files()
-    elif default_index_path().exists():
-        index, files = default_index_path(), stdlib_files()
+        index, origin = Path(args.index), "given with --index"
     else:
-        root = Path(sysconfig.get_paths()["stdlib"])
-        index = Path(tmp.name) / "index"
-        build_index([str(root / p) for p in SMALL_SOURCES], index)
-        files = stdlib_files(SMALL_SOURCES)
+        index, origin = default_index_path(), "the default index"
+        try:
+            open_index(index).summary()
+        except IndexOpenError as exc:
+            # missing or from another format version: build the same corpus for this run
+            print(f"{exc}; building python:stdlib for this run", file=sys.stderr)
+            index, origin = Path(tmp.name) / "index", "python:stdlib, built for this run"
+            build_index(["python:stdlib"], index)
     summary = open_index(index).summary()
 
     # a tiny index, to show that the server's memory does not grow with the index
@@ -280,6 +287,7 @@ def main() -> int:
     build_index([str(tiny_src)], tiny)
 
     pairs = make_suggestions(files, args.insertions + args.warmup, args.words, args.seed)
+    load_before = os.getloadavg()[0]
     server_log = Path(args.server_log or Path(tmp.name) / "server.log")
     result = asyncio.run(measure(index, pairs, args.warmup, args.timeout, str(server_log)))
     in_server = server_lookups(server_log)
@@ -288,6 +296,7 @@ def main() -> int:
     tiny_result = asyncio.run(measure(tiny, pairs[:10], 0, 0.2))  # nothing to find there
     engine = lookup_only(index, pairs, args.warmup)
 
+    load_after = os.getloadavg()[0]
     lat = result["latencies"]
     rows = [
         ("didChange → publishDiagnostics", lat),
@@ -300,7 +309,8 @@ def main() -> int:
         "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} at commit "
         f"`{git_commit()}` on {os.cpu_count()} cores ({platform.machine()}, Python "
-        f"{platform.python_version()}), a machine shared with other work.",
+        f"{platform.python_version()}), a machine shared with other work "
+        f"(load average {load_before:.1f} before, {load_after:.1f} after).",
         "",
         "Reproduce:",
         "",
@@ -311,7 +321,7 @@ def main() -> int:
         + " --out bench/results/server.md",
         "```",
         "",
-        f"Index: {summary.get('name')}: {summary.get('files'):,} files, "
+        f"Index ({origin}): {summary.get('name')}: {summary.get('files'):,} files, "
         f"{summary.get('words'):,} words, {summary.get('bytes'):,} bytes on disk "
         f"(k={summary.get('k')}, window={summary.get('window')}).",
         "",

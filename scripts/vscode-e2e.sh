@@ -41,8 +41,15 @@ mkdir -p "$RECITATION_E2E_ARTIFACTS"
 
 rm -rf tests/vscode/out
 npx tsc -p tests/vscode/tsconfig.json
-status=0
+status=0  # pipefail: the status of node, not of tee
 node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
-  tests/vscode/out/e2e.test.js || status=$?
+  tests/vscode/out/e2e.test.js | tee "$RECITATION_E2E_ARTIFACTS/e2e.log" || status=$?
+passed=$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$RECITATION_E2E_ARTIFACTS/e2e.log" | tail -1)
+failed=$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$RECITATION_E2E_ARTIFACTS/e2e.log" | tail -1)
 echo "[vscode-e2e] artifacts in $RECITATION_E2E_ARTIFACTS; ${SECONDS}s" >&2
+echo "vscode-e2e: ${passed:-0} passed, ${failed:-0} failed"
+if [[ $status -eq 0 && "${passed:-0}" -eq 0 ]]; then
+  echo "[vscode-e2e] no test ran" >&2
+  status=1
+fi
 exit $status

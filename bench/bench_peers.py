@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import pct  # noqa: E402
 from bench_scaling import tree_rss_mb  # noqa: E402
 
-from index_tools import open_index  # noqa: E402
+from index_tools import open_index, store  # noqa: E402
 from index_tools.sources import open_source  # noqa: E402
 from index_tools.words import WORD_RE, tokenize  # noqa: E402
 
@@ -551,6 +551,10 @@ def main() -> int:
         "corpus": {"spec": args.corpus, "files": len(corpus), "words": words},
         "queries": {"per_kind": args.queries, "words": SNIPPET_WORDS, "min_words": MIN_WORDS},
         "load_avg": [round(x, 1) for x in os.getloadavg()],
+        "index_format": store.FORMAT_VERSION,
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip(),
         "rows": rows,
         "per_query": {k: v.get("per_query") for k, v in results.items()},
     }

@@ -40,7 +40,7 @@ import xxhash
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import pct, windows  # noqa: E402
 
-from index_tools import open_index  # noqa: E402
+from index_tools import open_index, store  # noqa: E402
 from index_tools.sources import open_source  # noqa: E402
 from index_tools.words import WORD_RE  # noqa: E402
 
@@ -366,6 +366,10 @@ def main() -> int:
             "platform": platform.platform(),
         },
         "total_s": round(time.perf_counter() - started),
+        "index_format": store.FORMAT_VERSION,
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip(),
         "results": results,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,6 @@ export class RecitationServer implements vscode.Disposable {
                     this.scheduleRestart();
                 }
             }),
-            vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRestart()),
         );
         void onPythonInterpreterChange(() => {
             if (resolveLaunchSettings(launchConfig(), pathContext(undefined)).interpreter.length === 0) {

@@ -5,12 +5,11 @@ import * as vscode from 'vscode';
 
 import { statusView } from './format';
 import type { StatusParams } from './protocol';
+import { StatusByScope } from './statusScope';
 
 export class StatusItem implements vscode.Disposable {
     private readonly item: vscode.StatusBarItem;
-    /** Status per scope URI ('' = no folder / the whole server). */
-    private readonly byScope = new Map<string, StatusParams>();
-    private latest: StatusParams | undefined;
+    private readonly statuses = new StatusByScope();
     private override: StatusParams | undefined;
     private readonly listener: vscode.Disposable;
 
@@ -25,8 +24,7 @@ export class StatusItem implements vscode.Disposable {
 
     /** The server is (re)starting: forget what it said before. */
     reset(): void {
-        this.byScope.clear();
-        this.latest = undefined;
+        this.statuses.clear();
         this.override = undefined;
         this.render();
     }
@@ -39,8 +37,7 @@ export class StatusItem implements vscode.Disposable {
 
     update(status: StatusParams): void {
         this.override = undefined;
-        this.byScope.set(normalizeScope(status.scopeUri), status);
-        this.latest = status;
+        this.statuses.set({ ...status, scopeUri: normalizeScope(status.scopeUri) });
         this.render();
     }
 
@@ -49,14 +46,7 @@ export class StatusItem implements vscode.Disposable {
         if (this.override) {
             return this.override;
         }
-        const folder = activeFolder();
-        if (folder) {
-            const own = this.byScope.get(normalizeScope(folder.uri.toString()));
-            if (own) {
-                return own;
-            }
-        }
-        return this.byScope.get('') ?? this.latest;
+        return this.statuses.pick(activeFolder()?.uri.toString());
     }
 
     private render(): void {
@@ -88,12 +78,13 @@ export function activeFolder(): vscode.WorkspaceFolder | undefined {
     return folders.length === 1 ? folders[0] : undefined;
 }
 
-function normalizeScope(scope: string | null | undefined): string {
+/** The same URI spelled the way VS Code spells it (the server may encode it differently). */
+function normalizeScope(scope: string | null | undefined): string | null {
     if (!scope) {
-        return '';
+        return null;
     }
     try {
-        return vscode.Uri.parse(scope).toString().replace(/\/+$/, '');
+        return vscode.Uri.parse(scope).toString();
     } catch {
         return scope;
     }

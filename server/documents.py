@@ -173,7 +173,8 @@ class TextDocument:
         self._line_starts = None
         self.seq += 1
         edit = Edit(self.seq, start, end, start + len(new_text), new_text)
-        self.edits.append(edit)
+        # the history only needs where text moved, not the text itself
+        self.edits.append(Edit(edit.seq, start, end, edit.new_end, ""))
         return edit
 
     def edits_since(self, seq: int) -> list[Edit] | None:

@@ -8,8 +8,10 @@ from datetime import datetime, timezone
 from pathlib import PurePath
 from typing import Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +86,26 @@ def match_payload(uri: str, range_: dict, match: dict, match_id: str) -> dict[st
 
 class RecitationProtocol(LanguageServerProtocol):
     """Answers a request whose params cannot be read with an InvalidParams error, so the
-    client is not left waiting; the server carries on with the next message."""
+    client is not left waiting; the server carries on with the next message.
+
+    Open documents are tracked by the server itself (`documents.py`, which also keeps the
+    edit history that re-bases results), so the generic in-memory copy is not kept.
+    """
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
 
     def structure_message(self, data: dict[str, Any]):
         try:

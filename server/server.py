@@ -225,6 +225,7 @@ class RecitationServer(LanguageServer):
             self.send_status(scope)
 
     async def _open_index(self, handle) -> None:
+        handle.open()  # starts at once; the progress report is only the client's view of it
         token = None
         if self.client_supports("window.work_done_progress"):
             token = f"recitation-index-{uuid.uuid4().hex[:8]}"

@@ -242,7 +242,13 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         if not handle.ready:
             raise RequestFailed(f"no index: {handle.message}")
         text = params["text"]
-        matches = await handle.match(text, context, min_tokens or scope.settings.min_tokens)
+        doc = ls.documents.get(uri) if uri else None
+        language = params.get("language") or (doc.language_id if doc else "")
+        if not isinstance(language, str):
+            raise JsonRpcInvalidParams("language must be a string")
+        matches = await handle.match(
+            text, context, min_tokens or scope.settings.min_tokens, language
+        )
         return {
             "query_words": count_words(context) + count_words(text),
             "suggestion_words": count_words(text),

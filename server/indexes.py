@@ -93,18 +93,23 @@ class IndexHandle:
         self.state = READY
         self.message = f"Index {name}" + (f": {files} files" if files is not None else "")
 
-    async def match(self, suggestion: str, context: str, min_tokens: int) -> list[dict]:
-        """The engine's matches as JSON dicts, computed on the index's worker thread."""
+    async def match(
+        self, suggestion: str, context: str, min_tokens: int, language: str = ""
+    ) -> list[dict]:
+        """The engine's matches as JSON dicts, computed on the index's worker thread. With
+        the document's language id, copies with renamed identifiers are found too."""
         await self.wait()
         if not self.ready:
             return []
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self._executor, self._match, suggestion, context, min_tokens
+            self._executor, self._match, suggestion, context, min_tokens, language
         )
 
-    def _match(self, suggestion: str, context: str, min_tokens: int) -> list[dict]:
-        matches = self._index.match(suggestion, context=context, min_tokens=min_tokens)
+    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[dict]:
+        matches = self._index.match(
+            suggestion, context=context, min_tokens=min_tokens, language=language or None
+        )
         return [m.to_dict() for m in matches]
 
     def close(self) -> None:

@@ -317,7 +317,7 @@ class RecitationServer(LanguageServer):
         context = text[context_start(text, start, settings.context_tokens) : start]
         seq = doc.seq
         t0 = time.perf_counter()
-        found = await handle.match(suggestion, context, settings.min_tokens)
+        found = await handle.match(suggestion, context, settings.min_tokens, doc.language_id)
         t1 = time.perf_counter()
         if self.documents.get(uri) is not doc:
             return 0  # closed (or reopened) meanwhile

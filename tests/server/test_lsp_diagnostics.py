@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from lsprotocol import types
 from server_helpers import (
     block,
@@ -214,3 +216,18 @@ async def test_utf8_position_encoding_when_the_client_prefers_it(client, fixture
     assert diag.range.start == types.Position(0, 20)
     last = HULL.rstrip().rsplit("\n", 1)[-1]
     assert diag.range.end == types.Position(HULL.rstrip().count("\n"), len(last.encode()))
+
+
+async def test_a_copy_with_renamed_identifiers_is_flagged_as_such(client, fixture_index, workspace):
+    renamed = HULL
+    for old, new in (("unique", "uniq"), ("lower", "lo"), ("upper", "hi"), ("point", "pt")):
+        renamed = re.sub(rf"\b{old}\b", new, renamed)
+    await start_session(client, index=fixture_index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "renamed.py").as_uri()
+    open_doc(client, uri, "")
+    insert(client, uri, 2, types.Position(0, 0), renamed)
+    (diag,) = await diagnostics_for(client, uri)
+    assert diag.message.startswith("Renamed copy of public code: ")
+    assert "acme/widgets src/geo.py" in diag.message
+    assert diag.data["exact"] is False
+    assert {"from": "unique", "to": "uniq"} in diag.data["renamed"]

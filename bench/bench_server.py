@@ -237,7 +237,7 @@ def lookup_only(index: Path, pairs, warmup: int) -> list[float]:
         context_words = tokenize(before)[-200:]
         context = before[context_words[0].start :] if context_words else ""
         t0 = time.perf_counter()
-        idx.match(suggestion, context, 60)
+        idx.match(suggestion, context, 60, language="python")
         if i >= warmup:
             out.append((time.perf_counter() - t0) * 1000.0)
     return out

@@ -27,10 +27,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--log-rpc", action="store_true", help="also log every JSON-RPC message (verbose)"
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--wrap",
+        action="store_true",
+        help="run in front of another language server: --wrap [--help] -- CMD [ARGS...]",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--wrap" in argv[: argv.index("--") if "--" in argv else len(argv)]:
+        from .proxy import main as wrap_main
+
+        return wrap_main(argv)
     args = parse_args(argv)
     handler: logging.Handler = (
         logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)

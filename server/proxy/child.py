@@ -1,0 +1,108 @@
+"""A language server child process: its framed stdin/stdout and the requests sent to it
+that are waiting for an answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from .framing import Message, MessageReader, MessageWriter
+
+log = logging.getLogger(__name__)
+
+
+class ChildGone(Exception):
+    """The child exited (or could not start) before answering."""
+
+
+def id_key(value: Any) -> tuple[bool, Any]:
+    """JSON-RPC ids 1 and "1" are different requests."""
+    return (isinstance(value, str), value)
+
+
+class Child:
+    def __init__(self, name: str, command: list[str], env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.command = command
+        self.env = env
+        self.proc: asyncio.subprocess.Process | None = None
+        self.writer: MessageWriter | None = None
+        self.reader: MessageReader | None = None
+        self.pending: dict[tuple[bool, Any], asyncio.Future[Message]] = {}
+        self.alive = False
+        self.exit_code: int | None = None
+        self.start_error = ""
+
+    async def start(self, on_garbage: Callable[[str], None]) -> bool:
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                env=self.env,
+                limit=1 << 20,
+            )
+        except OSError as exc:
+            self.start_error = f"{type(exc).__name__}: {exc}"
+            return False
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.writer = MessageWriter(self.proc.stdin)
+        self.reader = MessageReader(self.proc.stdout, on_garbage)
+        self.alive = True
+        return True
+
+    def send_body(self, body: bytes) -> bool:
+        if not self.alive or self.writer is None:
+            return False
+        self.writer.write_body(body)
+        return not self.writer.closed
+
+    def send(self, data: dict[str, Any]) -> bool:
+        if not self.alive or self.writer is None:
+            return False
+        self.writer.write(data)
+        return not self.writer.closed
+
+    def request(self, msg: Message, body: bytes | None = None) -> asyncio.Future[Message]:
+        """Send an editor request (its id unchanged: each child has its own id space for
+        requests coming from the editor); the future gets the response."""
+        fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        if not self.send_body(body if body is not None else msg.body):
+            fut.set_exception(ChildGone(self.name))
+            return fut
+        self.pending[id_key(msg.id)] = fut
+        return fut
+
+    def resolve(self, msg: Message) -> bool:
+        fut = self.pending.pop(id_key(msg.id), None)
+        if fut is None or fut.done():
+            return False
+        fut.set_result(msg)
+        return True
+
+    def gone(self) -> None:
+        self.alive = False
+        for fut in self.pending.values():
+            if not fut.done():
+                fut.set_exception(ChildGone(self.name))
+        self.pending.clear()
+
+    async def wait_exit(self, timeout: float) -> None:
+        """Wait for the process to end; kill it at the deadline."""
+        if self.proc is None:
+            return
+        try:
+            self.exit_code = await asyncio.wait_for(self.proc.wait(), timeout)
+        except asyncio.TimeoutError:
+            log.warning("%s did not exit in %.0f s: killing it", self.name, timeout)
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            self.exit_code = await self.proc.wait()
+
+    def close_stdin(self) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                self.proc.stdin.close()

@@ -1,0 +1,296 @@
+"""Completion items and inline completions checked against the index before the editor
+shows them.
+
+Each item's insert text (its text edit's new text, else `insertText`, else the label;
+snippet syntax reduced to the text it inserts) is looked up with the document's text before
+the place it goes as context, through the engine's `Index.match(..., language=languageId)`.
+Only the kinds worth a user's decision count: `recitation` (including renamed copies) and
+`license`; `repetitive` and `common` matches are the note's boring buckets and leave items
+alone, as does a kind whose severity is "off" in the folder's settings.
+
+An item with fewer words than `recitation.minInsertWords` is not looked up: it cannot carry
+a quote of its own, and most items (names, keywords) are that short, which keeps a list of
+a hundred items cheap. Lookups of one response run together on the index's worker thread.
+
+`warn`: the item stays; `labelDetails.description` says "public code · MIT · acme/widgets",
+the documentation gains the attribution, and `sortText` moves it below unflagged items.
+`block`: the item is removed (a resolved item keeps its label but inserts nothing) and the
+relay reports it. `off`: items pass untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from index_tools import IndexOpenError, Match, describe_match, open_index
+
+from ..settings import Settings
+from ..words import context_start
+from .documents import Text, offset_at
+
+log = logging.getLogger(__name__)
+
+FLAGGED_KINDS = ("recitation", "license")
+SORT_PREFIX = "~"  # sorts after letters and digits
+_SNIPPET = re.compile(r"\$\{(\d+)(?::([^}]*)|\|([^}|]*)[^}]*\|)?\}|\$\d+|\\([$}\\])")
+_WORD = re.compile(r"\w+|[^\w\s]")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!<>|~])")
+
+
+def snippet_text(snippet: str) -> str:
+    """The text a snippet inserts: placeholders become their default, tab stops nothing."""
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group(4):
+            return m.group(4)
+        if m.group(2) is not None:
+            return m.group(2)
+        if m.group(3) is not None:
+            return m.group(3)
+        return ""
+
+    return _SNIPPET.sub(sub, snippet)
+
+
+def item_edit(item: dict[str, Any]) -> tuple[str, Any]:
+    """(insert text, range or None) of a completion item."""
+    edit = item.get("textEdit")
+    text: Any = None
+    rng = None
+    if isinstance(edit, dict) and isinstance(edit.get("newText"), str):
+        text = edit["newText"]
+        rng = edit.get("range") or edit.get("insert")
+    elif isinstance(item.get("insertText"), str):
+        text = item["insertText"]
+    elif isinstance(item.get("textEditText"), str):
+        text = item["textEditText"]
+    else:
+        text = item.get("label") if isinstance(item.get("label"), str) else ""
+    if item.get("insertTextFormat") == 2:
+        text = snippet_text(text)
+    return text, rng
+
+
+def inline_edit(item: dict[str, Any]) -> tuple[str, Any]:
+    text = item.get("insertText")
+    if isinstance(text, dict):  # a StringValue: a snippet
+        text = snippet_text(text.get("value") or "")
+    return (text if isinstance(text, str) else ""), item.get("range")
+
+
+def has_words(text: str, at_least: int) -> bool:
+    """Whether `text` has at least `at_least` words (stops counting there)."""
+    return any(n >= at_least for n, _ in enumerate(_WORD.finditer(text), 1))
+
+
+def md_escape(text: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def short_label(m: Match) -> str:
+    """`public code · MIT · acme/widgets`"""
+    src = m.best_source
+    parts = ["public code" if m.exact else "renamed public code"]
+    if src is not None:
+        parts.append(src.license or "NOASSERTION")
+        if src.repository:
+            parts.append(src.repository)
+    return " \u00b7 ".join(parts)
+
+
+def attribution_markdown(m: Match, max_sources: int = 3) -> str:
+    lines = [f"**Recitation**: {md_escape(describe_match(m))}"]
+    for src in m.sources[:max_sources]:
+        where = md_escape(" ".join(p for p in (src.repository, src.path) if p))
+        span = f"L{src.start_line}\u2013L{src.end_line}"
+        label = f"{where} {span}"
+        if src.url.startswith(("https://", "http://")):
+            label = f"[{label}]({src.url.replace(')', '%29')})"
+        lines.append(f"- {label} \u00b7 {md_escape(src.license or 'NOASSERTION')}")
+    return "\n".join(lines)
+
+
+def attribution_plain(m: Match, max_sources: int = 3) -> str:
+    lines = [f"Recitation: {describe_match(m)}"]
+    for src in m.sources[:max_sources]:
+        where = " ".join(p for p in (src.repository, src.path) if p)
+        lines.append(f"- {where} L{src.start_line}-L{src.end_line} {src.url}".rstrip())
+    return "\n".join(lines)
+
+
+def annotate_item(item: dict[str, Any], m: Match, markdown: bool = True) -> dict[str, Any]:
+    """A copy of `item` that says where its text comes from and sorts after the others."""
+    out = dict(item)
+    details = dict(item.get("labelDetails") or {})
+    label = short_label(m)
+    old = details.get("description")
+    details["description"] = f"{label} \u00b7 {old}" if isinstance(old, str) and old else label
+    out["labelDetails"] = details
+    doc = item.get("documentation")
+    if markdown:
+        ours = attribution_markdown(m)
+        if isinstance(doc, dict) and doc.get("kind") == "markdown":
+            value = f"{ours}\n\n---\n\n{doc.get('value', '')}"
+        elif isinstance(doc, dict):
+            value = f"{ours}\n\n---\n\n```\n{doc.get('value', '')}\n```"
+        elif isinstance(doc, str) and doc:
+            value = f"{ours}\n\n---\n\n```\n{doc}\n```"
+        else:
+            value = ours
+        out["documentation"] = {"kind": "markdown", "value": value}
+    else:
+        ours = attribution_plain(m)
+        old_doc = doc.get("value", "") if isinstance(doc, dict) else doc or ""
+        out["documentation"] = f"{ours}\n\n{old_doc}".rstrip()
+    label_text = item.get("label") if isinstance(item.get("label"), str) else ""
+    out["sortText"] = SORT_PREFIX + str(item.get("sortText") or label_text)
+    return out
+
+
+def blocked_item(item: dict[str, Any], m: Match, markdown: bool = True) -> dict[str, Any]:
+    """A resolved item under `block`: it keeps its label and inserts nothing."""
+    out = annotate_item(item, m, markdown)
+    out.pop("additionalTextEdits", None)
+    out["insertText"] = ""
+    out["insertTextFormat"] = 1
+    edit = out.get("textEdit")
+    if isinstance(edit, dict):
+        out["textEdit"] = {**edit, "newText": ""}
+    details = dict(out["labelDetails"])
+    details["description"] = "blocked: " + details["description"]
+    out["labelDetails"] = details
+    return out
+
+
+def match_summary(m: Match) -> dict[str, Any]:
+    d = m.to_dict()
+    d["description"] = describe_match(m)
+    return d
+
+
+# -- the index ---------------------------------------------------------------------------
+
+
+class ProxyIndex:
+    """One index, opened on first use; lookups run on its own worker thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.index: Any = None
+        self.error = ""
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proxy-index")
+        self._opened: asyncio.Future[None] | None = None
+
+    def _open(self) -> None:
+        if not self.path.exists():
+            self.error = f"no index at {self.path}"
+            return
+        try:
+            self.index = open_index(self.path)
+        except (IndexOpenError, Exception) as exc:  # a damaged index must not stop the relay
+            self.error = f"cannot open the index at {self.path}: {exc}"
+            log.warning("%s", self.error)
+
+    async def ready(self) -> bool:
+        if self._opened is None:
+            self._opened = asyncio.get_running_loop().run_in_executor(self._executor, self._open)
+        await asyncio.shield(self._opened)
+        return self.index is not None
+
+    def _match_all(
+        self, texts: list[str], contexts: list[str], min_tokens: int, language: str | None
+    ) -> list[list[Match]]:
+        out = []
+        for text, context in zip(texts, contexts):
+            try:
+                out.append(self.index.match(text, context, min_tokens, language=language))
+            except Exception:
+                log.exception("looking up a completion")
+                out.append([])
+        return out
+
+    async def match_all(
+        self, texts: list[str], contexts: list[str], min_tokens: int, language: str | None
+    ) -> list[list[Match]]:
+        if not texts or not await self.ready():
+            return [[] for _ in texts]
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, self._match_all, texts, contexts, min_tokens, language
+        )
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass
+class Candidate:
+    """One item's text and where it goes."""
+
+    index: int
+    text: str
+    start: int  # offset in the document where the text goes
+
+
+@dataclass
+class Verdict:
+    index: int
+    match: Match
+
+
+@dataclass
+class Checked:
+    flagged: list[Verdict] = field(default_factory=list)
+
+
+def flagged_match(matches: list[Match], settings: Settings) -> Match | None:
+    for m in matches:
+        if m.kind in FLAGGED_KINDS and settings.severity.for_kind(m.kind) != "off":
+            return m
+    return None
+
+
+async def check_candidates(
+    index: ProxyIndex, doc: Text, candidates: list[Candidate], settings: Settings
+) -> list[Verdict]:
+    """The candidates whose text quotes indexed code, with their best match."""
+    todo = [c for c in candidates if c.text and has_words(c.text, settings.min_insert_words)]
+    if not todo:
+        return []
+    unique: dict[tuple[str, int], int] = {}
+    texts: list[str] = []
+    contexts: list[str] = []
+    for c in todo:
+        key = (c.text, c.start)
+        if key not in unique:
+            unique[key] = len(texts)
+            start = min(c.start, len(doc.text))
+            texts.append(c.text)
+            contexts.append(
+                doc.text[context_start(doc.text, start, settings.context_tokens) : start]
+            )
+    results = await index.match_all(texts, contexts, settings.min_tokens, doc.language or None)
+    verdicts = []
+    for c in todo:
+        m = flagged_match(results[unique[(c.text, c.start)]], settings)
+        if m is not None:
+            verdicts.append(Verdict(c.index, m))
+    return verdicts
+
+
+def start_offset(doc: Text, rng: Any, position: Any, encoding: str, word_prefix: bool) -> int:
+    """Where an item's text goes: its range's start, else the position (before the word
+    being typed, for items without a range)."""
+    if isinstance(rng, dict) and isinstance(rng.get("start"), dict):
+        return offset_at(doc.text, rng["start"], encoding)
+    at = offset_at(doc.text, position, encoding)
+    if word_prefix:
+        while at > 0 and (doc.text[at - 1].isalnum() or doc.text[at - 1] == "_"):
+            at -= 1
+    return at

@@ -1,0 +1,683 @@
+"""The relay: the editor on stdio, the wrapped server and Recitation's server as children.
+
+Routing (ids of editor requests go to the children unchanged; ids of requests coming from
+the children are renumbered, so the two children's ids never collide at the editor):
+
+| from the editor | goes to |
+| --- | --- |
+| `initialize` | the upstream first, then ours with the encoding the upstream chose; results merged |
+| `shutdown`, `exit`, `initialized`, document and workspace notifications, `$/setTrace` | both |
+| `textDocument/hover`, `textDocument/codeAction` | both; answers merged (the upstream's alone, unchanged, when ours has none) |
+| `workspace/executeCommand` for `recitation.*`, `recitation/*` requests | ours |
+| completion, `completionItem/resolve`, inline completion | the upstream; items checked here |
+| everything else | the upstream, answers unchanged |
+| `$/cancelRequest` | the child(ren) still working on that id |
+
+From the children: responses go back to the editor (merged where above); requests to the
+editor get a fresh id and their answer goes back to the child under its own id;
+`publishDiagnostics` is merged; other notifications pass unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import logging
+import os
+import shlex
+import sys
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from ..folders import Scopes
+from ..indexes import resolve_index_path
+from ..settings import SECTION, layered_settings
+from .capabilities import merge_initialize
+from .child import Child, ChildGone, id_key
+from .completion import (
+    Candidate,
+    ProxyIndex,
+    Verdict,
+    annotate_item,
+    blocked_item,
+    check_candidates,
+    inline_edit,
+    item_edit,
+    match_summary,
+    start_offset,
+)
+from .diagnostics import OURS, UPSTREAM, DiagnosticsMerge
+from .documents import Texts
+from .framing import Message, MessageReader, MessageWriter, encode
+
+log = logging.getLogger(__name__)
+
+BLOCKED = "recitation/blocked"
+FLAGGED = "recitation/flagged"
+COMPLETION = "textDocument/completion"
+RESOLVE = "completionItem/resolve"
+INLINE = "textDocument/inlineCompletion"
+MERGED = ("textDocument/hover", "textDocument/codeAction")
+TO_BOTH = {
+    "initialized",
+    "exit",
+    "$/setTrace",
+    "textDocument/didOpen",
+    "textDocument/didChange",
+    "textDocument/didClose",
+    "textDocument/didSave",
+    "workspace/didChangeConfiguration",
+    "workspace/didChangeWorkspaceFolders",
+}
+REQUEST_FAILED = -32803
+ERROR, WARNING = 1, 2
+
+
+def our_command() -> list[str]:
+    level = logging.getLevelName(logging.getLogger().getEffectiveLevel())
+    return [sys.executable, "-m", "server", "--log-level", str(level)]
+
+
+def our_env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    return env
+
+
+class Relay:
+    def __init__(self, upstream: list[str], timeout: float = 10.0) -> None:
+        self.upstream_label = shlex.join(upstream)
+        self.upstream = Child("upstream", upstream)
+        self.ours = Child("recitation", our_command(), our_env())
+        self.timeout = timeout
+        self.editor = MessageWriter(sys.stdout.buffer)
+        self.texts = Texts()
+        self.scopes = Scopes()
+        self.indexes: dict[str, ProxyIndex] = {}
+        self.diagnostics = DiagnosticsMerge()
+        self.client_caps: dict[str, Any] = {}
+        self.init_options: Any = None
+        self.pushed_settings: Any = None
+        self.next_id = 0
+        # requests sent to the editor: our id -> (child, its id) or a future of ours
+        self.outgoing: dict[int, tuple[Child, Any] | asyncio.Future[Any]] = {}
+        self.reverse: dict[tuple[str, tuple[bool, Any]], int] = {}
+        self.originals: OrderedDict[str, tuple[dict[str, Any], str, Any]] = OrderedDict()
+        self.shutting_down = False
+        self.stopping = False  # the editor went away or sent exit
+        self.said: set[str] = set()
+        self.done = asyncio.Event()
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    # -- output to the editor ------------------------------------------------------------
+
+    def to_editor(self, data: dict[str, Any]) -> None:
+        self.editor.write(data)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.to_editor({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def respond(self, msg_id: Any, result: Any) -> None:
+        self.to_editor({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def respond_error(self, msg_id: Any, code: int, message: str) -> None:
+        self.to_editor(
+            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        )
+
+    def show(self, key: str, kind: int, message: str) -> None:
+        """A `window/showMessage`, once per key."""
+        if key in self.said:
+            return
+        self.said.add(key)
+        log.warning("%s", message)
+        self.notify("window/showMessage", {"type": kind, "message": message})
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("relay task failed", exc_info=task.exception())
+
+    # -- start and stop ------------------------------------------------------------------
+
+    async def run(self, stdin: asyncio.StreamReader) -> int:
+        started = await self.upstream.start(lambda w: self.garbage(self.upstream, w))
+        if not started:
+            self.show(
+                "upstream-start",
+                ERROR,
+                f"Recitation could not start the wrapped language server `{self.upstream_label}`: "
+                f"{self.upstream.start_error}. Recitation's own checks keep running.",
+            )
+        else:
+            self.spawn(self.read_child(self.upstream))
+        if await self.ours.start(lambda w: self.garbage(self.ours, w)):
+            self.spawn(self.read_child(self.ours))
+        self.spawn(self.read_editor(stdin))
+        await self.done.wait()
+        self.stopping = True
+        for child in (self.upstream, self.ours):
+            child.close_stdin()
+        await asyncio.gather(
+            self.upstream.wait_exit(2.0), self.ours.wait_exit(2.0), return_exceptions=True
+        )
+        for index in self.indexes.values():
+            index.close()
+        return 0 if self.shutting_down else 1
+
+    def garbage(self, child: Child, what: str) -> None:
+        name = self.upstream_label if child is self.upstream else "Recitation's server"
+        self.show(
+            f"garbage-{child.name}",
+            WARNING,
+            f"The language server `{name}` wrote output that is not LSP ({what}); "
+            "it was skipped. Further output of this kind is only logged.",
+        )
+        log.warning("%s: %s", child.name, what)
+
+    async def read_editor(self, stdin: asyncio.StreamReader) -> None:
+        reader = MessageReader(stdin, lambda w: log.warning("from the editor: %s", w))
+        while (msg := await reader.read()) is not None:
+            try:
+                self.from_editor(msg)
+            except Exception:
+                log.exception("handling %s", msg.method or "a response")
+        self.done.set()
+
+    async def read_child(self, child: Child) -> None:
+        assert child.reader is not None
+        while (msg := await child.reader.read()) is not None:
+            try:
+                self.from_child(child, msg)
+            except Exception:
+                log.exception("handling %s from %s", msg.method or "a response", child.name)
+        child.gone()
+        if child.proc is not None:
+            with contextlib.suppress(Exception):
+                child.exit_code = await asyncio.wait_for(child.proc.wait(), 2.0)
+        for params in self.diagnostics.forget(UPSTREAM if child is self.upstream else OURS):
+            self.notify("textDocument/publishDiagnostics", params)
+        if self.shutting_down or self.stopping:
+            return
+        code = f" (exit code {child.exit_code})" if child.exit_code is not None else ""
+        if child is self.upstream:
+            self.show(
+                "upstream-exit",
+                ERROR,
+                f"The wrapped language server `{self.upstream_label}` stopped{code}. Its "
+                "features (completion, definitions, ...) are unavailable until the editor "
+                "restarts the server; Recitation's own checks keep running.",
+            )
+        else:
+            self.show(
+                "ours-exit",
+                ERROR,
+                f"Recitation's checks stopped{code}; the wrapped language server keeps "
+                "working. See the server log.",
+            )
+
+    # -- editor -> children --------------------------------------------------------------
+
+    def from_editor(self, msg: Message) -> None:
+        method = msg.method
+        if msg.is_response:
+            self.editor_response(msg)
+        elif method is None:
+            return
+        elif msg.is_request:
+            self.editor_request(msg, method)
+        else:
+            self.editor_notification(msg, method)
+
+    def editor_notification(self, msg: Message, method: str) -> None:
+        params = msg.data.get("params")
+        if method == "$/cancelRequest":
+            key = id_key(params.get("id") if isinstance(params, dict) else None)
+            for child in (self.upstream, self.ours):
+                if key in child.pending:
+                    child.send_body(msg.body)
+            return
+        if method == "textDocument/didOpen":
+            self.texts.did_open(params)
+        elif method == "textDocument/didChange":
+            self.texts.did_change(params)
+        elif method == "textDocument/didClose":
+            self.texts.did_close(params)
+        elif method == "workspace/didChangeConfiguration":
+            if isinstance(params, dict) and isinstance(params.get("settings"), dict):
+                self.pushed_settings = params["settings"]
+            self.spawn(self.refresh_settings())
+        elif method == "workspace/didChangeWorkspaceFolders":
+            event = params.get("event") if isinstance(params, dict) else None
+            if isinstance(event, dict):
+                for f in event.get("removed") or []:
+                    self.scopes.remove(f.get("uri", ""))
+                for f in event.get("added") or []:
+                    self.scopes.add(f.get("uri", ""), f.get("name", ""))
+            self.spawn(self.refresh_settings())
+        elif method == "initialized":
+            self.spawn(self.refresh_settings())
+        self.upstream.send_body(msg.body)
+        if method in TO_BOTH:
+            self.ours.send_body(msg.body)
+        if method == "exit":
+            self.shutting_down = True
+            self.done.set()
+
+    def editor_request(self, msg: Message, method: str) -> None:
+        if method == "initialize":
+            self.spawn(self.initialize(msg))
+        elif method == "shutdown":
+            self.shutting_down = True
+            self.spawn(self.both(msg, lambda up, ours: None))
+        elif method in MERGED:
+            self.spawn(self.both(msg, merge_hover if method == MERGED[0] else merge_actions))
+        elif method.startswith("recitation/") or (
+            method == "workspace/executeCommand"
+            and str((msg.data.get("params") or {}).get("command", "")).startswith("recitation.")
+        ):
+            self.pass_through(self.ours, msg)
+        elif method in (COMPLETION, RESOLVE, INLINE):
+            self.spawn(self.completion(msg, method))
+        else:
+            self.pass_through(self.upstream, msg)
+
+    def pass_through(self, child: Child, msg: Message) -> None:
+        fut = child.request(msg)
+
+        def done(f: asyncio.Future[Message]) -> None:
+            if f.cancelled():
+                return
+            if f.exception() is not None:
+                self.respond_error(msg.id, REQUEST_FAILED, self.gone_message(child))
+            else:
+                self.editor.write_body(f.result().body)
+
+        fut.add_done_callback(done)
+        if child is self.upstream:
+            asyncio.get_running_loop().call_later(self.timeout, self.slow, fut, msg.method)
+
+    def slow(self, fut: asyncio.Future[Message], method: str | None) -> None:
+        if not fut.done():
+            self.show(
+                "upstream-slow",
+                WARNING,
+                f"The wrapped language server `{self.upstream_label}` has not answered "
+                f"`{method}` in {self.timeout:.0f} s: it may be hung. Recitation's own checks "
+                "keep running.",
+            )
+
+    def gone_message(self, child: Child) -> str:
+        if child is self.upstream:
+            return f"the wrapped language server `{self.upstream_label}` is not running"
+        return "Recitation's server is not running"
+
+    async def answer(self, child: Child, msg: Message, body: bytes | None = None) -> Message | None:
+        """The child's response, or None when it is gone or does not answer in time."""
+        fut = child.request(msg, body)
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), self.timeout)
+        except ChildGone:
+            return None
+        except asyncio.TimeoutError:
+            if child is self.upstream:
+                self.slow(fut, msg.method)
+            return None
+
+    async def both(self, msg: Message, merge: Any) -> None:
+        up, ours = await asyncio.gather(
+            self.answer(self.upstream, msg), self.answer(self.ours, msg)
+        )
+        up_result = up.data.get("result") if up is not None else None
+        our_result = ours.data.get("result") if ours is not None else None
+        if up is not None and our_result is None:
+            self.editor.write_body(up.body)
+        elif ours is not None and (up is None or "error" in up.data):
+            self.editor.write_body(ours.body)
+        elif up is None and ours is None:
+            self.respond(msg.id, None)
+        else:
+            self.respond(msg.id, merge(up_result, our_result))
+
+    async def initialize(self, msg: Message) -> None:
+        params = msg.data.get("params")
+        params = params if isinstance(params, dict) else {}
+        self.client_caps = params.get("capabilities") or {}
+        self.init_options = params.get("initializationOptions")
+        folders = [
+            (f["uri"], f.get("name", ""))
+            for f in params.get("workspaceFolders") or []
+            if "uri" in f
+        ]
+        if not folders and isinstance(params.get("rootUri"), str):
+            folders = [(params["rootUri"], params["rootUri"].rstrip("/").rsplit("/", 1)[-1])]
+        self.scopes.set_folders(folders)
+        for scope in self.scopes.all():
+            scope.settings, _ = layered_settings(*self.init_layers(scope.uri))
+        up = await self.answer(self.upstream, msg)
+        up_result = up.data.get("result") if up is not None else None
+        if up is None or not isinstance(up_result, dict):
+            reason = json.dumps(up.data.get("error"))[:200] if up is not None else "no answer"
+            self.show(
+                "upstream-init",
+                ERROR,
+                f"The wrapped language server `{self.upstream_label}` did not initialize "
+                f"({reason}). Recitation's own checks keep running.",
+            )
+            up_result = None
+        encoding = "utf-16"
+        if up_result is not None:
+            encoding = (up_result.get("capabilities") or {}).get("positionEncoding") or "utf-16"
+        self.texts.encoding = encoding
+        ours_params = copy.deepcopy(params)
+        general = ours_params.setdefault("capabilities", {}).setdefault("general", {})
+        general["positionEncodings"] = [encoding]
+        body = encode({**msg.data, "params": ours_params})
+        ours = await self.answer(self.ours, msg, body)
+        our_result = ours.data.get("result") if ours is not None else None
+        self.respond(
+            msg.id,
+            merge_initialize(up_result, our_result if isinstance(our_result, dict) else None),
+        )
+
+    # -- settings for the completion checks ----------------------------------------------
+
+    def init_layers(self, uri: str | None) -> list[Any]:
+        layers = [self.init_options]
+        opts = self.init_options
+        folders = opts.get("folders") if isinstance(opts, dict) else None
+        if uri and isinstance(folders, list):
+            for entry in folders:
+                if (
+                    isinstance(entry, dict)
+                    and str(entry.get("uri", "")).rstrip("/") == uri.rstrip("/")
+                    and isinstance(entry.get("settings"), dict)
+                ):
+                    layers.append(entry["settings"])
+        return layers
+
+    def client_has(self, *path: str) -> bool:
+        node: Any = self.client_caps
+        for part in path:
+            if not isinstance(node, dict):
+                return False
+            node = node.get(part)
+        return bool(node)
+
+    async def refresh_settings(self) -> None:
+        scopes = self.scopes.all()
+        pulled: list[Any] = [None] * len(scopes)
+        if self.client_has("workspace", "configuration"):
+            items = [
+                {"scopeUri": s.uri, "section": SECTION} if s.uri else {"section": SECTION}
+                for s in scopes
+            ]
+            try:
+                result = await self.ask_editor("workspace/configuration", {"items": items})
+                if isinstance(result, list) and len(result) == len(scopes):
+                    pulled = result
+            except Exception as exc:
+                log.info("workspace/configuration: %s", exc)
+        for scope, raw in zip(scopes, pulled):
+            scope.settings, _ = layered_settings(
+                *self.init_layers(scope.uri), self.pushed_settings, raw
+            )
+
+    async def ask_editor(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.outgoing[self.next_id] = fut
+        self.to_editor({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        try:
+            return await asyncio.wait_for(fut, self.timeout)
+        finally:
+            self.outgoing.pop(self.next_id, None)
+
+    def editor_response(self, msg: Message) -> None:
+        target = self.outgoing.pop(msg.id, None) if isinstance(msg.id, int) else None
+        if target is None:
+            return
+        if isinstance(target, asyncio.Future):
+            if not target.done():
+                if "error" in msg.data:
+                    target.set_exception(RuntimeError(json.dumps(msg.data["error"])))
+                else:
+                    target.set_result(msg.data.get("result"))
+            return
+        child, child_id = target
+        self.reverse.pop((child.name, id_key(child_id)), None)
+        child.send({**msg.data, "id": child_id})
+
+    # -- children -> editor --------------------------------------------------------------
+
+    def from_child(self, child: Child, msg: Message) -> None:
+        if msg.is_response:
+            child.resolve(msg)
+            return
+        method = msg.method
+        if msg.is_request:
+            self.next_id += 1
+            self.outgoing[self.next_id] = (child, msg.id)
+            self.reverse[(child.name, id_key(msg.id))] = self.next_id
+            self.to_editor({**msg.data, "id": self.next_id})
+        elif method == "textDocument/publishDiagnostics":
+            merged = self.diagnostics.publish(
+                UPSTREAM if child is self.upstream else OURS, msg.data.get("params")
+            )
+            if merged is not None:
+                self.notify(method, merged)
+        elif method == "$/cancelRequest":
+            params = msg.data.get("params")
+            ours_id = self.reverse.get(
+                (child.name, id_key(params.get("id") if isinstance(params, dict) else None))
+            )
+            if ours_id is not None:
+                self.notify(method, {"id": ours_id})
+        else:
+            self.editor.write_body(msg.body)
+
+    # -- completion ----------------------------------------------------------------------
+
+    def completion_scope(self, uri: Any) -> tuple[Any, ProxyIndex | None]:
+        settings = self.scopes.for_uri(uri if isinstance(uri, str) else None).settings
+        if not settings.enable or settings.completion_mode == "off":
+            return settings, None
+        scope = self.scopes.for_uri(uri)
+        path = resolve_index_path(settings.index_path, scope.uri)
+        index = self.indexes.get(str(path))
+        if index is None:
+            index = self.indexes[str(path)] = ProxyIndex(path)
+        return settings, index
+
+    def markdown_docs(self) -> bool:
+        formats = (
+            ((self.client_caps.get("textDocument") or {}).get("completion") or {}).get(
+                "completionItem"
+            )
+            or {}
+        ).get("documentationFormat")
+        return not isinstance(formats, list) or "markdown" in formats
+
+    async def completion(self, msg: Message, method: str) -> None:
+        params = msg.data.get("params")
+        params = params if isinstance(params, dict) else {}
+        body = None
+        if method == RESOLVE:
+            original = self.originals.get(item_key(params))
+            if original is not None:
+                body = encode({**msg.data, "params": original[0]})
+        fut = self.upstream.request(msg, body)
+        asyncio.get_running_loop().call_later(self.timeout, self.slow, fut, method)
+        try:
+            resp = await fut
+        except ChildGone:
+            self.respond_error(msg.id, REQUEST_FAILED, self.gone_message(self.upstream))
+            return
+        result = resp.data.get("result")
+        try:
+            out = await self.check_result(method, params, result)
+        except Exception:
+            log.exception("checking completions")
+            out = None
+        if out is None:
+            self.editor.write_body(resp.body)
+        else:
+            self.respond(msg.id, out)
+
+    async def check_result(self, method: str, params: dict[str, Any], result: Any) -> Any:
+        """The result to send instead of the upstream's, or None to send it unchanged."""
+        if result is None:
+            return None
+        if method == RESOLVE:
+            if not isinstance(result, dict):
+                return None
+            original = self.originals.get(item_key(params))
+            if original is None:
+                return None
+            uri, position = original[1], original[2]
+        else:
+            uri = (params.get("textDocument") or {}).get("uri")
+            position = params.get("position")
+        doc = self.texts.get(uri)
+        settings, index = self.completion_scope(uri)
+        if doc is None or index is None:
+            return None
+        if method == RESOLVE:
+            items = [result]
+        else:
+            items = result if isinstance(result, list) else result.get("items")
+        if not isinstance(items, list):
+            return None
+        inline = method == INLINE
+        candidates = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            text, rng = inline_edit(item) if inline else item_edit(item)
+            start = start_offset(doc, rng, position, self.texts.encoding, not inline)
+            candidates.append(Candidate(i, text, start))
+        verdicts = await check_candidates(index, doc, candidates, settings)
+        if not verdicts:
+            return None
+        mode = settings.completion_mode
+        markdown = self.markdown_docs()
+        self.report(mode, method, uri, position, items, verdicts, inline)
+        if method == RESOLVE:
+            m = verdicts[0].match
+            return (
+                blocked_item(result, m, markdown)
+                if mode == "block"
+                else annotate_item(result, m, markdown)
+            )
+        by_index = {v.index: v for v in verdicts}
+        new_items: list[Any] = []
+        for i, item in enumerate(items):
+            v = by_index.get(i)
+            if v is None:
+                new_items.append(item)
+            elif mode == "block":
+                continue
+            elif inline:
+                new_items.append(item)
+            else:
+                annotated = annotate_item(item, v.match, markdown)
+                self.remember(annotated, item, uri, position)
+                new_items.append(annotated)
+        if isinstance(result, list):
+            return new_items
+        return {**result, "items": new_items}
+
+    def remember(
+        self, annotated: dict[str, Any], original: dict[str, Any], uri: Any, position: Any
+    ) -> None:
+        """Resolve requests for an annotated item go upstream with the item as it sent it."""
+        self.originals[item_key(annotated)] = (original, uri, position)
+        while len(self.originals) > 2000:
+            self.originals.popitem(last=False)
+
+    def report(
+        self,
+        mode: str,
+        method: str,
+        uri: Any,
+        position: Any,
+        items: list[Any],
+        verdicts: list[Verdict],
+        inline: bool,
+    ) -> None:
+        if mode != "block" and not inline:
+            return
+        entries = []
+        for v in verdicts:
+            item = items[v.index]
+            text, _ = inline_edit(item) if inline else item_edit(item)
+            label = item.get("label") if not inline else None
+            entries.append(
+                {
+                    "label": label
+                    if isinstance(label, str)
+                    else text.strip().split("\n", 1)[0][:80],
+                    "text": text,
+                    "match": match_summary(v.match),
+                }
+            )
+            what = "inline completion" if inline else "completion item"
+            verb = "removed" if mode == "block" else "flagged"
+            log.warning(
+                "%s %s %r in %s: %s",
+                verb,
+                what,
+                entries[-1]["label"],
+                uri,
+                entries[-1]["match"]["description"],
+            )
+        self.notify(
+            BLOCKED if mode == "block" else FLAGGED,
+            {"uri": uri, "position": position, "method": method, "mode": mode, "items": entries},
+        )
+
+
+def item_key(item: Any) -> str:
+    if not isinstance(item, dict):
+        return ""
+    return json.dumps([item.get("label"), item.get("data")], sort_keys=True, default=str)
+
+
+def _hover_parts(value: Any) -> list[str]:
+    contents = value.get("contents") if isinstance(value, dict) else None
+    if isinstance(contents, dict) and "kind" in contents:
+        return [str(contents.get("value", ""))]
+    if isinstance(contents, dict):
+        return [f"```{contents.get('language', '')}\n{contents.get('value', '')}\n```"]
+    if isinstance(contents, str):
+        return [contents]
+    if isinstance(contents, list):
+        return [p for c in contents for p in _hover_parts({"contents": c})]
+    return []
+
+
+def merge_hover(upstream: Any, ours: Any) -> Any:
+    """Ours first (it is about the quoted range under the cursor), then the upstream's."""
+    if not upstream:
+        return ours
+    parts = _hover_parts(ours) + _hover_parts(upstream)
+    out: dict[str, Any] = {
+        "contents": {"kind": "markdown", "value": "\n\n---\n\n".join(p for p in parts if p)}
+    }
+    rng = (ours or {}).get("range") or upstream.get("range")
+    if rng:
+        out["range"] = rng
+    return out
+
+
+def merge_actions(upstream: Any, ours: Any) -> Any:
+    return list(ours or []) + list(upstream or [])

@@ -449,9 +449,34 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         assert.equal(settings['recitation.enable'], true);
     });
 
+    step('restarts the server on the interpreter set in recitation.interpreter', async () => {
+        const executable = run('python3', ['-c', 'import sys; print(sys.executable)']).trim();
+        // The workspace settings: VS Code picks up their change on disk at once.
+        const settingsFile = path.join(workspace, '.vscode', 'settings.json');
+        const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+        settings['recitation.interpreter'] = [executable];
+        fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+        const logs = path.join(tmp, 'user-data', 'logs');
+        const line = await until('the server restarted on the configured interpreter', () => {
+            const files = fs.readdirSync(logs, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('Recitation.log'));
+            for (const f of files) {
+                const hit = fs.readFileSync(path.join(logs, f), 'utf8').split('\n').find((l) => l.includes('(setting): ' + executable));
+                if (hit) {
+                    return Promise.resolve(hit);
+                }
+            }
+            return Promise.resolve(undefined);
+        });
+        log(line.trim());
+        await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+    });
+
     step('without an index, offers to build the default one and uses it', async () => {
         // The user clears recitation.indexPath: the default index (in the cache folder) does not exist yet.
-        fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'recitation.indexPath': '' }, null, 2));
+        const settingsFile = path.join(workspace, '.vscode', 'settings.json');
+        const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+        settings['recitation.indexPath'] = '';
+        fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
         // Focus back in the editor, away from the status bar, so that no tooltip of the
         // status item covers the notification.
         await page.locator('.part.editor .monaco-editor .view-lines').first().click();

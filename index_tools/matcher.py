@@ -422,8 +422,21 @@ def _renamed_matches(index, words, hashes, lang, exact_matches, min_tokens, args
     if mask is None or not mask.any():
         return []
     normalized = normalized_hashes(hashes, mask)
-    hits, capped = _hits(index, kgram_fingerprints(normalized, k), renamed=True)
+    fps = kgram_fingerprints(normalized, k)
+    # k-grams inside exact matches are not looked up again: what they quote is said
+    covered = np.zeros(len(words), dtype=bool)
+    for m in exact_matches:
+        covered[m.query_start : m.query_end] = True
+    inside = np.convolve(covered, np.ones(k, dtype=np.int64), mode="valid") == k
+    if inside.all():
+        return []
+    fps[inside] = fps[~inside][0]  # one value for all of them: looked up once at most
+    hits, capped = _hits(index, fps, renamed=True)
     if hits is None:
+        return []
+    keep = ~inside[hits[2]]
+    hits = (hits[0][keep], hits[1][keep], hits[2][keep])
+    if not len(hits[0]):
         return []
 
     def doc_hashes(doc, lo: int, hi: int) -> np.ndarray:
@@ -432,9 +445,6 @@ def _renamed_matches(index, words, hashes, lang, exact_matches, min_tokens, args
         return dh if dmask is None else normalized_hashes(dh, dmask)
 
     spans, exhausted = _verify(index, normalized, _doc_groups(hits), k, min_tokens, doc_hashes)
-    covered = np.zeros(len(words), dtype=bool)
-    for m in exact_matches:
-        covered[m.query_start : m.query_end] = True
     kws = keywords(lang) or frozenset()
     kept = []
     for span in spans:

@@ -74,6 +74,8 @@ class Child:
             fut.set_exception(ChildGone(self.name))
             return fut
         self.pending[id_key(msg.id)] = fut
+        # a caller that stopped waiting (a deadline) must not leave an unread exception
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         return fut
 
     def resolve(self, msg: Message) -> bool:

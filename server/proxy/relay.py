@@ -73,6 +73,7 @@ TO_BOTH = {
     "workspace/didChangeWorkspaceFolders",
 }
 REQUEST_FAILED = -32803
+INIT_TIMEOUT = 60.0
 ERROR, WARNING = 1, 2
 
 
@@ -309,7 +310,7 @@ class Relay:
     def slow(self, fut: asyncio.Future[Message], method: str | None) -> None:
         if not fut.done():
             self.show(
-                "upstream-slow",
+                f"upstream-slow-{method}",
                 WARNING,
                 f"The wrapped language server `{self.upstream_label}` has not answered "
                 f"`{method}` in {self.timeout:.0f} s: it may be hung. Recitation's own checks "
@@ -321,11 +322,13 @@ class Relay:
             return f"the wrapped language server `{self.upstream_label}` is not running"
         return "Recitation's server is not running"
 
-    async def answer(self, child: Child, msg: Message, body: bytes | None = None) -> Message | None:
+    async def answer(
+        self, child: Child, msg: Message, body: bytes | None = None, timeout: float | None = None
+    ) -> Message | None:
         """The child's response, or None when it is gone or does not answer in time."""
         fut = child.request(msg, body)
         try:
-            return await asyncio.wait_for(asyncio.shield(fut), self.timeout)
+            return await asyncio.wait_for(asyncio.shield(fut), timeout or self.timeout)
         except ChildGone:
             return None
         except asyncio.TimeoutError:
@@ -363,7 +366,8 @@ class Relay:
         self.scopes.set_folders(folders)
         for scope in self.scopes.all():
             scope.settings, _ = layered_settings(*self.init_layers(scope.uri))
-        up = await self.answer(self.upstream, msg)
+        # starting up takes longer than answering: a hang is reported later than usual
+        up = await self.answer(self.upstream, msg, timeout=max(self.timeout, INIT_TIMEOUT))
         up_result = up.data.get("result") if up is not None else None
         if up is None or not isinstance(up_result, dict):
             reason = json.dumps(up.data.get("error"))[:200] if up is not None else "no answer"
@@ -382,7 +386,7 @@ class Relay:
         general = ours_params.setdefault("capabilities", {}).setdefault("general", {})
         general["positionEncodings"] = [encoding]
         body = encode({**msg.data, "params": ours_params})
-        ours = await self.answer(self.ours, msg, body)
+        ours = await self.answer(self.ours, msg, body, timeout=max(self.timeout, INIT_TIMEOUT))
         our_result = ours.data.get("result") if ours is not None else None
         self.respond(
             msg.id,

@@ -351,11 +351,16 @@ def _run(sc, chunks, files, gen: Path, opts: BuildOptions, header, summary: Buil
         .zipWithIndex()
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    firsts = numbered.map(lambda x: x[0][0]).collect()  # first seqs, in document id order
-    doc_of_seq = np.full(files, -1, dtype=np.int64)
-    doc_of_seq[np.asarray(firsts, dtype=np.int64)] = np.arange(len(firsts))
-    summary.documents = len(firsts)
-    summary.duplicates = files - len(firsts)
+    # seq -> document id (-1 for later copies): 4 bytes per file, filled one partition of
+    # first seqs (in document id order) at a time, then broadcast
+    doc_of_seq = np.full(files, -1, dtype=np.int32)
+    documents = 0
+    firsts = numbered.mapPartitions(lambda it: [np.fromiter((x[0][0] for x in it), dtype=np.int64)])
+    for part in firsts.toLocalIterator():
+        doc_of_seq[part] = np.arange(documents, documents + len(part))
+        documents += len(part)
+    summary.documents = documents
+    summary.duplicates = files - documents
     occurrences = numbered.map(lambda x: (x[1], x[0][1]))  # doc id -> (n, origins)
 
     # pass 2: process each unique document once

@@ -23,12 +23,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index_tools import IndexOpenError, Match, describe_match, open_index
+from index_tools import IndexOpenError, Match, describe_match, open_index, tokenize
 
 from ..settings import Settings
 from ..words import context_start
@@ -186,6 +187,7 @@ class ProxyIndex:
         self.error = ""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proxy-index")
         self._opened: asyncio.Future[None] | None = None
+        self._tails: OrderedDict[tuple[str, str | None], bool] = OrderedDict()
 
     def _open(self) -> None:
         if not self.path.exists():
@@ -206,14 +208,63 @@ class ProxyIndex:
     def _match_all(
         self, texts: list[str], contexts: list[str], min_tokens: int, language: str | None
     ) -> list[list[Match]]:
-        out = []
+        out: list[list[Match]] = []
+        need = self._tail_needs(texts, contexts, min_tokens)
+        quoted: dict[str, bool] = {}
         for text, context in zip(texts, contexts):
             try:
+                if text in need.get(context, {}):
+                    if context not in quoted:
+                        quoted[context] = self._tail_quoted(
+                            context, need[context][""], language, self._tails
+                        )
+                    if not quoted[context]:
+                        out.append([])
+                        continue
                 out.append(self.index.match(text, context, min_tokens, language=language))
             except Exception:
                 log.exception("looking up a completion")
                 out.append([])
         return out
+
+    def _tail_needs(
+        self, texts: list[str], contexts: list[str], min_tokens: int
+    ) -> dict[str, dict[str, int]]:
+        """Items shorter than `min_tokens` words can only be part of a reported span if the
+        last `min_tokens - words` words of their context are themselves a quoted run. Per
+        context: the items that qualify for that test, and under "" the shortest tail any of
+        them needs (a longer tail contains it, so one lookup decides for all of them)."""
+        k = int(getattr(self.index, "k", 1))
+        need: dict[str, dict[str, int]] = {}
+        for text, context in zip(texts, contexts):
+            tail = min_tokens - len(_WORD.findall(text))
+            if tail >= k:
+                group = need.setdefault(context, {"": tail})
+                group[text] = tail
+                group[""] = min(group[""], tail)
+        return need
+
+    def _tail_quoted(
+        self,
+        context: str,
+        words: int,
+        language: str | None,
+        seen: OrderedDict[tuple[str, str | None], bool],
+    ) -> bool:
+        """Whether the last `words` words of `context` are a quoted run. Remembered for the
+        last few tails: while a word is typed, every request has the same context."""
+        tail = context[context_start(context, len(context), words) :]
+        key = (tail, language)
+        if key in seen:
+            seen.move_to_end(key)
+            return seen[key]
+        found = len(tokenize(tail)) >= words and bool(
+            self.index.match(tail, "", words, language=language)
+        )
+        seen[key] = found
+        while len(seen) > 64:
+            seen.popitem(last=False)
+        return found
 
     async def match_all(
         self, texts: list[str], contexts: list[str], min_tokens: int, language: str | None
@@ -266,15 +317,17 @@ async def check_candidates(
     unique: dict[tuple[str, int], int] = {}
     texts: list[str] = []
     contexts: list[str] = []
+    context_at: dict[int, str] = {}
     for c in todo:
         key = (c.text, c.start)
         if key not in unique:
             unique[key] = len(texts)
             start = min(c.start, len(doc.text))
+            if start not in context_at:
+                begin = context_start(doc.text, start, settings.context_tokens)
+                context_at[start] = doc.text[begin:start]
             texts.append(c.text)
-            contexts.append(
-                doc.text[context_start(doc.text, start, settings.context_tokens) : start]
-            )
+            contexts.append(context_at[start])
     results = await index.match_all(texts, contexts, settings.min_tokens, doc.language or None)
     verdicts = []
     for c in todo:

@@ -38,7 +38,7 @@ def offset_at(text: str, position: Any, encoding: str = "utf-16") -> int:
         start = nl + 1
     end = text.find("\n", start)
     end = len(text) if end < 0 else end
-    if encoding == "utf-32":
+    if encoding == "utf-32" or text.isascii() or text[start:end].isascii():
         return min(start + max(character, 0), end)
     units = 0
     i = start

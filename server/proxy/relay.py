@@ -44,6 +44,7 @@ from .completion import (
     annotate_item,
     blocked_item,
     check_candidates,
+    has_words,
     inline_edit,
     item_edit,
     match_summary,
@@ -563,12 +564,17 @@ class Relay:
             return None
         inline = method == INLINE
         candidates = []
+        starts: dict[str, int] = {}  # items of one list mostly share their start
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 continue
             text, rng = inline_edit(item) if inline else item_edit(item)
-            start = start_offset(doc, rng, position, self.texts.encoding, not inline)
-            candidates.append(Candidate(i, text, start))
+            if not has_words(text, settings.min_insert_words):
+                continue  # too short to carry a quote of its own
+            key = json.dumps(rng, sort_keys=True)
+            if key not in starts:
+                starts[key] = start_offset(doc, rng, position, self.texts.encoding, not inline)
+            candidates.append(Candidate(i, text, starts[key]))
         verdicts = await check_candidates(index, doc, candidates, settings)
         if not verdicts:
             return None

@@ -134,3 +134,43 @@ async def test_diagnostics_of_both_servers_are_merged(tmp_path, widgets_index):
         await client.wait(lambda: sources() == {"snippets", "recitation"}, "merged diagnostics")
     finally:
         await client.stop()
+
+
+async def test_short_item_that_completes_quoted_code_is_flagged(tmp_path, widgets_index):
+    """An item shorter than minTokens is flagged when, with the code before it, it
+    completes a quoted span (the span counts the part reaching back into the context)."""
+    cut = AREA.index("return abs(area)")
+    before, rest = AREA[:cut], AREA[cut:]
+    items = tmp_path / "items.json"
+    items.write_text(json.dumps([{"label": "ret", "text": rest}]), encoding="utf-8")
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    client = RawClient()
+    await client.start(proxy(*SNIPPET_SERVER, "--items", str(items)))
+    try:
+        await client.initialize(folder, {"recitation": {"indexPath": str(widgets_index)}})
+        uri = (folder / "app.py").as_uri()
+        client.open(uri, before)
+        lines = before.split("\n")
+        at = {"line": len(lines) - 1, "character": len(lines[-1])}
+        result = await client.request(
+            "textDocument/completion", {"textDocument": {"uri": uri}, "position": at}
+        )
+        (item,) = result["result"]["items"]
+        assert item["labelDetails"]["description"] == "public code \u00b7 MIT \u00b7 widgets"
+        # the same item after code that is not quoted stays as it is
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": 2},
+                "contentChanges": [{"text": "import math\n\n" + ORIGINAL + "    "}],
+            },
+        )
+        at = {"line": ORIGINAL.count("\n") + 2, "character": 4}
+        result = await client.request(
+            "textDocument/completion", {"textDocument": {"uri": uri}, "position": at}
+        )
+        (item,) = result["result"]["items"]
+        assert "labelDetails" not in item
+    finally:
+        await client.stop()

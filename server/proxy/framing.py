@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -28,6 +29,7 @@ class Message:
 
     data: dict[str, Any]
     body: bytes
+    received: float = 0.0  # time.perf_counter() when it was read
 
     @property
     def method(self) -> str | None:
@@ -86,7 +88,7 @@ class MessageReader:
             if not isinstance(data, dict):
                 self.on_garbage(f"a message is not a JSON object: {body[:80]!r}")
                 continue
-            return Message(data, body)
+            return Message(data, body, time.perf_counter())
 
     async def _headers(self) -> int | None:
         """The Content-Length of the next message, skipping anything that is not a header."""

@@ -28,6 +28,7 @@ import logging
 import os
 import shlex
 import sys
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,7 @@ class Relay:
         self.outgoing: dict[int, tuple[Child, Any] | asyncio.Future[Any]] = {}
         self.reverse: dict[tuple[str, tuple[bool, Any]], int] = {}
         self.originals: OrderedDict[str, tuple[dict[str, Any], str, Any]] = OrderedDict()
+        self.last_completion: tuple[Any, Any] | None = None
         self.shutting_down = False
         self.stopping = False  # the editor went away or sent exit
         self.said: set[str] = set()
@@ -521,6 +523,7 @@ class Relay:
             if original is not None:
                 body = encode({**msg.data, "params": original[0]})
         fut = self.upstream.request(msg, body)
+        forwarded = time.perf_counter()
         asyncio.get_running_loop().call_later(self.timeout, self.slow, fut, method)
         try:
             resp = await fut
@@ -537,6 +540,14 @@ class Relay:
             self.editor.write_body(resp.body)
         else:
             self.respond(msg.id, out)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "%s: relay time %.3f ms (request %.3f, response %.3f)",
+                method,
+                (forwarded - msg.received + time.perf_counter() - resp.received) * 1000,
+                (forwarded - msg.received) * 1000,
+                (time.perf_counter() - resp.received) * 1000,
+            )
 
     async def check_result(self, method: str, params: dict[str, Any], result: Any) -> Any:
         """The result to send instead of the upstream's, or None to send it unchanged."""
@@ -546,12 +557,18 @@ class Relay:
             if not isinstance(result, dict):
                 return None
             original = self.originals.get(item_key(params))
-            if original is None:
+            if original is not None:
+                uri, position = original[1], original[2]
+            elif self.last_completion is not None:
+                # an item not flagged in its list: its text may only be known now
+                uri, position = self.last_completion
+            else:
                 return None
-            uri, position = original[1], original[2]
         else:
             uri = (params.get("textDocument") or {}).get("uri")
             position = params.get("position")
+            if method == COMPLETION:
+                self.last_completion = (uri, position)
         doc = self.texts.get(uri)
         settings, index = self.completion_scope(uri)
         if doc is None or index is None:

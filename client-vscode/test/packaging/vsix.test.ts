@@ -16,8 +16,8 @@ const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 const vsix = process.env.RECITATION_VSIX ?? path.join(repoRoot, 'build', 'recitation-linux-x64.vsix');
 
 /** The third-party modules the server imports, per bundled Python version. */
-const LIBRARIES = ['pygls', 'lsprotocol', 'cattrs', 'attrs', 'lmdb', 'xxhash', 'zstandard', 'numpy', 'platformdirs', 'tqdm'];
-const BINARY = ['lmdb', 'xxhash', 'zstandard', 'numpy'];
+const LIBRARIES = ['pygls', 'lsprotocol', 'cattrs', 'attrs', 'lmdb', 'xxhash', 'zstandard', 'numpy', 'platformdirs', 'tqdm', 'tree_sitter', 'tree_sitter_python'];
+const BINARY = ['lmdb', 'xxhash', 'zstandard', 'numpy', 'tree_sitter', 'tree_sitter_python'];
 
 describe('the .vsix', () => {
     let entries: ZipEntry[] = [];
@@ -138,7 +138,7 @@ describe('the .vsix', () => {
                 const run = spawnSync('python3', args, { encoding: 'utf8', env, cwd: dir, timeout: 120_000 });
                 assert.equal(run.status, 0, `python3 ${args.join(' ')}: ${run.stderr}`);
             }
-            const imports = spawnSync('python3', ['-s', '-c', 'import lmdb, numpy, xxhash, zstandard, pygls, lsprotocol, cattrs; print(numpy.__file__)'], {
+            const imports = spawnSync('python3', ['-s', '-c', 'import lmdb, numpy, xxhash, zstandard, pygls, lsprotocol, cattrs, tree_sitter, tree_sitter_python; print(numpy.__file__)'], {
                 encoding: 'utf8', env, cwd: dir, timeout: 120_000,
             });
             assert.equal(imports.status, 0, imports.stderr);

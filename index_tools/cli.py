@@ -68,7 +68,7 @@ def _build_options(args):
         max_file_bytes=args.max_file_bytes,
         memory_mb=args.memory_mb,
         renamed=getattr(args, "renamed", True),
-        progress=False if args.quiet else None,
+        progress=False if args.quiet else (True if args.progress else None),
     )
 
 
@@ -269,6 +269,11 @@ def _parser() -> argparse.ArgumentParser:
             "disk (default: %(default)s)",
         )
         sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+        sp.add_argument(
+            "--progress",
+            action="store_true",
+            help="a progress bar even when stderr is not a terminal",
+        )
         sp.add_argument("--json", action="store_true", help="print the summary as JSON")
         if params:
             sp.add_argument(

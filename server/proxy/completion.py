@@ -85,9 +85,9 @@ def inline_edit(item: dict[str, Any]) -> tuple[str, Any]:
     return (text if isinstance(text, str) else ""), item.get("range")
 
 
-def has_words(text: str, at_least: int) -> bool:
-    """Whether `text` has at least `at_least` words (stops counting there)."""
-    return any(n >= at_least for n, _ in enumerate(_WORD.finditer(text), 1))
+def count_words(text: str) -> int:
+    """Words as the index counts them (the design's rule)."""
+    return len(_WORD.findall(text))
 
 
 def md_escape(text: str) -> str:
@@ -187,7 +187,9 @@ class ProxyIndex:
         self.error = ""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proxy-index")
         self._opened: asyncio.Future[None] | None = None
-        self._tails: OrderedDict[tuple[str, str | None], bool] = OrderedDict()
+        self._tails: OrderedDict[tuple[str, int, str | None], bool] = OrderedDict()
+        # the context before a place, by the text before it and the number of words
+        self.contexts: OrderedDict[tuple[str, int], str] = OrderedDict()
 
     def _open(self) -> None:
         if not self.path.exists():
@@ -206,10 +208,15 @@ class ProxyIndex:
         return self.index is not None
 
     def _match_all(
-        self, texts: list[str], contexts: list[str], min_tokens: int, language: str | None
+        self,
+        texts: list[str],
+        contexts: list[str],
+        words: list[int],
+        min_tokens: int,
+        language: str | None,
     ) -> list[list[Match]]:
         out: list[list[Match]] = []
-        need = self._tail_needs(texts, contexts, min_tokens)
+        need = self._tail_needs(texts, contexts, words, min_tokens)
         quoted: dict[str, bool] = {}
         for text, context in zip(texts, contexts):
             try:
@@ -228,7 +235,7 @@ class ProxyIndex:
         return out
 
     def _tail_needs(
-        self, texts: list[str], contexts: list[str], min_tokens: int
+        self, texts: list[str], contexts: list[str], words: list[int], min_tokens: int
     ) -> dict[str, dict[str, int]]:
         """Items shorter than `min_tokens` words can only be part of a reported span if the
         last `min_tokens - words` words of their context are themselves a quoted run. Per
@@ -236,8 +243,8 @@ class ProxyIndex:
         them needs (a longer tail contains it, so one lookup decides for all of them)."""
         k = int(getattr(self.index, "k", 1))
         need: dict[str, dict[str, int]] = {}
-        for text, context in zip(texts, contexts):
-            tail = min_tokens - len(_WORD.findall(text))
+        for text, context, n in zip(texts, contexts, words):
+            tail = min_tokens - n
             if tail >= k:
                 group = need.setdefault(context, {"": tail})
                 group[text] = tail
@@ -249,15 +256,15 @@ class ProxyIndex:
         context: str,
         words: int,
         language: str | None,
-        seen: OrderedDict[tuple[str, str | None], bool],
+        seen: OrderedDict[tuple[str, int, str | None], bool],
     ) -> bool:
         """Whether the last `words` words of `context` are a quoted run. Remembered for the
         last few tails: while a word is typed, every request has the same context."""
-        tail = context[context_start(context, len(context), words) :]
-        key = (tail, language)
+        key = (context, words, language)
         if key in seen:
             seen.move_to_end(key)
             return seen[key]
+        tail = context[context_start(context, len(context), words) :]
         found = len(tokenize(tail)) >= words and bool(
             self.index.match(tail, "", words, language=language)
         )
@@ -267,13 +274,18 @@ class ProxyIndex:
         return found
 
     async def match_all(
-        self, texts: list[str], contexts: list[str], min_tokens: int, language: str | None
+        self,
+        texts: list[str],
+        contexts: list[str],
+        words: list[int],
+        min_tokens: int,
+        language: str | None,
     ) -> list[list[Match]]:
         if not texts or not await self.ready():
             return [[] for _ in texts]
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self._executor, self._match_all, texts, contexts, min_tokens, language
+            self._executor, self._match_all, texts, contexts, words, min_tokens, language
         )
 
     def close(self) -> None:
@@ -287,6 +299,7 @@ class Candidate:
     index: int
     text: str
     start: int  # offset in the document where the text goes
+    words: int
 
 
 @dataclass
@@ -307,16 +320,32 @@ def flagged_match(matches: list[Match], settings: Settings) -> Match | None:
     return None
 
 
+def context_before(index: ProxyIndex, text: str, start: int, settings: Settings) -> str:
+    """The last `contextTokens` words before `start`; remembered for the last few places
+    (while a word is typed the text before the item's start does not change)."""
+    key = (text[:start], settings.context_tokens)
+    cache = index.contexts
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    context = text[context_start(text, start, settings.context_tokens) : start]
+    cache[key] = context
+    while len(cache) > 8:
+        cache.popitem(last=False)
+    return context
+
+
 async def check_candidates(
     index: ProxyIndex, doc: Text, candidates: list[Candidate], settings: Settings
 ) -> list[Verdict]:
     """The candidates whose text quotes indexed code, with their best match."""
-    todo = [c for c in candidates if c.text and has_words(c.text, settings.min_insert_words)]
+    todo = [c for c in candidates if c.words >= settings.min_insert_words]
     if not todo:
         return []
     unique: dict[tuple[str, int], int] = {}
     texts: list[str] = []
     contexts: list[str] = []
+    words: list[int] = []
     context_at: dict[int, str] = {}
     for c in todo:
         key = (c.text, c.start)
@@ -324,11 +353,13 @@ async def check_candidates(
             unique[key] = len(texts)
             start = min(c.start, len(doc.text))
             if start not in context_at:
-                begin = context_start(doc.text, start, settings.context_tokens)
-                context_at[start] = doc.text[begin:start]
+                context_at[start] = context_before(index, doc.text, start, settings)
             texts.append(c.text)
             contexts.append(context_at[start])
-    results = await index.match_all(texts, contexts, settings.min_tokens, doc.language or None)
+            words.append(c.words)
+    results = await index.match_all(
+        texts, contexts, words, settings.min_tokens, doc.language or None
+    )
     verdicts = []
     for c in todo:
         m = flagged_match(results[unique[(c.text, c.start)]], settings)

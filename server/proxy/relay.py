@@ -45,7 +45,7 @@ from .completion import (
     annotate_item,
     blocked_item,
     check_candidates,
-    has_words,
+    count_words,
     inline_edit,
     item_edit,
     match_summary,
@@ -581,17 +581,21 @@ class Relay:
             return None
         inline = method == INLINE
         candidates = []
-        starts: dict[str, int] = {}  # items of one list mostly share their start
+        starts: dict[Any, int] = {}  # items of one list mostly share their start
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 continue
             text, rng = inline_edit(item) if inline else item_edit(item)
-            if not has_words(text, settings.min_insert_words):
-                continue  # too short to carry a quote of its own
-            key = json.dumps(rng, sort_keys=True)
+            if len(text) < settings.min_insert_words:
+                continue  # fewer characters than words needed: too short to carry a quote
+            words = count_words(text)
+            if words < settings.min_insert_words:
+                continue
+            start = rng.get("start") if isinstance(rng, dict) else None
+            key = (start.get("line"), start.get("character")) if isinstance(start, dict) else None
             if key not in starts:
                 starts[key] = start_offset(doc, rng, position, self.texts.encoding, not inline)
-            candidates.append(Candidate(i, text, starts[key]))
+            candidates.append(Candidate(i, text, starts[key], words))
         verdicts = await check_candidates(index, doc, candidates, settings)
         if not verdicts:
             return None

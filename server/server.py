@@ -27,7 +27,7 @@ from .detection import Checker, PendingCheck
 from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import UTF16, DocumentStore, offset_in
 from .folders import Scope, Scopes
-from .indexes import LOADING, READY, IndexManager, resolve_index_path
+from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager, resolve_index_path
 from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, plain, status_payload
 from .settings import SECTION, Settings, layered_settings
 from .words import context_start, words_of
@@ -218,6 +218,11 @@ class RecitationServer(LanguageServer):
     def use_index(self, scope: Scope) -> None:
         path = resolve_index_path(scope.settings.index_path, scope.uri)
         handle, created = self.indexes.get(path, retry_failed=True)
+        if scope.index is not None and scope.index is not handle:
+            # another index: what the old one found says nothing about the new corpus
+            for doc in self.documents:
+                if self.scopes.for_uri(doc.uri) is scope:
+                    self.matches.clear(doc.uri)
         scope.index = handle
         if created:
             asyncio.ensure_future(self._open_index(handle))
@@ -250,6 +255,9 @@ class RecitationServer(LanguageServer):
         for scope in self.active_scopes():
             if scope.index is handle:
                 self.send_status(scope)
+                for doc in self.documents:  # warnings follow the index's state
+                    if self.scopes.for_uri(doc.uri) is scope:
+                        self.publish(doc.uri)
 
     def send_status(self, scope: Scope) -> None:
         if not scope.settings.enable:
@@ -268,6 +276,8 @@ class RecitationServer(LanguageServer):
         s = scope.settings
         return (
             s.enable
+            and scope.index is not None
+            and scope.index.state not in (NO_INDEX, ERROR)
             and s.severity.for_kind(m.kind) != "off"
             and m.length >= s.min_tokens
             and m.key not in scope.dismissed

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .classify import COMMON_FILES, classify
-from .fingerprint import kgram_fingerprints
+from .fingerprint import kgram_fingerprints, winnow
 from .model import Match, Position, Range, Source
 from .normalize import canonical, identifier_mask, keywords, normalized_hashes
 from .words import WORD_RE, LineIndex, word_texts
@@ -49,11 +49,20 @@ class _Cluster:
     members: dict  # doc id -> _Span (the longest one of that document)
 
 
-def _hits(index, fps: np.ndarray, renamed: bool = False):
-    """Arrays (doc, diag, qpos) of every hit, and a per-position 'capped' mask."""
+def _hits(index, all_fps: np.ndarray, renamed: bool = False, skip: np.ndarray | None = None):
+    """Arrays (doc, diag, qpos) of every hit, and a per-position 'capped' mask.
+
+    The query is winnowed with the index's own window and only the kept k-grams are looked
+    up: in every window of k-grams inside a common run both sides keep the same minimum, so
+    every common run of t = window + k - 1 words or more still shares a fingerprint, at a
+    twentieth of the lookups. `skip` marks k-grams not to look up at all."""
+    picks = winnow(all_fps, index.window)
+    if skip is not None:
+        picks = picks[~skip[picks]]
+    fps = all_fps[picks]
+    capped = np.zeros(len(all_fps), dtype=bool)
     uniq, inverse = np.unique(fps, return_inverse=True)
     found = index.postings(uniq, renamed=renamed)
-    capped = np.zeros(len(fps), dtype=bool)
     if not found:
         return None, capped
     order = np.argsort(inverse, kind="stable")  # query positions grouped by fingerprint
@@ -63,13 +72,13 @@ def _hits(index, fps: np.ndarray, renamed: bool = False):
     sizes = np.fromiter((len(p) for _, p in found.values()), dtype=np.int64, count=len(found))
     truncated = np.fromiter((c > len(p) for c, p in found.values()), dtype=bool, count=len(found))
     for j in js[truncated].tolist():
-        capped[order[bounds[j] : bounds[j + 1]]] = True
+        capped[picks[order[bounds[j] : bounds[j + 1]]]] = True
     # every posting of fingerprint j pairs with every query position of j
     owner = np.repeat(js, sizes)  # fingerprint of each posting
     per = bounds[owner + 1] - bounds[owner]  # query positions of that fingerprint
     row = np.repeat(np.arange(len(pairs)), per)
     first = np.repeat(np.cumsum(per) - per, per)
-    qpos = order[bounds[owner[row]] + np.arange(len(row)) - first].astype(np.int64)
+    qpos = picks[order[bounds[owner[row]] + np.arange(len(row)) - first]].astype(np.int64)
     return (pairs[row, 0], pairs[row, 1] - qpos, qpos), capped
 
 
@@ -430,13 +439,8 @@ def _renamed_matches(index, words, hashes, lang, exact_matches, min_tokens, args
     inside = np.convolve(covered, np.ones(k, dtype=np.int64), mode="valid") == k
     if inside.all():
         return []
-    fps[inside] = fps[~inside][0]  # one value for all of them: looked up once at most
-    hits, capped = _hits(index, fps, renamed=True)
+    hits, capped = _hits(index, fps, renamed=True, skip=inside)
     if hits is None:
-        return []
-    keep = ~inside[hits[2]]
-    hits = (hits[0][keep], hits[1][keep], hits[2][keep])
-    if not len(hits[0]):
         return []
 
     def doc_hashes(doc, lo: int, hi: int) -> np.ndarray:

@@ -58,7 +58,7 @@ words_st = st.lists(st.sampled_from(VOCAB), max_size=150)
 
 
 @settings(
-    max_examples=40,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

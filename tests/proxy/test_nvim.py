@@ -20,7 +20,8 @@ pytestmark = pytest.mark.skipif(
     NVIM is None, reason="nvim is not installed (apt-get install -y neovim)"
 )
 
-SOURCE = '''
+SOURCE = '''import os
+
 
 def helper(value):
     """Return the value doubled."""

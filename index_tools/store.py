@@ -41,7 +41,7 @@ import xxhash
 
 FORMAT_VERSION = 3
 _LITTLE = sys.byteorder == "little"
-PREFIX_BITS = 16  # keys sharing their top PREFIX_BITS bits are stored together
+PREFIX_BITS = 8  # keys sharing their top PREFIX_BITS bits are stored together (one LMDB entry)
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
 DOCS_NAME = "docs.mdb"

@@ -10,6 +10,11 @@ step() { printf '\n==> %s\n' "$*"; }
 step "setup"
 bash scripts/setup.sh
 bash scripts/system-deps.sh
+# the Copilot language server, started through the completion proxy in tests/proxy
+if [[ ! -d .cache/copilot-ls/node_modules/@github/copilot-language-server ]]; then
+  npm install --silent --no-fund --no-audit --prefix .cache/copilot-ls \
+    @github/copilot-language-server >/dev/null
+fi
 
 step "lint (ruff)"
 .venv/bin/ruff check .

@@ -28,5 +28,6 @@ if [[ -f package.json ]]; then
   bash scripts/vscode-setup.sh
   npm run --silent lint
   npm run --silent test
+  npm run --silent package      # the .vsix, and a test of what it contains
   npm run --silent test:e2e
 fi

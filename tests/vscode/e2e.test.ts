@@ -6,7 +6,9 @@
 // one of the corpus functions into a file with the keyboard (Ctrl+V from the browser's
 // clipboard, as a user pastes), and checks what the user sees: the squiggle, the Problems
 // entry, the hover and its source link, the quick fixes, the status item, the code
-// references log, and the workspace toggle that clears the warning.
+// references log, and the workspace toggle that clears the warning. Last, with
+// `recitation.upstreamCommand` set to the repository's .venv/bin/pylsp, pylsp's hover reaches
+// the editor through the proxy and the pasted function is still reported by Recitation.
 //
 // Environment (scripts/vscode-e2e.sh sets it):
 //   RECITATION_E2E_NODE         Node 24 binary that runs code-server
@@ -143,6 +145,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined | false
 describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_000 }, () => {
     let tmp = '';
     let workspace = '';
+    let fixtureIndex = '';
     let server: ChildProcess | undefined;
     let serverLog = '';
     let browser: Browser | undefined;
@@ -179,6 +182,46 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         return (await page.locator('.part.editor .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
     }
 
+    /** Pastes the fixture snippet at the end of the active editor (Ctrl+V from the clipboard). */
+    async function pasteSnippet(): Promise<void> {
+        const text = snippet();
+        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+        await page.keyboard.press('Control+End');
+        await page.evaluate((t) => navigator.clipboard.writeText(t), text);
+        await page.keyboard.press('Control+V');
+        // Its last line: the cursor ends there, so it is in view even in a short editor.
+        const lastLine = text.trimEnd().split('\n').pop()?.trim() ?? '';
+        assert.ok(lastLine);
+        await until('the pasted function in the editor', async () => (await editorText()).includes(lastLine), 15_000);
+    }
+
+    /** The Problems panel entry of Recitation for the fixture snippet. */
+    async function recitationProblem(): Promise<string> {
+        const rows = page.locator('.markers-panel .monaco-list-row');
+        return until('a Problems entry from recitation', async () => {
+            if (!(await page.locator('.markers-panel').isVisible())) {
+                await page.keyboard.press('Control+Shift+M');
+            }
+            const all = await rows.allInnerTexts();
+            return all.find((t) => /recitation/i.test(t) && /geodesy/i.test(t));
+        });
+    }
+
+    /** Waits for a line of the extension's log (Recitation.log) that `match` accepts. */
+    async function extensionLogLine(what: string, match: (line: string) => boolean, timeoutMs = UI_MS): Promise<string> {
+        const logs = path.join(tmp, 'user-data', 'logs');
+        return until(what, () => {
+            const files = fs.readdirSync(logs, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('Recitation.log'));
+            for (const f of files) {
+                const hit = fs.readFileSync(path.join(logs, f), 'utf8').split('\n').find(match);
+                if (hit) {
+                    return Promise.resolve(hit);
+                }
+            }
+            return Promise.resolve(undefined);
+        }, timeoutMs);
+    }
+
     before(async () => {
         fs.mkdirSync(artifacts, { recursive: true });
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'recitation-e2e-'));
@@ -198,6 +241,7 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
             env: { ...env, PYTHONPATH: builder.pythonPath.join(path.delimiter), PYTHONNOUSERSITE: '1' },
         });
         log(`fixture index ${index}`);
+        fixtureIndex = index;
 
         // 2. The workspace and a user profile of its own.
         workspace = path.join(tmp, 'workspace');
@@ -337,12 +381,7 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
     });
 
     step('pasting quoted code (Ctrl+V) underlines it', async () => {
-        const text = snippet();
-        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
-        await page.keyboard.press('Control+End');
-        await page.evaluate((t) => navigator.clipboard.writeText(t), text);
-        await page.keyboard.press('Control+V');
-        await until('the pasted function in the editor', async () => (await editorText()).includes('def bounding_box('), 15_000);
+        await pasteSnippet();
         const squiggle = page.locator('.part.editor .monaco-editor .squiggly-warning').first();
         await squiggle.waitFor({ state: 'visible', timeout: UI_MS });
         log(`squiggles: ${await page.locator('.part.editor .monaco-editor .squiggly-warning').count()}`);
@@ -350,12 +389,7 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
 
     step('lists the match in the Problems panel', async () => {
         await page.keyboard.press('Control+Shift+M');
-        const rows = page.locator('.markers-panel .monaco-list-row');
-        const text = await until('a Problems entry from recitation', async () => {
-            const all = await rows.allInnerTexts();
-            const hit = all.find((t) => /recitation/i.test(t) && /geodesy/i.test(t));
-            return hit;
-        });
+        const text = await recitationProblem();
         log(`problem: ${text.replace(/\s+/g, ' ')}`);
         assert.match(text, /words/);
         await screenshot('problems');
@@ -456,17 +490,7 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
         settings['recitation.interpreter'] = [executable];
         fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
-        const logs = path.join(tmp, 'user-data', 'logs');
-        const line = await until('the server restarted on the configured interpreter', () => {
-            const files = fs.readdirSync(logs, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('Recitation.log'));
-            for (const f of files) {
-                const hit = fs.readFileSync(path.join(logs, f), 'utf8').split('\n').find((l) => l.includes('(setting): ' + executable));
-                if (hit) {
-                    return Promise.resolve(hit);
-                }
-            }
-            return Promise.resolve(undefined);
-        });
+        const line = await extensionLogLine('the server restarted on the configured interpreter', (l) => l.includes('(setting): ' + executable));
         log(line.trim());
         await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: SERVER_READY_MS });
     });
@@ -496,5 +520,68 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         assert.match(text, /words/);
         assert.ok(fs.existsSync(path.join(tmp, 'xdg-cache', 'recitation')), 'the index is in the cache folder');
         await screenshot('default-index');
+    });
+
+    step('in front of pylsp (recitation.upstreamCommand): pylsp hovers and Recitation warns', async () => {
+        const pylsp = path.join(repoRoot, '.venv', 'bin', 'pylsp');
+        assert.ok(fs.existsSync(pylsp), `${pylsp} exists (python-lsp-server in the repository's .venv)`);
+        // Only the new file open, so that every Recitation entry in Problems is about it.
+        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+        await page.keyboard.press('Control+S');
+        await until('zones.py saved', async () => (await page.locator('.tab.dirty').count()) === 0);
+        await runCommand('View: Close All Editors');
+        await until('no editor open', async () => (await page.locator('.part.editor .tab').count()) === 0);
+        fs.writeFileSync(path.join(workspace, 'labels.py'), 'import textwrap\n\ntextwrap.dedent("  depot")\n');
+
+        // The workspace settings, changed on disk: the fixture index again, and pylsp behind the server.
+        const settingsFile = path.join(workspace, '.vscode', 'settings.json');
+        const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+        settings['recitation.indexPath'] = fixtureIndex;
+        settings['recitation.upstreamCommand'] = [pylsp];
+        fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+        const wrap = `-m server --wrap -- ${pylsp}`;
+        const line = await extensionLogLine('the server restarted in front of pylsp', (l) => l.includes(wrap));
+        log(line.trim());
+        // The new server is up when the status item shows the fixture index again.
+        const on = page.locator('.statusbar-item', { hasText: /Recitation: on · recitation-fixtures\/geodesy-utils/ });
+        await on.waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+        log(`status item: ${(await on.innerText()).trim()}`);
+
+        const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'labels.py' });
+        await row.waitFor({ state: 'visible', timeout: UI_MS });
+        await row.click();
+        await page.locator('.tab.active', { hasText: 'labels.py' }).waitFor({ state: 'visible' });
+        await until('the editor to show labels.py', async () => (await editorText()).includes('textwrap.dedent'));
+
+        // (1) pylsp's hover on the stdlib `textwrap.dedent` (line 3, column 11), through the proxy.
+        const hover = page.locator('.monaco-hover-content', { hasText: 'common leading whitespace' });
+        const hoverText = await until('the hover of pylsp on textwrap.dedent', async () => {
+            await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+            await page.keyboard.press('Control+Home');
+            await page.keyboard.press('ArrowDown');
+            await page.keyboard.press('ArrowDown');
+            for (let i = 0; i < 10; i++) {
+                await page.keyboard.press('ArrowRight');
+            }
+            await runCommand('Show or Focus Hover');
+            await hover.first().waitFor({ state: 'visible', timeout: 5000 });
+            return (await hover.first().innerText()).trim();
+        }, SERVER_READY_MS);
+        log(`pylsp hover: ${hoverText.replace(/\s+/g, ' ').slice(0, 120)}`);
+        assert.match(hoverText.replace(/\s+/g, ' '), /Remove any common leading whitespace from every line/);
+        await screenshot('pylsp-hover');
+        await page.keyboard.press('Escape');
+
+        // (2) Recitation's own warning on the pasted snippet, from the same server.
+        await pasteSnippet();
+        const problem = await recitationProblem();
+        log(`problem: ${problem.replace(/\s+/g, ' ')}`);
+        assert.match(problem, /words/);
+        const files = await until('the Problems entries under labels.py only', async () => {
+            const all = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+            return all.some((t) => t.includes('labels.py')) && !all.some((t) => t.includes('zones.py')) ? all : undefined;
+        });
+        log(`problems: ${files.map((t) => t.replace(/\s+/g, ' ')).join(' | ')}`);
+        await screenshot('pylsp-recitation-problem');
     });
 });

@@ -255,6 +255,46 @@ def append_bucket(
     return len(counts), int(kept.sum()), int((counts > kept).sum())
 
 
+class DocStore:
+    """The unique documents of a generation being written: docs.mdb and text.zst."""
+
+    def __init__(self, gen: Path):
+        self.env = store.open_env(gen / store.DOCS_NAME, readonly=False, max_dbs=8)
+        self.dbs = {name.decode(): self.env.open_db(name) for name in store.DOC_DBS}
+        self.txn = self.env.begin(write=True)
+        self.pending = 0
+        self.text = open(gen / store.TEXT_NAME, "ab")  # noqa: SIM115 - closed in close()
+
+    def put(
+        self, doc_id: int, pd: ProcessedDoc, language: str, origins: list, occurrences: int = 1
+    ) -> None:
+        """Store a new document (ids ascending)."""
+        key = store.doc_key(doc_id)
+        meta = doc_meta(pd, language, self.text.tell(), occurrences)
+        self.text.write(pd.ztext)
+        txn, dbs = self.txn, self.dbs
+        txn.put(key, json.dumps(meta).encode(), db=dbs["meta"], append=True)
+        txn.put(key, pd.blocks, db=dbs["blocks"], append=True)
+        txn.put(key, json.dumps(origins).encode(), db=dbs["origins"], append=True)
+        txn.put(pd.content_hash, key, db=dbs["content"])
+
+    def tick(self) -> None:
+        """Count one stored file; commit every DOC_BATCH."""
+        self.pending += 1
+        if self.pending >= DOC_BATCH:
+            self.txn.commit()
+            self.txn = self.env.begin(write=True)
+            self.pending = 0
+
+    def close(self) -> None:
+        self.txn.commit()
+        self.env.sync(True)
+        self.env.close()
+        self.text.flush()
+        os.fsync(self.text.fileno())
+        self.text.close()
+
+
 class _Writer:
     """Stores documents and postings of one generation."""
 
@@ -262,16 +302,12 @@ class _Writer:
         self.gen = gen
         self.header = header
         self.next_doc = next_doc
-        self.env = store.open_env(gen / store.DOCS_NAME, readonly=False, max_dbs=8)
-        self.dbs = {name.decode(): self.env.open_db(name) for name in store.DOC_DBS}
-        self.txn = self.env.begin(write=True)
-        self.pending = 0
+        self.docs = DocStore(gen)
         self.postings = _Postings(gen / "runs", budget_bytes)
         self.renamed = _Postings(gen / "runs-renamed", budget_bytes)
-        self.text = open(gen / store.TEXT_NAME, "ab")  # noqa: SIM115 - closed in finish()
 
     def add(self, doc: Document, pd: ProcessedDoc, summary: BuildSummary) -> None:
-        txn, dbs = self.txn, self.dbs
+        txn, dbs = self.docs.txn, self.docs.dbs
         summary.files += 1
         existing = txn.get(pd.content_hash, db=dbs["content"])
         if existing is not None:
@@ -286,34 +322,16 @@ class _Writer:
         else:
             doc_id = self.next_doc
             self.next_doc += 1
-            key = store.doc_key(doc_id)
-            offset = self.text.tell()
-            self.text.write(pd.ztext)
-            meta = doc_meta(pd, doc.language, offset)
-            txn.put(key, json.dumps(meta).encode(), db=dbs["meta"], append=True)
-            txn.put(key, pd.blocks, db=dbs["blocks"], append=True)
-            txn.put(
-                key, json.dumps([doc.origin.to_dict()]).encode(), db=dbs["origins"], append=True
-            )
-            txn.put(pd.content_hash, key, db=dbs["content"])
+            self.docs.put(doc_id, pd, doc.language, [doc.origin.to_dict()])
             self.postings.add(doc_id, pd.fps, pd.positions)
             self.renamed.add(doc_id, pd.renamed_fps, pd.renamed_positions)
             summary.documents += 1
             summary.words += pd.words
-        self.pending += 1
-        if self.pending >= DOC_BATCH:
-            self.txn.commit()
-            self.txn = self.env.begin(write=True)
-            self.pending = 0
+        self.docs.tick()
 
     def finish(self, summary: BuildSummary, merge: bool) -> None:
         """Write the postings into the shards (merging into existing ones for `add`)."""
-        self.txn.commit()
-        self.env.sync(True)
-        self.env.close()
-        self.text.flush()
-        os.fsync(self.text.fileno())
-        self.text.close()
+        self.docs.close()
         h = self.header
         counts = _write_shards(self.gen, self.postings, h, merge, renamed=False)
         h.fingerprints, h.postings, h.capped = counts

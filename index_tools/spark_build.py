@@ -25,7 +25,6 @@ imported only when a Spark build runs.
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import shutil
@@ -43,14 +42,13 @@ import zstandard
 from . import store
 from .build import (
     _RUN_DTYPE,
-    DOC_BATCH,
     ORIGIN_CAP,
     BuildError,
     BuildOptions,
     BuildSummary,
+    DocStore,
     _documents,
     append_bucket,
-    doc_meta,
     new_generation,
     new_header,
     prepare_build,
@@ -214,12 +212,10 @@ def _write_shard(index: int, items, gen: str, shards: int, cap: int):
 
 
 class _DocsWriter:
+    """The driver's side: documents arrive in id order and go to a `DocStore`."""
+
     def __init__(self, gen: Path):
-        self.env = store.open_env(gen / store.DOCS_NAME, readonly=False, max_dbs=8)
-        self.dbs = {name.decode(): self.env.open_db(name) for name in store.DOC_DBS}
-        self.txn = self.env.begin(write=True)
-        self.pending = 0
-        self.text = open(gen / store.TEXT_NAME, "wb")  # noqa: SIM115 - closed in close()
+        self.docs = DocStore(gen)
         self.next_doc = 0
 
     def add(self, doc_id: int, record: tuple, occurrences: int, origins: list) -> int:
@@ -228,28 +224,12 @@ class _DocsWriter:
             raise BuildError(f"internal error: document {doc_id} arrived, {self.next_doc} due")
         self.next_doc += 1
         pd = ProcessedDoc(chash, words, blocks, ztext, np.empty(0), np.empty(0))
-        key = store.doc_key(doc_id)
-        meta = doc_meta(pd, language, self.text.tell(), occurrences)
-        self.text.write(ztext)
-        txn, dbs = self.txn, self.dbs
-        txn.put(key, json.dumps(meta).encode(), db=dbs["meta"], append=True)
-        txn.put(key, blocks, db=dbs["blocks"], append=True)
-        txn.put(key, json.dumps(origins).encode(), db=dbs["origins"], append=True)
-        txn.put(chash, key, db=dbs["content"])
-        self.pending += 1
-        if self.pending >= DOC_BATCH:
-            self.txn.commit()
-            self.txn = self.env.begin(write=True)
-            self.pending = 0
+        self.docs.put(doc_id, pd, language, origins, occurrences)
+        self.docs.tick()
         return words
 
     def close(self) -> None:
-        self.txn.commit()
-        self.env.sync(True)
-        self.env.close()
-        self.text.flush()
-        os.fsync(self.text.fileno())
-        self.text.close()
+        self.docs.close()
 
 
 # --- Spark ------------------------------------------------------------------------------------

@@ -3,7 +3,19 @@ and the matcher. Never imports `server`."""
 
 from .build import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
 from .index import Index, open_index
-from .model import KINDS, Document, Kind, Match, Origin, Position, Range, Source, describe_match
+from .model import (
+    KINDS,
+    MATCH_JSON_VERSION,
+    Document,
+    Kind,
+    Match,
+    Origin,
+    Part,
+    Position,
+    Range,
+    Source,
+    describe_match,
+)
 from .paths import default_index_path
 from .store import FORMAT_VERSION, IndexOpenError
 from .words import TOKENIZER_VERSION, Word, tokenize
@@ -11,6 +23,7 @@ from .words import TOKENIZER_VERSION, Word, tokenize
 __all__ = [
     "FORMAT_VERSION",
     "KINDS",
+    "MATCH_JSON_VERSION",
     "TOKENIZER_VERSION",
     "BuildError",
     "BuildOptions",
@@ -21,6 +34,7 @@ __all__ = [
     "Kind",
     "Match",
     "Origin",
+    "Part",
     "Position",
     "Range",
     "Source",

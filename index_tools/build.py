@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from . import store
 from .fingerprint import HASH_NAME, KGRAM_NAME
+from .lookpast import UNCAPPED, finish_caps, local_mapper
 from .model import Document
 from .normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from .process import ProcessedDoc, process
@@ -302,6 +303,7 @@ class _Writer:
         self.gen = gen
         self.header = header
         self.next_doc = next_doc
+        self.first_new = next_doc  # documents before it were stored by an earlier build
         self.docs = DocStore(gen)
         self.postings = _Postings(gen / "runs", budget_bytes)
         self.renamed = _Postings(gen / "runs-renamed", budget_bytes)
@@ -386,18 +388,19 @@ def _write_shards(
         store.open_env(gen / store.shard_name(i, renamed), readonly=False) for i in range(h.shards)
     ]
     txns = [env.begin(write=True) for env in envs]
+    cap = UNCAPPED  # lists are written whole; `finish_caps` cuts them
     for b, rec in postings.buckets():
         txn = txns[store.shard_of_bucket(b, h.shards)]
         if not merge:
-            fps, kept, capped = append_bucket(txn, rec, h.posting_cap, h.prefix_bits)
+            fps, kept, capped = append_bucket(txn, rec, cap, h.prefix_bits)
             fingerprints += fps
             kept_total += kept
             capped_total += capped
             continue
-        for key, value in _grouped(rec, h.posting_cap, h.prefix_bits)[0]:
+        for key, value in _grouped(rec, cap, h.prefix_bits)[0]:
             old = txn.get(key)
             if old is not None:
-                value, stats = _merge_groups(old, value, h.posting_cap)
+                value, stats = _merge_groups(old, value, cap)
                 fingerprints -= stats[0]
                 kept_total -= stats[1]
                 capped_total -= stats[2]
@@ -491,10 +494,19 @@ def _check_params(opts: BuildOptions) -> None:
 
 
 def _finish(
-    root: Path, gen: Path, writer: _Writer, summary: BuildSummary, merge: bool, started: float
+    root: Path,
+    gen: Path,
+    writer: _Writer,
+    summary: BuildSummary,
+    merge: bool,
+    started: float,
+    opts: BuildOptions,
+    old_capped: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> BuildSummary:
     writer.finish(summary, merge)
     h = writer.header
+    finish_caps(gen, h, local_mapper(opts.jobs), old_capped, writer.first_new)
+    summary.fingerprints, summary.postings = h.fingerprints, h.postings
     h.skipped = dict(Counter(h.skipped) + summary.skipped)
     if merge:  # rewrite compactly: in-place updates leave free pages behind
         for p in sorted(gen.glob("*.mdb")):
@@ -567,7 +579,7 @@ def build_index(
             summary.words,
             summary.files,
         )
-        return _finish(root, gen, writer, summary, False, started)
+        return _finish(root, gen, writer, summary, False, started, opts)
     except BaseException:
         store.discard(gen)
         raise
@@ -598,7 +610,13 @@ def add_to_index(
         header.documents += summary.documents
         header.words += summary.words
         header.files += summary.files
-        return _finish(root, gen, writer, summary, True, started)
+        old_capped = tuple(
+            np.fromfile(old_gen / store.capped_name(renamed), dtype="<u8")
+            if (old_gen / store.capped_name(renamed)).exists()
+            else np.empty(0, dtype=np.uint64)
+            for renamed in (False, True)
+        )
+        return _finish(root, gen, writer, summary, True, started, opts, old_capped)
     except BaseException:
         store.discard(gen)
         raise

@@ -92,6 +92,23 @@ def winnow(fingerprints: np.ndarray, window: int) -> np.ndarray:
     return np.flatnonzero(fingerprints == best[:n])
 
 
+_NONE = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def winnow_past(fingerprints: np.ndarray, window: int, capped: np.ndarray) -> np.ndarray:
+    """Positions kept by winnowing when the `capped` fingerprints (a boolean mask) do not
+    count: in every window that holds an uncapped fingerprint, its smallest uncapped one.
+
+    Both sides of a common run compute the same minima as long as they agree on which
+    fingerprints are capped, so a common run of t words with an uncapped k-gram in one of
+    its windows always shares an uncapped (complete) posting list."""
+    if not capped.any():
+        return winnow(fingerprints, window)
+    masked = np.where(capped, _NONE, fingerprints)
+    picks = winnow(masked, window)
+    return picks[~capped[picks]]
+
+
 def guarantee(k: int, window: int) -> int:
     """The shortest common run of words that is always found."""
     return window + k - 1

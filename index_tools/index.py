@@ -16,7 +16,7 @@ import numpy as np
 from . import store
 from .fingerprint import WordHasher, guarantee, kgram_fingerprints
 from .model import Origin
-from .process import decompress
+from .process import capped_mask, decompress
 from .store import IndexOpenError
 from .words import WORD_RE
 
@@ -124,6 +124,12 @@ class Index:
             ]
             with self._docs_env.begin() as txn:
                 stored = txn.stat(self._dbs["meta"])["entries"]
+            self._capped = [
+                np.fromfile(self.gen / store.capped_name(renamed), dtype="<u8")
+                if (self.gen / store.capped_name(renamed)).exists()
+                else np.empty(0, dtype=np.uint64)
+                for renamed in (False, True)
+            ]
             with open(self.gen / store.TEXT_NAME, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 self._text = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
@@ -250,6 +256,10 @@ class Index:
                 t.abort()
         return found
 
+    def capped_mask(self, fps: np.ndarray, renamed: bool = False) -> np.ndarray:
+        """Which fingerprints have capped postings (as the builder decided)."""
+        return capped_mask(fps, self._capped[int(renamed)], self.header.prefix_bits)
+
     def fingerprint_count(self, fps: np.ndarray) -> list[int]:
         """True posting counts of the given fingerprints (0 when absent)."""
         found = self.postings(fps)
@@ -265,6 +275,10 @@ class Index:
 
     def word_hashes(self, words: list[str]) -> np.ndarray:
         return self._hasher.hashes(words)
+
+    def document_hashes(self, doc: StoredDocument, lo: int, hi: int) -> np.ndarray:
+        """Word hashes of a stored document's words [lo, hi), as `word_hashes` makes them."""
+        return doc.word_hashes(lo, hi, self._hasher)
 
     def kgrams(self, words: list[str]) -> np.ndarray:
         return kgram_fingerprints(self.word_hashes(words), self.k)

@@ -1,275 +1,376 @@
-"""From a suggestion and its context to verified matches.
+"""From a suggestion and its context to verified matches, one per quoted region.
 
-Words of context + suggestion -> every k-gram looked up (dense) -> hits grouped by document
-and diagonal (document position - query position) -> each group verified word by word
-against the stored text and extended to a maximal span -> spans of at least `min_tokens`
-words that overlap the suggestion, clustered into matches with ranked sources.
+1. Lookups. The query's words (context, then suggestion) become k-gram fingerprints. Only
+   the positions the builder's rule would keep are looked up: those plain winnowing keeps,
+   and those winnowing keeps when capped fingerprints do not count (`winnow_past`). Any
+   common run of t = window + k - 1 words therefore shares a looked-up fingerprint with
+   every document that holds it, through a complete (uncapped) posting list unless every
+   k-gram of the run is capped.
+2. Verification. Each (document, diagonal) with hits is compared word by word along the
+   diagonal, starting at its hits and extending outward until the words differ: the
+   maximal runs of equal words that contain a hit are that document's runs. Nothing is
+   skipped because another document or another diagonal already found the same words.
+3. Spans. Every distinct (start, end) of a run at least `min_tokens` long that reaches into
+   the suggestion is a span; its files are the documents with a run containing it. The
+   count is exact when one of its k-grams is uncapped; when all are capped it comes from
+   the capped lists and is a lower bound.
+4. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
+   (the longest, exact copies first) gives the headline; spans held by more files than the
+   spans around them (a boilerplate tail inside a function) or reaching past the primary
+   one are its `parts`.
+
+With a language, the same runs are searched in the rename-insensitive view (identifiers
+as one placeholder) where no exact span covers the code, split where the renaming stops
+being consistent, and reported with `exact` false.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .classify import COMMON_FILES, classify
-from .fingerprint import kgram_fingerprints, winnow
-from .model import Match, Position, Range, Source
+from .fingerprint import kgram_fingerprints, winnow, winnow_past
+from .model import Match, Part, Position, Range, Source
 from .normalize import canonical, identifier_mask, keywords, normalized_hashes
 from .words import WORD_RE, LineIndex, word_texts
 
-_WORD = re.compile(r"\w")
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
-MAX_DOCS = 16  # documents compared word by word per query, most hits first
-MAX_CANDIDATES = 64  # documents looked at (for byte-identical copies of verified spans)
-MAX_DIAGONALS_PER_DOC = 32  # alignments verified per document, most hits first
-MAX_DIAGONALS = 384  # alignments verified per query
+MAX_DOCUMENTS = 4096  # documents compared per query; past it counts are lower bounds
+MAX_HITS = 1_000_000  # (document, position) hits per query; past it, the same
+EXTEND = 256  # words compared at a time when a run is extended past its hits
 MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
 MIN_KEYWORDS = 2  # distinct keywords a renamed copy contains ...
 SAME_NAMES_WITHOUT_KEYWORDS = 0.4  # ... unless it keeps at least this share of its names
-MAX_KNOWN = 8  # verified spans looked for as byte-identical copies in later documents
 
 
-@dataclass
-class _Span:
-    qa: int  # query word span [qa, qb)
-    qb: int
+@dataclass(frozen=True)
+class Run:
+    """A maximal run of equal words shared by the query and one document."""
+
+    start: int  # query word positions [start, end)
+    end: int
     doc: int
-    diag: int | None  # document position = query position + diag (None: not yet known)
-    chars: tuple[int, int] | None = None  # character range in the document, when known
-    renamed: list | None = None  # (source name, query name) pairs of a renamed copy
+    doc_start: int  # the document's word position of `start`
+    renamed: tuple[tuple[str, str], ...] = ()  # (source name, name here) of a renamed copy
     same_names: float = 1.0  # share of the identifiers a renamed copy kept as they are
 
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
 
 @dataclass
-class _Cluster:
-    qa: int
-    qb: int
-    members: dict  # doc id -> _Span (the longest one of that document)
+class Span:
+    """A distinct quoted word span and the documents that hold it whole."""
+
+    start: int
+    end: int
+    runs: dict[int, Run] = field(default_factory=dict)  # document -> its run around the span
+    count_exact: bool = True
+    exact: bool = True  # False: found in the rename-insensitive view only
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
 
 
-def _hits(index, all_fps: np.ndarray, renamed: bool = False, skip: np.ndarray | None = None):
-    """Arrays (doc, diag, qpos) of every hit, and a per-position 'capped' mask.
+@dataclass
+class Query:
+    """The words looked up: the context's last words, then the suggestion's."""
 
-    The query is winnowed with the index's own window and only the kept k-grams are looked
-    up: in every window of k-grams inside a common run both sides keep the same minimum, so
-    every common run of t = window + k - 1 words or more still shares a fingerprint, at a
-    twentieth of the lookups. `skip` marks k-grams not to look up at all."""
-    picks = winnow(all_fps, index.window)
+    context: str
+    suggestion: str
+    words: list[str]
+    hashes: np.ndarray
+    context_words: int  # words of the context kept (the suggestion starts here)
+    context_skipped: int  # context words before those
+
+    @property
+    def size(self) -> int:
+        return len(self.words)
+
+
+@dataclass
+class Hits:
+    """Every (document, diagonal, query position) of the looked-up postings; diagonal =
+    document position - query position."""
+
+    docs: np.ndarray
+    diagonals: np.ndarray
+    positions: np.ndarray
+    capped: np.ndarray  # per query k-gram: its postings are capped
+    complete: bool = True  # False when a budget cut the hits
+
+
+@dataclass
+class Options:
+    k: int
+    window: int
+    min_tokens: int
+    max_sources: int
+    common_files: int
+
+
+# --- 1. lookups -------------------------------------------------------------------------------
+
+
+def lookup_positions(fps: np.ndarray, window: int, capped: np.ndarray) -> np.ndarray:
+    """Query k-grams to look up: kept by plain winnowing or by winnowing past the capped
+    ones, as the builder keeps them in every document."""
+    plain = winnow(fps, window)
+    if not capped.any():
+        return plain
+    return np.union1d(plain, winnow_past(fps, window, capped))
+
+
+def _lookup(index, fps: np.ndarray, renamed: bool, skip: np.ndarray | None = None) -> Hits:
+    capped = index.capped_mask(fps, renamed)
+    picks = lookup_positions(fps, index.window, capped)
     if skip is not None:
         picks = picks[~skip[picks]]
-    fps = all_fps[picks]
-    capped = np.zeros(len(all_fps), dtype=bool)
-    uniq, inverse = np.unique(fps, return_inverse=True)
+    empty = np.empty(0, dtype=np.int64)
+    uniq, inverse = np.unique(fps[picks], return_inverse=True)
     found = index.postings(uniq, renamed=renamed)
     if not found:
-        return None, capped
-    order = np.argsort(inverse, kind="stable")  # query positions grouped by fingerprint
+        return Hits(empty, empty, empty, capped)
+    # query positions grouped by fingerprint
+    order = np.argsort(inverse, kind="stable")
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
-    js = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
+    fp_ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
+    for j in fp_ids.tolist():  # a truncated list makes its k-gram capped, whatever the set says
+        if found[j][0] > len(found[j][1]):
+            capped[picks[order[bounds[j] : bounds[j + 1]]]] = True
     pairs = np.concatenate([p for _, p in found.values()]).astype(np.int64)
     sizes = np.fromiter((len(p) for _, p in found.values()), dtype=np.int64, count=len(found))
-    truncated = np.fromiter((c > len(p) for c, p in found.values()), dtype=bool, count=len(found))
-    for j in js[truncated].tolist():
-        capped[picks[order[bounds[j] : bounds[j + 1]]]] = True
-    # every posting of fingerprint j pairs with every query position of j
-    owner = np.repeat(js, sizes)  # fingerprint of each posting
-    per = bounds[owner + 1] - bounds[owner]  # query positions of that fingerprint
+    # every posting of a fingerprint pairs with every query position of that fingerprint
+    owner = np.repeat(fp_ids, sizes)
+    per = bounds[owner + 1] - bounds[owner]
+    complete = True
+    if int(per.sum()) > MAX_HITS:
+        complete = False
+        keep = np.cumsum(per) <= MAX_HITS
+        owner, per, pairs = owner[keep], per[keep], pairs[keep]
     row = np.repeat(np.arange(len(pairs)), per)
     first = np.repeat(np.cumsum(per) - per, per)
     qpos = picks[order[bounds[owner[row]] + np.arange(len(row)) - first]].astype(np.int64)
-    return (pairs[row, 0], pairs[row, 1] - qpos, qpos), capped
+    return Hits(pairs[row, 0], pairs[row, 1] - qpos, qpos, capped, complete)
 
 
-def _doc_groups(hits):
-    """Per document, most hits first: (doc, [(diag, sorted query positions), ...]) with the
-    diagonals of each document ordered by their number of hits."""
-    docs, diags, qpos = hits
+def _all_capped_windows(capped: np.ndarray, window: int) -> np.ndarray:
+    """Per query k-gram: it lies in a window of `window` k-grams that are all capped."""
+    n = len(capped)
+    if n == 0:
+        return capped
+    w = min(window, n)
+    full = np.convolve(capped.astype(np.int64), np.ones(w, dtype=np.int64), mode="valid") == w
+    # k-gram p lies in windows p - w + 1 .. p
+    return np.convolve(full.astype(np.int64), np.ones(w, dtype=np.int64), mode="full")[:n] > 0
+
+
+# --- 2. verification --------------------------------------------------------------------------
+
+
+def _by_document(hits: Hits, window: int) -> list[tuple[int, list[tuple[int, np.ndarray]]]]:
+    """(document, [(diagonal, sorted query positions), ...]) with the most-hit documents
+    first. A document reached only through capped lists can only hold runs made of capped
+    k-grams, so its hits outside all-capped windows are dropped."""
+    docs, diags, qpos = hits.docs, hits.diagonals, hits.positions
+    if not len(docs):
+        return []
     order = np.lexsort((qpos, diags, docs))
     docs, diags, qpos = docs[order], diags[order], qpos[order]
-    change = np.concatenate(([True], (docs[1:] != docs[:-1]) | (diags[1:] != diags[:-1])))
-    starts = np.flatnonzero(change)
-    ends = np.append(starts[1:], len(docs))
-    by_doc: dict[int, list] = {}
-    for s, e in zip(starts.tolist(), ends.tolist()):
-        by_doc.setdefault(int(docs[s]), []).append((int(diags[s]), qpos[s:e].tolist()))
-    ranked = sorted(by_doc.items(), key=lambda kv: -sum(len(q) for _, q in kv[1]))
-    for doc_id, groups in ranked:
-        groups.sort(key=lambda g: -len(g[1]))
-        yield doc_id, groups
+    change = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
+    ends = np.append(change[1:], len(docs))
+    capped_hit = hits.capped[qpos]
+    useful = _all_capped_windows(hits.capped, window)[qpos]
+    out = []
+    for s, e in zip(change.tolist(), ends.tolist()):
+        if capped_hit[s:e].all():
+            sel = np.flatnonzero(useful[s:e]) + s
+            if not len(sel):
+                continue
+        else:
+            sel = np.arange(s, e)
+        d, q = diags[sel], qpos[sel]
+        cut = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
+        stops = np.append(cut[1:], len(d))
+        groups = [(int(d[a]), q[a:b]) for a, b in zip(cut.tolist(), stops.tolist())]
+        out.append((int(docs[s]), groups, int((~capped_hit[s:e]).sum()), e - s))
+    out.sort(key=lambda g: (-g[2], -g[3], g[0]))
+    return [(doc, groups) for doc, groups, _, _ in out]
 
 
-def _runs(eq: np.ndarray, seeds: np.ndarray, k: int) -> set[tuple[int, int]]:
-    """Maximal runs of True in `eq` that contain a whole k-gram starting at a seed offset."""
-    breaks = np.append(np.flatnonzero(~eq), len(eq))  # a sentinel break at the end
-    # first break at or after each seed, last break before it
-    after = np.searchsorted(breaks, seeds, side="left")
-    ends = breaks[after]
-    starts = np.where(after > 0, breaks[np.maximum(after - 1, 0)] + 1, 0)
-    ok = ends - seeds >= k
-    return set(zip(starts[ok].tolist(), ends[ok].tolist()))
+def _equal_runs(equal: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs of True in `equal`, as (start, end) offsets."""
+    padded = np.concatenate(([False], equal, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
 
 
-def _find_copy(text: str, raw: str) -> int:
-    """Offset of `raw` in `text` where it begins and ends on word boundaries, or -1."""
-    start = text.find(raw)
-    while start >= 0:
-        end = start + len(raw)
-        before_ok = start == 0 or not (_WORD.match(raw, 0) and _WORD.match(text, start - 1))
-        after_ok = end == len(text) or not (
-            _WORD.match(raw, len(raw) - 1) and _WORD.match(text, end)
-        )
-        if before_ok and after_ok:
-            return start
-        start = text.find(raw, start + 1)
-    return -1
+class _Diagonal:
+    """Word-by-word comparison of the query with one document along one diagonal."""
+
+    def __init__(self, query_hashes: np.ndarray, doc_hashes, doc_words: int, diagonal: int):
+        self.q = query_hashes
+        self.doc_hashes = doc_hashes  # (lo, hi) -> the document's hashes [lo, hi)
+        self.diagonal = diagonal
+        # query positions that have a document word on this diagonal
+        self.lo = max(0, -diagonal)
+        self.hi = min(len(query_hashes), doc_words - diagonal)
+
+    def equal(self, a: int, b: int) -> np.ndarray:
+        """Query positions [a, b) equal to the document's words on the diagonal."""
+        d = self.diagonal
+        return self.doc_hashes(a + d, b + d) == self.q[a:b]
+
+    def extend_left(self, start: int) -> int:
+        while start > self.lo:
+            a = max(self.lo, start - EXTEND)
+            eq = self.equal(a, start)
+            if not eq.all():
+                return a + int(np.flatnonzero(~eq)[-1]) + 1
+            start = a
+        return start
+
+    def extend_right(self, end: int) -> int:
+        while end < self.hi:
+            b = min(self.hi, end + EXTEND)
+            eq = self.equal(end, b)
+            if not eq.all():
+                return end + int(np.flatnonzero(~eq)[0])
+            end = b
+        return end
+
+    def runs(self, seeds: np.ndarray, k: int) -> list[tuple[int, int]]:
+        """Maximal runs along the diagonal that contain a whole seed k-gram."""
+        found: list[tuple[int, int]] = []
+        seeds = seeds[(seeds >= self.lo) & (seeds + k <= self.hi)]
+        i = 0
+        while i < len(seeds):
+            # seeds close together are compared as one stretch, far ones apart
+            j = i + 1
+            while j < len(seeds) and seeds[j] - seeds[j - 1] <= 2 * EXTEND:
+                j += 1
+            a, b = int(seeds[i]), int(seeds[j - 1]) + k
+            eq = self.equal(a, b)
+            mine = seeds[i:j]
+            for ra, rb in _equal_runs(eq):
+                ra, rb = ra + a, rb + a
+                inside = mine[(mine >= ra) & (mine + k <= rb)]
+                if not len(inside):
+                    continue
+                if ra == a:
+                    ra = self.extend_left(ra)
+                if rb == b:
+                    rb = self.extend_right(rb)
+                found.append((ra, rb))
+            i = j
+        return found
 
 
-def _verify(index, hashes: np.ndarray, doc_groups, k: int, min_tokens: int, doc_hashes=None):
-    """Maximal spans along each hit diagonal where query and document words agree.
-
-    Documents are taken most hits first. The first ones are compared word by word (by their
-    64-bit word hashes; reported spans are confirmed on the words themselves). A later
-    document that holds a byte-identical copy of an already verified span (found with one
-    `str.find`, on word boundaries) contains that span without being tokenized; only its hits
-    outside such spans are compared word by word. Returns the spans and whether the
-    verification budget ran out.
-    """
-    spans: list[_Span] = []
-    n = len(hashes)
-    exhausted = False
-    budget = MAX_DIAGONALS
-    known: dict[tuple[int, int], _Span] = {}  # verified spans, the longest ones
-    texts: dict[tuple[int, int], str] = {}  # their text in the document they were found in
-    compared = 0  # documents compared word by word
-    for ndocs, (doc_id, groups) in enumerate(doc_groups):
-        if ndocs >= MAX_CANDIDATES:
-            exhausted = True
+def _verify(index, query: Query, groups, k: int, min_tokens: int, doc_hashes=None):
+    """Runs of at least `min_tokens` words reaching into the suggestion, per document;
+    and whether every document with hits was compared."""
+    runs: list[Run] = []
+    complete = True
+    for n, (doc_id, diagonals) in enumerate(groups):
+        if n >= MAX_DOCUMENTS:
+            complete = False
             break
         doc = index.document(doc_id)
-        copied = np.zeros(n, dtype=bool)  # query positions inside spans copied verbatim here
-        for key, span in known.items():
-            raw = texts.get(key)
-            if raw is None:
-                src = index.document(span.doc)
-                cs, _ = src.word_offsets(span.qa + span.diag)
-                _, ce = src.word_offsets(span.qb - 1 + span.diag)
-                raw = texts[key] = src.text[cs:ce]
-            qa, qb = key
-            at = _find_copy(doc.text, raw)
-            if at >= 0:
-                spans.append(_Span(qa, qb, doc_id, None, (at, at + len(raw))))
-                copied[qa:qb] = True
-        if copied.any():
-            groups = [g for g in groups if not copied[np.asarray(g[1])].all()]
-        if not groups:
-            continue
-        if compared >= MAX_DOCS:
-            exhausted = True
-            continue
-        compared += 1
-        # diagonals are taken most hits first; one whose hits all fall inside spans already
-        # found in this document is another alignment of the same words (self-similar code)
-        # and is skipped
-        mine = np.zeros(n, dtype=bool)  # k-gram starts inside spans found in this document
-        tried = 0
-        for diag, qposes in groups:
-            if mine[np.asarray(qposes)].all():
-                continue
-            if tried >= MAX_DIAGONALS_PER_DOC or budget <= 0:
-                exhausted = True
-                break
-            tried += 1
-            budget -= 1
-            lo, hi = max(0, diag), min(doc.words, n + diag)  # document positions on this diagonal
-            if hi - lo < k:
-                continue
-            if doc_hashes is None:
-                dh = doc.word_hashes(lo, hi, index._hasher)
-            else:
-                dh = doc_hashes(doc, lo, hi)
-            eq = dh == hashes[lo - diag : hi - diag]
-            seeds = np.asarray(qposes, dtype=np.int64) + diag - lo
-            for a, b in _runs(eq, seeds, k):
-                qa, qb = a + lo - diag, b + lo - diag
-                spans.append(_Span(qa, qb, doc_id, diag))
-                mine[qa : qb - k + 1] = True
-                if qb - qa >= min_tokens and (qa, qb) not in known:
-                    known[(qa, qb)] = spans[-1]
-        if len(known) > MAX_KNOWN:
-            longest = sorted(known, key=lambda key: key[0] - key[1])[:MAX_KNOWN]
-            known = {key: known[key] for key in longest}
-    return spans, exhausted
+        if doc_hashes is None:
 
-
-def _confirm(index, words: list[str], span: _Span) -> bool:
-    if span.diag is None:
-        return True  # a byte-identical copy of a confirmed span
-    doc = index.document(span.doc)
-    return doc.word_texts(span.qa + span.diag, span.qb + span.diag) == words[span.qa : span.qb]
-
-
-def _covers(outer: tuple[int, int], inner: tuple[int, int], slack: int) -> bool:
-    return outer[0] <= inner[0] + slack and outer[1] >= inner[1] - slack
-
-
-def _cluster(spans: list[_Span]) -> list[_Cluster]:
-    """Matches from verified spans. Spans whose ends agree within 5% form one match; a
-    file counts for a match when one of its spans covers the match's span (within 5%), so
-    a long quote found in one file and its boilerplate tail found in thirty are two matches
-    with honest counts."""
-    clusters: list[_Cluster] = []
-    for s in sorted(spans, key=lambda s: (s.qa - s.qb, s.qa, s.doc)):
-        for c in clusters:
-            slack = (c.qb - c.qa) // 20
-            if abs(s.qa - c.qa) <= slack and abs(s.qb - c.qb) <= slack:
-                if (
-                    s.doc not in c.members
-                    or c.members[s.doc].qb - c.members[s.doc].qa < s.qb - s.qa
-                ):
-                    c.members[s.doc] = s
-                break
+            def hashes_of(lo: int, hi: int, doc=doc) -> np.ndarray:
+                return index.document_hashes(doc, lo, hi)
         else:
-            clusters.append(_Cluster(s.qa, s.qb, {s.doc: s}))
-    # files whose longer spans contain a shorter match count for it too
-    for c in clusters:
-        slack = (c.qb - c.qa) // 20
-        for s in spans:
-            if s.doc not in c.members and _covers((s.qa, s.qb), (c.qa, c.qb), slack):
-                c.members[s.doc] = s
-    # a match nested in another that adds no file says nothing new
-    kept = []
-    for c in clusters:
-        if any(
-            o is not c
-            and o.qb - o.qa > c.qb - c.qa
-            and _covers((o.qa, o.qb), (c.qa, c.qb), 0)
-            and set(c.members) <= set(o.members)
-            for o in clusters
-        ):
+
+            def hashes_of(lo: int, hi: int, doc=doc) -> np.ndarray:
+                return doc_hashes(doc, lo, hi)
+
+        seen: set[tuple[int, int]] = set()
+        for diagonal, seeds in diagonals:
+            line = _Diagonal(query.hashes, hashes_of, doc.words, diagonal)
+            for a, b in line.runs(seeds, k):
+                if b - a >= min_tokens and b > query.context_words and (a, b) not in seen:
+                    seen.add((a, b))
+                    runs.append(Run(a, b, doc_id, a + diagonal))
+    return runs, complete
+
+
+def _confirmed(index, words: list[str], run: Run) -> bool:
+    """The run's words are the document's words (not just equal 64-bit hashes)."""
+    doc = index.document(run.doc)
+    return doc.word_texts(run.doc_start, run.doc_start + run.length) == words[run.start : run.end]
+
+
+# --- 3. spans ---------------------------------------------------------------------------------
+
+
+def _spans(runs: list[Run], capped: np.ndarray, k: int, complete: bool, exact: bool):
+    """Distinct spans, each with the documents whose run contains it."""
+    spans: dict[tuple[int, int], Span] = {}
+    for r in runs:
+        spans.setdefault((r.start, r.end), Span(r.start, r.end, exact=exact))
+    by_start = sorted(runs, key=lambda r: r.start)
+    for span in spans.values():
+        for r in by_start:
+            if r.start > span.start:
+                break
+            if r.end >= span.end:
+                held = span.runs.get(r.doc)
+                if held is None or held.length < r.length:
+                    span.runs[r.doc] = r
+        span.count_exact = complete and not capped[span.start : span.end - k + 1].all()
+    return list(spans.values())
+
+
+# --- 4. regions -------------------------------------------------------------------------------
+
+
+def _regions(spans: list[Span]) -> list[list[Span]]:
+    """Spans grouped into regions of overlapping spans, in query order."""
+    regions: list[list[Span]] = []
+    end = -1
+    for s in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if regions and s.start < end:
+            regions[-1].append(s)
+            end = max(end, s.end)
+        else:
+            regions.append([s])
+            end = s.end
+    return regions
+
+
+def _primary(region: list[Span]) -> Span:
+    return max(region, key=lambda s: (s.exact, s.length, len(s.runs), -s.start))
+
+
+def _parts(region: list[Span], primary: Span) -> list[Span]:
+    """The spans of a region worth their own line: held by files that no span around them
+    has, or reaching past the primary span."""
+    out = []
+    for s in region:
+        if s is primary:
             continue
-        kept.append(c)
-    return kept
+        around = [o for o in region if o is not s and o.start <= s.start and o.end >= s.end]
+        if any(set(o.runs) >= set(s.runs) for o in around):
+            continue
+        out.append(s)
+    return sorted(out, key=lambda s: (s.start, -s.end))
 
 
-def _sources(index, cluster: _Cluster, max_sources: int) -> list[Source]:
-    ranked = []
-    for doc_id, s in cluster.members.items():
-        oa, ob = max(s.qa, cluster.qa), min(s.qb, cluster.qb)
-        ranked.append((ob - oa, doc_id, s, oa, ob))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
+def _sources(index, span: Span, max_sources: int) -> list[Source]:
+    ranked = sorted(span.runs.values(), key=lambda r: (-r.length, r.doc))
     out: list[Source] = []
-    for words, doc_id, s, oa, ob in ranked:
+    for run in ranked:
         if len(out) >= max_sources:
             break
-        doc = index.document(doc_id)
-        if ob <= oa:
-            continue
-        if s.diag is None:
-            s.diag = doc.word_at(s.chars[0]) - s.qa
-        a = doc.line_of(doc.word_offsets(oa + s.diag)[0])
-        b = doc.line_of(doc.word_offsets(ob - 1 + s.diag)[1] - 1)
+        doc = index.document(run.doc)
+        first = run.doc_start + span.start - run.start
+        a = doc.line_of(doc.word_offsets(first)[0])
+        b = doc.line_of(doc.word_offsets(first + span.length - 1)[1] - 1)
         origins = doc.origins or []
         for i, o in enumerate(origins):
             if len(out) >= max_sources:
@@ -285,13 +386,13 @@ def _sources(index, cluster: _Cluster, max_sources: int) -> list[Source]:
                     start_line=a,
                     end_line=b,
                     occurrences=1 + extra,
-                    words=words,
+                    words=span.length,
                 )
             )
     return out
 
 
-def _offsets(text: str, i: int) -> tuple[int, int]:
+def _word_offsets(text: str, i: int) -> tuple[int, int]:
     """Character offsets of the i-th word of `text`."""
     for j, m in enumerate(WORD_RE.finditer(text)):
         if j == i:
@@ -299,84 +400,98 @@ def _offsets(text: str, i: int) -> tuple[int, int]:
     raise IndexError(i)
 
 
-def _consistent(index, words: list[str], mask: np.ndarray, span: _Span) -> list[_Span]:
-    """Parts of a rename-insensitive span where the renaming is consistent: each name of the
-    source maps to one name here and back. Names kept as they are never conflict."""
-    doc = index.document(span.doc)
-    if span.diag is None:
-        span.diag = doc.word_at(span.chars[0]) - span.qa
-    dwords = doc.word_texts(span.qa + span.diag, span.qb + span.diag)
-    out: list[_Span] = []
-    start, fwd, back = span.qa, {}, {}
-    same = changed = 0
+class _Placer:
+    """Query word spans -> character offsets, text and LSP ranges in the suggestion."""
 
-    def close(end: int) -> None:
-        if fwd:  # a copy without any renamed name is the exact matcher's business
-            pairs = list(fwd.items())
-            share = same / (same + changed)
-            out.append(_Span(start, end, span.doc, span.diag, renamed=pairs, same_names=share))
+    def __init__(self, query: Query):
+        self.q = query
+        self.lines = LineIndex(query.suggestion)
+        self.sug = [m.span() for m in WORD_RE.finditer(query.suggestion)]
 
-    for i in range(span.qa, span.qb):
-        if not mask[i]:
-            continue
-        mine, theirs = words[i], dwords[i - span.qa]
-        if mine == theirs:
-            same += 1
-            continue
-        if fwd.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
-            close(i)
-            start, fwd, back = i, {}, {}
-            same = changed = 0
-        fwd[theirs] = mine
-        back[mine] = theirs
-        changed += 1
-    close(span.qb)
-    return out
+    def suggestion_range(self, start: int, end: int) -> tuple[Range, int]:
+        nc = self.q.context_words
+        a, b = max(start, nc) - nc, end - nc
+        s, e = self.sug[a][0], self.sug[b - 1][1]
+        rng = Range(Position(*self.lines.position(s)), Position(*self.lines.position(e)))
+        return rng, b - a
+
+    def chars(self, start: int, end: int) -> tuple[int, int, str]:
+        q, nc = self.q, self.q.context_words
+        offset = len(q.context)
+        e = offset + self.sug[end - nc - 1][1]
+        if start < nc:
+            s = _word_offsets(q.context, q.context_skipped + start)[0]
+            return s, e, q.context[s:] + q.suggestion[: e - offset]
+        s = offset + self.sug[start - nc][0]
+        return s, e, q.suggestion[s - offset : e - offset]
 
 
-def _matches(
-    index, words, spans, exhausted, capped, nc, k, ctx_skip, context, suggestion,
-    max_sources, common_files,
-) -> list[Match]:  # fmt: skip
-    lines = LineIndex(suggestion)
-    offset = len(context)
-    matches = []
-    for c in _cluster(spans):
-        count = sum(index.document(d).occurrences for d in c.members)
-        exact = not exhausted and not capped[c.qa : max(c.qa + 1, c.qb - k + 1)].any()
-        sa = max(c.qa, nc) - nc
-        sb = c.qb - nc
-        s_start, _ = _offsets(suggestion, sa)
-        _, s_end = _offsets(suggestion, sb - 1)
-        start, end = lines.position(s_start), lines.position(s_end)
-        cs = _offsets(context, ctx_skip + c.qa)[0] if c.qa < nc else offset + s_start
-        ce = offset + s_end
-        text = (
-            context[cs:] + suggestion[: ce - offset]
-            if cs < offset
-            else suggestion[cs - offset : ce - offset]
-        )
-        sources = _sources(index, c, max_sources)
-        best = max(c.members.values(), key=lambda s: s.qb - s.qa)
-        matches.append(
+def _count(index, span: Span) -> int:
+    return sum(index.document(d).occurrences for d in span.runs)
+
+
+def _renamed_pairs(span: Span) -> list[tuple[str, str]]:
+    if span.exact:
+        return []
+    best = max(span.runs.values(), key=lambda r: r.length)
+    return list(best.renamed)
+
+
+def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Match]:
+    place = _Placer(query)
+    words = query.words
+    out = []
+    for region in _regions(spans):
+        primary = _primary(region)
+        start = min(s.start for s in region)
+        end = max(s.end for s in region)
+        rng, sug_words = place.suggestion_range(start, end)
+        cs, ce, text = place.chars(start, end)
+        count = _count(index, primary)
+        parts = []
+        for s in _parts(region, primary):
+            prange, pwords = place.suggestion_range(s.start, s.end)
+            pcount = _count(index, s)
+            parts.append(
+                Part(
+                    kind=classify(words[s.start : s.end], pcount, opts.common_files),
+                    length=s.length,
+                    query_start=s.start,
+                    query_end=s.end,
+                    file_count=pcount,
+                    file_count_exact=s.count_exact,
+                    sources=_sources(index, s, opts.max_sources),
+                    range=prange,
+                    suggestion_words=pwords,
+                    exact=s.exact,
+                    renamed=_renamed_pairs(s),
+                )
+            )
+        out.append(
             Match(
-                kind=classify(words[c.qa : c.qb], count, common_files),
-                length=c.qb - c.qa,
-                query_start=c.qa,
-                query_end=c.qb,
+                kind=classify(words[primary.start : primary.end], count, opts.common_files),
+                length=end - start,
+                query_start=start,
+                query_end=end,
                 char_start=cs,
                 char_end=ce,
                 text=text,
                 file_count=count,
-                file_count_exact=exact,
-                sources=sources,
-                range=Range(Position(*start), Position(*end)),
-                suggestion_words=sb - sa,
-                exact=best.renamed is None,
-                renamed=list(best.renamed or []),
+                file_count_exact=primary.count_exact,
+                sources=_sources(index, primary, opts.max_sources),
+                range=rng,
+                suggestion_words=sug_words,
+                exact=primary.exact,
+                renamed=_renamed_pairs(primary),
+                primary_start=primary.start,
+                primary_end=primary.end,
+                parts=parts,
             )
         )
-    return matches
+    return out
+
+
+# --- entry point ------------------------------------------------------------------------------
 
 
 def find_matches(
@@ -389,73 +504,80 @@ def find_matches(
     max_sources: int = 10,
     common_files: int = COMMON_FILES,
 ) -> list[Match]:
-    """Matches of `suggestion` (with `context` before it) in `index`, in query order.
+    """Matches of `suggestion` (with `context` before it) in `index`, one per quoted
+    region, in query order.
 
     With the suggestion's `language` and an index that has rename-insensitive fingerprints
-    for it, copies with consistently renamed identifiers are reported too (`exact` false),
-    where no exact match covers them.
+    for it, copies with consistently renamed identifiers are reported too (`exact` false)
+    where no exact span covers them.
     """
-    min_tokens = max(int(min_tokens), 1)
-    k = index.k
-    ctx_all = word_texts(context) if context else []
-    ctx = ctx_all[-MAX_CONTEXT_WORDS:]
-    ctx_skip = len(ctx_all) - len(ctx)
-    sug = word_texts(suggestion)
-    nc = len(ctx)
-    words = ctx + sug
-    n = len(words)
-    if not sug or n < max(k, min_tokens):
+    opts = Options(index.k, index.window, max(int(min_tokens), 1), max_sources, common_files)
+    context_all = word_texts(context) if context else []
+    context_kept = context_all[-MAX_CONTEXT_WORDS:]
+    suggestion_words = word_texts(suggestion)
+    words = context_kept + suggestion_words
+    if not suggestion_words or len(words) < max(opts.k, opts.min_tokens):
         return []
-    args = (nc, k, ctx_skip, context, suggestion, max_sources, common_files)
-    hashes = index.word_hashes(words)
-    matches: list[Match] = []
-    hits, capped = _hits(index, kgram_fingerprints(hashes, k))
-    if hits is not None:
-        spans, exhausted = _verify(index, hashes, _doc_groups(hits), k, min_tokens)
-        spans = [
-            s
-            for s in spans
-            if s.qb - s.qa >= min_tokens and s.qb > nc and _confirm(index, words, s)
-        ]
-        matches = _matches(index, words, spans, exhausted, capped, *args)
+    query = Query(
+        context=context,
+        suggestion=suggestion,
+        words=words,
+        hashes=index.word_hashes(words),
+        context_words=len(context_kept),
+        context_skipped=len(context_all) - len(context_kept),
+    )
+    spans = _exact_spans(index, query, opts)
     lang = canonical(language)
     if lang and lang in index.header.renamed_languages:
-        matches += _renamed_matches(index, words, hashes, lang, matches, min_tokens, args)
-    matches.sort(key=lambda m: m.query_start)
-    return matches
+        spans += _renamed_spans(index, query, lang, spans, opts)
+    return _matches(index, query, spans, opts)
 
 
-def _renamed_matches(index, words, hashes, lang, exact_matches, min_tokens, args) -> list[Match]:
-    nc, k = args[0], args[1]
+def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
+    fps = kgram_fingerprints(query.hashes, opts.k)
+    hits = _lookup(index, fps, renamed=False)
+    groups = _by_document(hits, opts.window)
+    runs, verified = _verify(index, query, groups, opts.k, opts.min_tokens)
+    runs = [r for r in runs if _confirmed(index, query.words, r)]
+    return _spans(runs, hits.capped, opts.k, verified and hits.complete, exact=True)
+
+
+def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Options):
+    k, words = opts.k, query.words
     mask = identifier_mask(words, lang)
     if mask is None or not mask.any():
         return []
-    normalized = normalized_hashes(hashes, mask)
+    normalized = normalized_hashes(query.hashes, mask)
     fps = kgram_fingerprints(normalized, k)
-    # k-grams inside exact matches are not looked up again: what they quote is said
+    # k-grams inside exact spans are not looked up again: what they quote is said
     covered = np.zeros(len(words), dtype=bool)
-    for m in exact_matches:
-        covered[m.query_start : m.query_end] = True
+    for s in exact:
+        covered[s.start : s.end] = True
     inside = np.convolve(covered, np.ones(k, dtype=np.int64), mode="valid") == k
     if inside.all():
         return []
-    hits, capped = _hits(index, fps, renamed=True, skip=inside)
-    if hits is None:
-        return []
+    hits = _lookup(index, fps, renamed=True, skip=inside)
 
     def doc_hashes(doc, lo: int, hi: int) -> np.ndarray:
-        dmask = identifier_mask(doc.word_texts(lo, hi), doc.language or lang)
-        dh = doc.word_hashes(lo, hi, index._hasher)
-        return dh if dmask is None else normalized_hashes(dh, dmask)
+        # one word more on each side: a word between quotes is told by its neighbours
+        a, b = max(lo - 1, 0), min(hi + 1, doc.words)
+        dmask = identifier_mask(doc.word_texts(a, b), doc.language or lang)
+        dh = index.document_hashes(doc, a, b)
+        if dmask is not None:
+            dh = normalized_hashes(dh, dmask)
+        return dh[lo - a : lo - a + (min(hi, doc.words) - lo)]
 
-    spans, exhausted = _verify(index, normalized, _doc_groups(hits), k, min_tokens, doc_hashes)
+    renamed_query = Query(
+        query.context, query.suggestion, words, normalized, query.context_words,
+        query.context_skipped,
+    )  # fmt: skip
+    groups = _by_document(hits, opts.window)
+    runs, verified = _verify(index, renamed_query, groups, k, opts.min_tokens, doc_hashes)
     kws = keywords(lang) or frozenset()
     kept = []
-    for span in spans:
-        if span.qb - span.qa < min_tokens or span.qb <= nc:
-            continue
-        for part in _consistent(index, words, mask, span):
-            if part.qb - part.qa < min_tokens or part.qb <= nc:
+    for run in runs:
+        for part in _consistent(index, words, mask, run):
+            if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
             # code, not a list of names in the same shape: some names kept as they are
             # (APIs, attributes, globals), and keywords unless many names were kept
@@ -463,10 +585,47 @@ def _renamed_matches(index, words, hashes, lang, exact_matches, min_tokens, args
                 continue
             if (
                 part.same_names < SAME_NAMES_WITHOUT_KEYWORDS
-                and len(kws.intersection(words[part.qa : part.qb])) < MIN_KEYWORDS
+                and len(kws.intersection(words[part.start : part.end])) < MIN_KEYWORDS
             ):
                 continue
-            if (~covered[part.qa : part.qb]).sum() < k:
-                continue  # exact matches already say it
+            if (~covered[part.start : part.end]).sum() < k:
+                continue  # exact spans already say it
             kept.append(part)
-    return _matches(index, words, kept, exhausted, capped, *args)
+    return _spans(kept, hits.capped, k, verified and hits.complete, exact=False)
+
+
+def _consistent(index, words: list[str], mask: np.ndarray, run: Run) -> list[Run]:
+    """Parts of a rename-insensitive run where the renaming is consistent: each name of the
+    source maps to one name here and back. Names kept as they are never conflict; a part
+    without any renamed name is the exact matcher's business."""
+    doc = index.document(run.doc)
+    theirs_all = doc.word_texts(run.doc_start, run.doc_start + run.length)
+    out: list[Run] = []
+    start, forward, back = run.start, {}, {}
+    same = changed = 0
+
+    def close(end: int) -> None:
+        if forward:
+            out.append(
+                Run(
+                    start, end, run.doc, run.doc_start + start - run.start,
+                    renamed=tuple(forward.items()), same_names=same / (same + changed),
+                )
+            )  # fmt: skip
+
+    for i in range(run.start, run.end):
+        if not mask[i]:
+            continue
+        mine, theirs = words[i], theirs_all[i - run.start]
+        if mine == theirs:
+            same += 1
+            continue
+        if forward.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
+            close(i)
+            start, forward, back = i, {}, {}
+            same = changed = 0
+        forward[theirs] = mine
+        back[mine] = theirs
+        changed += 1
+    close(run.end)
+    return out

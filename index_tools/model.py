@@ -102,8 +102,75 @@ class Source:
 
 
 @dataclass
+class Part:
+    """A quoted span nested in (or overlapping) a match's primary span, with files of its
+    own: the boilerplate tail found in thirty files inside a function found in one."""
+
+    kind: Kind
+    length: int  # words
+    query_start: int  # word span in the query, as Match's
+    query_end: int
+    file_count: int
+    file_count_exact: bool
+    sources: list[Source] = field(default_factory=list)
+    range: Range | None = None  # in the suggestion (clipped to it)
+    suggestion_words: int = 0
+    exact: bool = True
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "length": self.length,
+            "query_start": self.query_start,
+            "query_end": self.query_end,
+            "suggestion_words": self.suggestion_words,
+            "range": self.range.to_dict() if self.range else None,
+            "file_count": self.file_count,
+            "file_count_exact": self.file_count_exact,
+            "sources": [s.to_dict() for s in self.sources],
+            "exact": self.exact,
+            "renamed": [{"from": a, "to": b} for a, b in self.renamed],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Part:
+        return cls(
+            kind=d["kind"],
+            length=d["length"],
+            query_start=d.get("query_start", 0),
+            query_end=d.get("query_end", 0),
+            file_count=d["file_count"],
+            file_count_exact=d["file_count_exact"],
+            sources=[Source.from_dict(s) for s in d.get("sources", [])],
+            range=_range_from_dict(d.get("range")),
+            suggestion_words=d.get("suggestion_words", 0),
+            exact=d.get("exact", True),
+            renamed=[(r["from"], r["to"]) for r in d.get("renamed", [])],
+        )
+
+
+def _range_from_dict(r: dict | None) -> Range | None:
+    if not r:
+        return None
+    return Range(
+        Position(r["start"]["line"], r["start"]["character"]),
+        Position(r["end"]["line"], r["end"]["character"]),
+    )
+
+
+MATCH_JSON_VERSION = 2  # 2: one match per quoted region, nested spans in `parts`
+
+
+@dataclass
 class Match:
-    """A span of the query (context + suggestion) quoted from indexed files."""
+    """One quoted region of the query (context + suggestion): no two matches overlap.
+
+    The region's headline is its primary span, the longest one found whole in indexed files:
+    `file_count`, `file_count_exact` and `sources` are that span's (`primary_start`,
+    `primary_end`). Other spans of the region that are held by more files (or reach past the
+    primary one) are its `parts`, each with its own count and sources.
+    """
 
     kind: Kind
     length: int  # words in the span, counting the part that reaches into the context
@@ -122,6 +189,17 @@ class Match:
     suggestion_words: int = 0  # how many of `length` words lie in the suggestion
     exact: bool = True  # False: a copy with renamed identifiers
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (source name, name here)
+    primary_start: int = -1  # word span of the primary span in the query (-1: the region)
+    primary_end: int = -1
+    parts: list[Part] = field(default_factory=list)  # in query order
+
+    def __post_init__(self) -> None:
+        if self.primary_start < 0:
+            self.primary_start, self.primary_end = self.query_start, self.query_end
+
+    @property
+    def primary_length(self) -> int:
+        return self.primary_end - self.primary_start
 
     @property
     def best_source(self) -> Source | None:
@@ -139,17 +217,17 @@ class Match:
             "sources": [s.to_dict() for s in self.sources],
             "exact": self.exact,
             "renamed": [{"from": a, "to": b} for a, b in self.renamed],
+            "query_start": self.query_start,
+            "query_end": self.query_end,
+            "primary_length": self.primary_length,
+            "primary_start": self.primary_start,
+            "primary_end": self.primary_end,
+            "parts": [p.to_dict() for p in self.parts],
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> Match:
-        r = d.get("range")
-        rng = None
-        if r:
-            rng = Range(
-                Position(r["start"]["line"], r["start"]["character"]),
-                Position(r["end"]["line"], r["end"]["character"]),
-            )
+        rng = _range_from_dict(d.get("range"))
         return cls(
             kind=d["kind"],
             length=d["length"],
@@ -165,6 +243,9 @@ class Match:
             suggestion_words=d.get("suggestion_words", 0),
             exact=d.get("exact", True),
             renamed=[(r["from"], r["to"]) for r in d.get("renamed", [])],
+            primary_start=d.get("primary_start", -1),
+            primary_end=d.get("primary_end", -1),
+            parts=[Part.from_dict(p) for p in d.get("parts", [])],
         )
 
 
@@ -179,6 +260,8 @@ def describe_match(m: Match) -> str:
     if not m.exact:
         what = "Renamed copy of public code"
     line = f"{what}: {m.length} words"
+    if m.primary_length < m.length:
+        line += f", {m.primary_length} of them"
     src = m.best_source
     if src is not None:
         lines = (
@@ -195,4 +278,12 @@ def describe_match(m: Match) -> str:
         shown = ", ".join(f"{a} \u2192 {b}" for a, b in m.renamed[:4])
         more = f", +{len(m.renamed) - 4} more" if len(m.renamed) > 4 else ""
         line += f" (renamed: {shown}{more})"
+    if m.parts:
+        most = max(m.parts, key=lambda p: p.file_count)
+        bound = "" if most.file_count_exact else "at least "
+        n = len(m.parts)
+        line += (
+            f"; {n} nested part{'s' if n > 1 else ''}, up to {most.length} words "
+            f"in {bound}{most.file_count} files"
+        )
     return line

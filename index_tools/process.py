@@ -8,7 +8,7 @@ import numpy as np
 import xxhash
 import zstandard
 
-from .fingerprint import WordHasher, kgram_fingerprints, winnow
+from .fingerprint import WordHasher, kgram_fingerprints, winnow, winnow_past
 from .normalize import identifier_mask, normalized_hashes
 from .words import WORD_RE
 
@@ -87,6 +87,49 @@ def process(
         renamed_fps=rfps,
         renamed_positions=rpicks,
     )
+
+
+def capped_mask(fps: np.ndarray, capped_ids: np.ndarray, prefix_bits: int) -> np.ndarray:
+    """Which fingerprints are capped, given the sorted ids of the capped keys."""
+    if not len(capped_ids) or not len(fps):
+        return np.zeros(len(fps), dtype=bool)
+    from .store import key_ids, keys_of
+
+    ids = key_ids(keys_of(fps), prefix_bits)
+    at = np.minimum(np.searchsorted(capped_ids, ids), len(capped_ids) - 1)
+    return capped_ids[at] == ids
+
+
+def look_past(
+    text: str,
+    k: int,
+    window: int,
+    language: str,
+    capped: np.ndarray | None,
+    renamed_capped: np.ndarray | None,
+    prefix_bits: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The postings a document adds when capped fingerprints do not count: positions kept by
+    `winnow_past` that plain winnowing did not keep, as (fps, positions) for the exact and
+    (when `renamed_capped` is given) the rename-insensitive family."""
+    words, _ = split_blocks(text)
+    hashes = _hasher.hashes(words)
+    out = [_EMPTY_FPS, _EMPTY_POS, _EMPTY_FPS, _EMPTY_POS]
+    families = [(0, capped, None)]
+    if renamed_capped is not None and language:
+        mask = identifier_mask(words, language)
+        if mask is not None and mask.any():
+            families.append((2, renamed_capped, normalized_hashes(hashes, mask)))
+    for slot, ids, fam_hashes in families:
+        if ids is None or not len(ids):
+            continue
+        fps = kgram_fingerprints(hashes if fam_hashes is None else fam_hashes, k)
+        mask = capped_mask(fps, ids, prefix_bits)
+        if not mask.any():
+            continue
+        extra = np.setdiff1d(winnow_past(fps, window, mask), winnow(fps, window))
+        out[slot], out[slot + 1] = fps[extra], extra.astype(np.uint32)
+    return out[0], out[1], out[2], out[3]
 
 
 def decompress(ztext: bytes) -> str:

@@ -53,6 +53,7 @@ from .build import (
     new_header,
     prepare_build,
 )
+from .lookpast import UNCAPPED, LookPastParams, finish_caps, look_past_docs
 from .process import ProcessedDoc, content_hash, process
 
 DEFAULT_CHUNK_BYTES = 8 << 20  # text per staged chunk (one map task each)
@@ -350,7 +351,7 @@ def _run(sc, chunks, files, gen: Path, opts: BuildOptions, header, summary: Buil
     processed = paths.flatMap(
         lambda p: _process_chunk(p, k, window, families, table.value)
     ).persist(StorageLevel.MEMORY_AND_DISK)
-    shards, cap = opts.shards, opts.posting_cap
+    shards, cap = opts.shards, UNCAPPED  # lists written whole; `finish_caps` cuts them
     gen_dir = str(gen)
     totals = (
         processed.filter(lambda r: r[0] == "p")
@@ -383,3 +384,17 @@ def _run(sc, chunks, files, gen: Path, opts: BuildOptions, header, summary: Buil
     processed.unpersist()
     numbered.unpersist()
     table.unpersist()
+    finish_caps(gen, header, _spark_mapper(sc, parallel))
+    summary.fingerprints, summary.postings = header.fingerprints, header.postings
+
+
+def _spark_mapper(sc, parallel: int):
+    """The look-past pass's documents winnowed again on the executors."""
+
+    def run(params: LookPastParams, doc_ids: np.ndarray):
+        if not len(doc_ids):
+            return iter(())
+        ids = sc.parallelize(doc_ids.tolist(), min(parallel, len(doc_ids)))
+        return ids.mapPartitions(lambda it: look_past_docs(params, it)).toLocalIterator()
+
+    return run

@@ -9,6 +9,8 @@
         postings-000.mdb ...  key prefix (4 bytes, big-endian) -> a group: the keys with that
                               prefix, their (doc, pos) postings, true counts when capped
         renamed-000.mdb ...   the same for the rename-insensitive fingerprints (optional)
+        capped.u64            sorted ids of the capped fingerprints (more postings than the
+        renamed-capped.u64    cap): the query winnows past them as the builder did
 
 Fingerprints are grouped by the top `prefix_bits` bits of their key, and a group is one LMDB
 entry, which halves the per-fingerprint overhead of one entry each; a lookup is one `get` and
@@ -39,7 +41,7 @@ import lmdb
 import numpy as np
 import xxhash
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _LITTLE = sys.byteorder == "little"
 PREFIX_BITS = 8  # keys sharing their top PREFIX_BITS bits are stored together (one LMDB entry)
 HEADER_NAME = "HEADER.json"
@@ -84,6 +86,16 @@ def shard_of_bucket(bucket: int, shards: int) -> int:
 def shard_name(i: int, renamed: bool = False) -> str:
     """Shard i of the exact postings, or of the rename-insensitive ones."""
     return f"renamed-{i:03d}.mdb" if renamed else f"postings-{i:03d}.mdb"
+
+
+def capped_name(renamed: bool = False) -> str:
+    """The sorted ids of the capped fingerprints of one postings family."""
+    return "renamed-capped.u64" if renamed else "capped.u64"
+
+
+def key_ids(keys: np.ndarray, prefix_bits: int) -> np.ndarray:
+    """What identifies a key in the shards: its top prefix_bits + 32 bits (prefix, suffix)."""
+    return keys >> np.uint64(32 - prefix_bits)
 
 
 def prefix_key(prefix: int) -> bytes:
@@ -318,7 +330,7 @@ def finalize_generation(gen: Path, header: Header) -> None:
     header.file_sizes = {}
     header.file_hashes = {}
     for p in sorted(gen.iterdir()):
-        if p.suffix in (".mdb", ".zst"):
+        if p.suffix in (".mdb", ".zst", ".u64"):
             header.file_sizes[p.name] = p.stat().st_size
             header.file_hashes[p.name] = file_digest(p)
     header.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

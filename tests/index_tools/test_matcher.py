@@ -166,12 +166,18 @@ def test_posting_cap_makes_the_count_a_lower_bound(tmp_path):
         assert m.file_count == 5
 
 
-def test_nested_quote_found_in_more_files_is_its_own_match(corpus):
+def test_nested_quote_found_in_more_files_is_a_part_of_one_match(corpus):
     idx = corpus["index"]
-    whole, part = sorted(idx.match(GEO), key=lambda m: -m.length)
-    assert whole.length == words(GEO)
-    assert whole.file_count == 2  # acme/widgets and its identical copy in other/fork
-    assert {s.repository for s in whole.sources} == {"acme/widgets", "other/fork"}
+    (m,) = idx.match(GEO)  # one quoted region, one match
+    assert m.length == words(GEO)
+    assert m.file_count == 2  # acme/widgets and its identical copy in other/fork
+    assert m.file_count_exact is True
+    assert {s.repository for s in m.sources} == {"acme/widgets", "other/fork"}
+    (part,) = m.parts
     assert part.length == words(HAVERSINE) + 1  # both files go on with `def`
     assert part.file_count == 3  # the function alone is also in routes.py
+    assert part.file_count_exact is True
+    assert "routes.py" in {s.path for s in part.sources}
     assert part.range.start.line == GEO[: GEO.index(HAVERSINE)].count("\n")
+    assert m.to_dict()["parts"][0]["file_count"] == 3
+    assert "1 nested part" in describe_match(m)

@@ -50,7 +50,7 @@ def test_other_format_version_is_refused(small_index):
     data = json.loads(header.read_text())
     data["format_version"] = 99
     header.write_text(json.dumps(data))
-    with pytest.raises(IndexOpenError, match="format version 99; this Recitation reads version 3"):
+    with pytest.raises(IndexOpenError, match="format version 99; this Recitation reads version 4"):
         open_index(small_index)
 
 

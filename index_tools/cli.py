@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .build import DEFAULT_K, DEFAULT_POSTING_CAP, DEFAULT_SHARDS, DEFAULT_WINDOW, BuildError
-from .model import Match, describe_match
+from .model import MATCH_JSON_VERSION, Match, describe_match
 from .paths import DEFAULT_SOURCES, default_index_path
 from .sources.languages import language_for_path
 from .store import IndexOpenError
@@ -171,6 +171,18 @@ def _match_text(m: Match, show_sources: int = 5) -> str:
         )
     if len(m.sources) > show_sources:
         out.append(f"  ... and {len(m.sources) - show_sources} more sources")
+    for p in m.parts:
+        bound = "" if p.file_count_exact else "at least "
+        files = "file" if p.file_count == 1 else "files"
+        out.append(
+            f"  part: {p.length} words (suggestion lines {p.range.start.line + 1}\u2013"
+            f"{p.range.end.line + 1}) found in {bound}{p.file_count} {files}; {p.kind}"
+        )
+        for s in p.sources[:2]:
+            out.append(
+                f"    - {s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} "
+                f"({s.license}) {s.url}".rstrip()
+            )
     return "\n".join(out)
 
 
@@ -192,6 +204,7 @@ def cmd_query(args) -> int:
         print(
             json.dumps(
                 {
+                    "version": MATCH_JSON_VERSION,
                     "query_words": ctx_words + sug_words,
                     "suggestion_words": sug_words,
                     "matches": [m.to_dict() for m in matches],
@@ -222,7 +235,12 @@ def cmd_check(args) -> int:
     if args.format == "json":
         print(
             json.dumps(
-                [{"file": f, **m.to_dict()} for f, m in results], indent=2, ensure_ascii=False
+                {
+                    "version": MATCH_JSON_VERSION,
+                    "results": [{"file": f, **m.to_dict()} for f, m in results],
+                },
+                indent=2,
+                ensure_ascii=False,
             )
         )
     elif args.format == "sarif":

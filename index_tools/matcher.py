@@ -361,8 +361,10 @@ def _parts(region: list[Span], primary: Span) -> list[Span]:
     return sorted(out, key=lambda s: (s.start, -s.end))
 
 
-def _sources(index, span: Span, max_sources: int) -> list[Source]:
-    ranked = sorted(span.runs.values(), key=lambda r: (-r.length, r.doc))
+def _sources(index, span: Span, max_sources: int, shown: set[int] = frozenset()) -> list[Source]:
+    """Sources of a span, longest runs first; files already `shown` (a part's files that
+    the primary span lists too) after the others."""
+    ranked = sorted(span.runs.values(), key=lambda r: (r.doc in shown, -r.length, r.doc))
     out: list[Source] = []
     for run in ranked:
         if len(out) >= max_sources:
@@ -460,7 +462,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
                     query_end=s.end,
                     file_count=pcount,
                     file_count_exact=s.count_exact,
-                    sources=_sources(index, s, opts.max_sources),
+                    sources=_sources(index, s, opts.max_sources, set(primary.runs)),
                     range=prange,
                     suggestion_words=pwords,
                     exact=s.exact,

@@ -260,7 +260,7 @@ def describe_match(m: Match) -> str:
     if not m.exact:
         what = "Renamed copy of public code"
     line = f"{what}: {m.length} words"
-    if m.primary_length < m.length:
+    if 0 < m.primary_length < m.query_end - m.query_start:
         line += f", {m.primary_length} of them"
     src = m.best_source
     if src is not None:

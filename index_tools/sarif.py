@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xxhash
 
-from .model import KINDS, Match, describe_match
+from .model import KINDS, Match, Part, describe_match
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"recitation": "warning", "repetitive": "note", "license": "note", "common": "note"}
@@ -14,6 +14,22 @@ _RULE_TEXT = {
     "license": "License or legal text quoted from indexed public code",
     "common": "A common idiom found in many indexed files",
 }
+
+
+def _region(r) -> dict:
+    return {
+        "startLine": r.start.line + 1,
+        "startColumn": r.start.character + 1,
+        "endLine": r.end.line + 1,
+        "endColumn": r.end.character + 1,
+    }
+
+
+def _part_text(p: Part) -> str:
+    files = "file" if p.file_count == 1 else "files"
+    bound = "" if p.file_count_exact else "at least "
+    where = f": {p.sources[0].url}" if p.sources and p.sources[0].url else ""
+    return f"{p.length} words of it ({p.kind}) found in {bound}{p.file_count} {files}{where}"
 
 
 def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
@@ -30,6 +46,7 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
     ]
     out = []
     for path, m in results:
+        uri = path.replace("\\", "/")
         r = m.range
         text = describe_match(m)
         links = [s.url for s in m.sources if s.url][:5]
@@ -44,15 +61,23 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": path.replace("\\", "/")},
-                            "region": {
-                                "startLine": r.start.line + 1,
-                                "startColumn": r.start.character + 1,
-                                "endLine": r.end.line + 1,
-                                "endColumn": r.end.character + 1,
-                            },
+                            "artifactLocation": {"uri": uri},
+                            "region": _region(r),
                         }
                     }
+                ],
+                # nested parts with their own counts: one result, its parts as locations
+                "relatedLocations": [
+                    {
+                        "id": i + 1,
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": uri},
+                            "region": _region(p.range),
+                        },
+                        "message": {"text": _part_text(p)},
+                    }
+                    for i, p in enumerate(m.parts)
+                    if p.range is not None
                 ],
                 "partialFingerprints": {
                     "recitationSpan/v1": f"{m.length}:{xxhash.xxh3_64_hexdigest(m.text.encode())}"
@@ -64,6 +89,7 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
                     "exact": m.exact,
                     "renamed": [{"from": a, "to": b} for a, b in m.renamed],
                     "sources": [s.to_dict() for s in m.sources],
+                    "parts": [p.to_dict() for p in m.parts],
                 },
             }
         )

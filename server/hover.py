@@ -9,6 +9,13 @@ from urllib.parse import quote
 from .diagnostics import StoredMatch, files_phrase, is_web_link, line_span
 
 MAX_SOURCES = 5
+MAX_PARTS = 4
+KIND_NAMES = {
+    "recitation": "quoted code",
+    "repetitive": "repetitive code",
+    "license": "license text",
+    "common": "a common idiom",
+}
 
 KIND_REASONS = {
     "recitation": "a recitation: this code reproduces indexed public code verbatim",
@@ -80,8 +87,39 @@ def hover_markdown(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -
             lines.extend(source_line(s) for s in sources[:max_sources])
             if len(sources) > max_sources:
                 lines.append(f"- and {len(sources) - max_sources} more")
+        parts = match_parts(match)
+        if parts:
+            lines += ["", "Parts of it found in other files:"]
+            for p in parts[:MAX_PARTS]:
+                first = (p.get("sources") or [None])[0]
+                where = f": {source_line(first)[2:]}" if first else ""
+                lines.append(f"- {part_phrase(p)}{where}")
+            if len(parts) > MAX_PARTS:
+                lines.append(f"- and {len(parts) - MAX_PARTS} more parts")
         blocks.append("\n".join(lines))
     return "\n\n---\n\n".join(blocks)
+
+
+def match_parts(match: dict) -> list[dict]:
+    """The nested parts of a match that carry their own counts (well-formed ones only)."""
+    parts = match.get("parts") or []
+    return [p for p in parts if isinstance(p, dict) and "length" in p and "file_count" in p]
+
+
+def _plain(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def part_phrase(part: dict, esc=escape) -> str:
+    lines = ""
+    r = part.get("range")
+    if isinstance(r, dict):
+        try:
+            lines = f" (lines {int(r['start']['line']) + 1}\u2013{int(r['end']['line']) + 1})"
+        except (KeyError, TypeError, ValueError):
+            lines = ""
+    kind = KIND_NAMES.get(part.get("kind", ""), "quoted code")
+    return f"{int(part['length'])} words{lines}, {kind}, {esc(files_phrase(part))}"
 
 
 def hover_plaintext(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -> str:
@@ -109,5 +147,10 @@ def hover_plaintext(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) 
                 )
             if len(sources) > max_sources:
                 lines.append(f"- and {len(sources) - max_sources} more")
+        parts = match_parts(m.match)
+        if parts:
+            lines.append("Parts of it found in other files:")
+            for p in parts[:MAX_PARTS]:
+                lines.append("- " + part_phrase(p, _plain))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

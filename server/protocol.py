@@ -80,6 +80,17 @@ def match_payload(uri: str, range_: dict, match: dict, match_id: str) -> dict[st
         "fileCountExact": match["file_count_exact"],
         "text": match.get("text", ""),
         "sources": match.get("sources", []),
+        "parts": [
+            {
+                "kind": p.get("kind"),
+                "length": p.get("length"),
+                "fileCount": p.get("file_count"),
+                "fileCountExact": p.get("file_count_exact"),
+                "sources": p.get("sources", []),
+            }
+            for p in match.get("parts") or []
+            if isinstance(p, dict)
+        ],
         "time": now_iso(),
     }
 

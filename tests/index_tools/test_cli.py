@@ -101,7 +101,9 @@ def test_check_exit_codes_and_formats(built, tmp_path):
     assert r.returncode == 1
     assert f"{quoted}:4:1: Quoted from public code" in r.stdout
     r = run("check", quoted, "--index", built["out"], "--format", "json")
-    (item,) = json.loads(r.stdout)
+    out = json.loads(r.stdout)
+    assert out["version"] == 2
+    (item,) = out["results"]
     assert item["file"] == str(quoted) and item["range"]["start"]["line"] == 3
 
 

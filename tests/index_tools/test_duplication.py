@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from reference import reference_regions, reference_spans
 
 from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
+from index_tools.sarif import sarif_report
 
 OPTS = dict(jobs=1, progress=False)
 
@@ -47,6 +48,12 @@ def test_longer_copy_in_a_later_file_is_not_cut_short(tmp_path):
         assert part.file_count == 2 and part.file_count_exact
         assert {s.path for s in part.sources} == {"a.py", "b.py"}
         assert (part.range.start.line, part.range.end.line) == (3, 16)
+        # the same one result in SARIF, its part a related location with its own count
+        (result,) = sarif_report([("src/x.py", m)], "0")["runs"][0]["results"]
+        (loc,) = result["relatedLocations"]
+        assert loc["physicalLocation"]["region"]["startLine"] == 4
+        assert "70 words of it" in loc["message"]["text"] and "in 2 files" in loc["message"]["text"]
+        assert result["properties"]["parts"][0]["file_count"] == 2
 
 
 def pw_sum(name: str, n: int) -> str:

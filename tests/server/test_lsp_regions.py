@@ -1,0 +1,47 @@
+"""One quote, one warning: a pasted region with a nested part held by more files is one
+diagnostic, and its hover carries the part with its own count and source."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+from server_helpers import diagnostics_for, end_position, insert, open_doc, start_session
+
+from index_tools import BuildOptions, build_index
+
+
+def statements(first: int, last: int) -> str:
+    return "".join(f"v{3 * i} = v{3 * i + 1} + v{3 * i + 2}\n" for i in range(first, last))
+
+
+async def test_nested_part_is_one_diagnostic_with_the_part_in_its_hover(
+    client, workspace, tmp_path
+):
+    src = tmp_path / "corpus"
+    src.mkdir()
+    (src / "long.py").write_text(statements(0, 20), encoding="utf-8")
+    (src / "short.py").write_text("x = 1\n" + statements(3, 17), encoding="utf-8")
+    build_index([str(src)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    await start_session(client, index=tmp_path / "idx", folders=[workspace["a"]])
+    uri = (workspace["a"] / "paste.py").as_uri()
+    before = "import os\n\n"
+    open_doc(client, uri, before)
+    insert(client, uri, 2, end_position(before), statements(0, 20))
+    (diag,) = await diagnostics_for(client, uri)
+    await asyncio.sleep(0.3)  # a second (stacked) diagnostic would have arrived by now
+    assert len(client.diagnostics[uri]) == 1
+    assert (diag.range.start.line, diag.range.end.line) == (2, 21)
+    assert "100 words" in diag.message and "found in 1 file" in diag.message
+    assert "1 nested part" in diag.message
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(10, 2),
+        )
+    )
+    value = hover.contents.value
+    assert value.count("**Recitation**") == 1  # one block
+    assert "Parts of it found in other files" in value
+    assert "70 words (lines 4\u201317)" in value and "found in 2 files" in value
+    assert "short\\.py" in value

@@ -20,6 +20,10 @@ from .process import capped_mask, decompress
 from .store import IndexOpenError
 from .words import WORD_RE
 
+# decompressed documents kept for verification, in words (each costs ~70 bytes once its
+# words are hashed): near-copies hit by one query (forks, vendored files) stay cached
+CACHE_WORDS = 1_500_000
+
 
 @dataclass
 class StoredDocument:
@@ -145,7 +149,7 @@ class Index:
         self._hasher = WordHasher()
         self._lock = threading.Lock()
         self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
-        self._cache_size = 64
+        self._cached_words = 0
 
     # --- facts ---------------------------------------------------------------------------
 
@@ -224,9 +228,11 @@ class Index:
             block_words=table[:, 1].astype(np.int64),
         )
         with self._lock:
-            self._cache[doc_id] = doc
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+            if doc_id not in self._cache:
+                self._cache[doc_id] = doc
+                self._cached_words += doc.words
+            while self._cached_words > CACHE_WORDS and len(self._cache) > 1:
+                self._cached_words -= self._cache.popitem(last=False)[1].words
         return doc
 
     # --- lookups -------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import numpy as np
 from . import store
 from .fingerprint import WordHasher, guarantee, kgram_fingerprints
 from .model import Origin
+from .normalize import identifier_mask, normalized_hashes
 from .process import capped_mask, decompress
 from .store import IndexOpenError
 from .words import WORD_RE
@@ -39,6 +40,7 @@ class StoredDocument:
     block_words: np.ndarray
     _blocks: dict = field(default_factory=dict)  # block -> (words, hashes), filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> word (start, end) offsets
+    _renamed: dict = field(default_factory=dict)  # (block, language) -> normalized hashes
 
     def _block_of(self, pos: int) -> int:
         return int(np.searchsorted(self.block_words, pos, side="right")) - 1
@@ -86,6 +88,37 @@ class StoredDocument:
             b += 1
         joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return joined[lo - first : hi - first]
+
+    def renamed_hashes(self, lo: int, hi: int, hasher: WordHasher, language: str) -> np.ndarray:
+        """Hashes of the words [lo, hi) with identifiers normalized (`normalize`), as the
+        rename-insensitive fingerprints see them; blocks are normalized once."""
+        hi = min(hi, self.words)
+        if lo >= hi:
+            return np.empty(0, dtype=np.uint64)
+        b = self._block_of(lo)
+        first = int(self.block_words[b])
+        parts = []
+        end = first
+        while b < len(self.block_chars) and end < hi:
+            h = self._renamed.get((b, language))
+            if h is None:
+                h = self._renamed[(b, language)] = self._normalize_block(b, hasher, language)
+            parts.append(h)
+            end += len(h)
+            b += 1
+        joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return joined[lo - first : hi - first]
+
+    def _normalize_block(self, b: int, hasher: WordHasher, language: str) -> np.ndarray:
+        words, hashes = self._block(b, hasher)
+        # one word more on each side: a word between quotes is told by its neighbours
+        start = int(self.block_words[b])
+        before = self.word_texts(start - 1, start) if start else []
+        after = self.word_texts(start + len(words), start + len(words) + 1)
+        mask = identifier_mask(before + words + after, language)
+        if mask is None:
+            return hashes
+        return normalized_hashes(hashes, mask[len(before) : len(before) + len(words)])
 
     def word_offsets(self, pos: int) -> tuple[int, int]:
         """Start and end character offsets of the word at position `pos`."""
@@ -285,6 +318,12 @@ class Index:
     def document_hashes(self, doc: StoredDocument, lo: int, hi: int) -> np.ndarray:
         """Word hashes of a stored document's words [lo, hi), as `word_hashes` makes them."""
         return doc.word_hashes(lo, hi, self._hasher)
+
+    def document_renamed_hashes(
+        self, doc: StoredDocument, lo: int, hi: int, language: str
+    ) -> np.ndarray:
+        """Rename-insensitive word hashes of a stored document's words [lo, hi)."""
+        return doc.renamed_hashes(lo, hi, self._hasher, doc.language or language)
 
     def kgrams(self, words: list[str]) -> np.ndarray:
         return kgram_fingerprints(self.word_hashes(words), self.k)

@@ -39,7 +39,13 @@ from .words import WORD_RE, LineIndex, word_texts
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
 MAX_DOCUMENTS = 4096  # documents compared per query; past it counts are lower bounds
 MAX_HITS = 1_000_000  # (document, position) hits per query; past it, the same
-EXTEND = 256  # words compared at a time when a run is extended past its hits
+MAX_DIAGONALS = 20_000  # (document, diagonal) pairs compared per query; past it, the same
+MAX_RENAMED_DIAGONALS = 2_000  # the same for renamed copies (a view without a guarantee)
+MAX_COMPARED_WORDS = 4_000_000  # document words compared per query; past it, the same
+MAX_RENAMED_WORDS = 200_000  # words of renamed runs checked for a consistent renaming
+EXTEND = 256  # words compared at first when a run is extended past its hits ...
+MAX_EXTEND = 65_536  # ... doubling up to this
+MAX_PARTS = 32  # nested parts kept per match
 MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
 MIN_KEYWORDS = 2  # distinct keywords a renamed copy contains ...
 SAME_NAMES_WITHOUT_KEYWORDS = 0.4  # ... unless it keeps at least this share of its names
@@ -226,21 +232,23 @@ class _Diagonal:
         return self.doc_hashes(a + d, b + d) == self.q[a:b]
 
     def extend_left(self, start: int) -> int:
+        step = EXTEND
         while start > self.lo:
-            a = max(self.lo, start - EXTEND)
+            a = max(self.lo, start - step)
             eq = self.equal(a, start)
             if not eq.all():
                 return a + int(np.flatnonzero(~eq)[-1]) + 1
-            start = a
+            start, step = a, min(2 * step, MAX_EXTEND)  # long runs: fewer, larger steps
         return start
 
     def extend_right(self, end: int) -> int:
+        step = EXTEND
         while end < self.hi:
-            b = min(self.hi, end + EXTEND)
+            b = min(self.hi, end + step)
             eq = self.equal(end, b)
             if not eq.all():
                 return end + int(np.flatnonzero(~eq)[0])
-            end = b
+            end, step = b, min(2 * step, MAX_EXTEND)
         return end
 
     def runs(self, seeds: np.ndarray, k: int) -> list[tuple[int, int]]:
@@ -270,33 +278,56 @@ class _Diagonal:
         return found
 
 
-def _verify(index, query: Query, groups, k: int, min_tokens: int, doc_hashes=None):
+class _OutOfBudget(Exception):
+    pass
+
+
+def _verify(
+    index, query: Query, groups, k: int, min_tokens: int, doc_hashes=None,
+    max_diagonals: int | None = None,
+):  # fmt: skip
     """Runs of at least `min_tokens` words reaching into the suggestion, per document;
-    and whether every document with hits was compared."""
+    and whether every document with hits was compared whole (within the budgets: only
+    long, highly repetitive queries reach them). A run is kept only once it is maximal."""
     runs: list[Run] = []
-    complete = True
+    diagonals_left = MAX_DIAGONALS if max_diagonals is None else max_diagonals
+    words_left = MAX_COMPARED_WORDS
+    fetch = index.document_hashes if doc_hashes is None else doc_hashes
     for n, (doc_id, diagonals) in enumerate(groups):
-        if n >= MAX_DOCUMENTS:
-            complete = False
-            break
+        if n >= MAX_DOCUMENTS or diagonals_left <= 0:
+            return runs, False
         doc = index.document(doc_id)
-        if doc_hashes is None:
 
-            def hashes_of(lo: int, hi: int, doc=doc) -> np.ndarray:
-                return index.document_hashes(doc, lo, hi)
-        else:
-
-            def hashes_of(lo: int, hi: int, doc=doc) -> np.ndarray:
-                return doc_hashes(doc, lo, hi)
+        def hashes_of(lo: int, hi: int, doc=doc) -> np.ndarray:
+            nonlocal words_left
+            words_left -= hi - lo
+            if words_left < 0:
+                raise _OutOfBudget
+            return fetch(doc, lo, hi)
 
         seen: set[tuple[int, int]] = set()
-        for diagonal, seeds in diagonals:
+        # the most-hit and longest diagonals first: what a budget leaves out is the least
+        # likely to matter
+        n_query = len(query.hashes)
+
+        def priority(item, words=doc.words, n_query=n_query):
+            d, seeds = item
+            return -len(seeds), max(0, -d) - min(n_query, words - d)
+
+        for diagonal, seeds in sorted(diagonals, key=priority):
+            diagonals_left -= 1
+            if diagonals_left < 0:
+                return runs, False
             line = _Diagonal(query.hashes, hashes_of, doc.words, diagonal)
-            for a, b in line.runs(seeds, k):
+            try:
+                found = line.runs(seeds, k)
+            except _OutOfBudget:
+                return runs, False
+            for a, b in found:
                 if b - a >= min_tokens and b > query.context_words and (a, b) not in seen:
                     seen.add((a, b))
                     runs.append(Run(a, b, doc_id, a + diagonal))
-    return runs, complete
+    return runs, True
 
 
 def _confirmed(index, words: list[str], run: Run) -> bool:
@@ -358,6 +389,8 @@ def _parts(region: list[Span], primary: Span) -> list[Span]:
         if any(set(o.runs) >= set(s.runs) for o in around):
             continue
         out.append(s)
+    # repetitive text aligns in many shifted ways: the longest parts are kept
+    out = sorted(out, key=lambda s: (-s.length, s.start))[:MAX_PARTS]
     return sorted(out, key=lambda s: (s.start, -s.end))
 
 
@@ -561,23 +594,24 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     hits = _lookup(index, fps, renamed=True, skip=inside)
 
     def doc_hashes(doc, lo: int, hi: int) -> np.ndarray:
-        # one word more on each side: a word between quotes is told by its neighbours
-        a, b = max(lo - 1, 0), min(hi + 1, doc.words)
-        dmask = identifier_mask(doc.word_texts(a, b), doc.language or lang)
-        dh = index.document_hashes(doc, a, b)
-        if dmask is not None:
-            dh = normalized_hashes(dh, dmask)
-        return dh[lo - a : lo - a + (min(hi, doc.words) - lo)]
+        return index.document_renamed_hashes(doc, lo, hi, lang)
 
     renamed_query = Query(
         query.context, query.suggestion, words, normalized, query.context_words,
         query.context_skipped,
     )  # fmt: skip
     groups = _by_document(hits, opts.window)
-    runs, verified = _verify(index, renamed_query, groups, k, opts.min_tokens, doc_hashes)
+    runs, verified = _verify(
+        index, renamed_query, groups, k, opts.min_tokens, doc_hashes, MAX_RENAMED_DIAGONALS
+    )
     kws = keywords(lang) or frozenset()
     kept = []
+    checked = 0
     for run in runs:
+        checked += run.length
+        if checked > MAX_RENAMED_WORDS:
+            verified = False
+            break
         for part in _consistent(index, words, mask, run):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue

@@ -26,6 +26,33 @@ from .words import WORD_RE
 CACHE_WORDS = 1_500_000
 
 
+class BlockCache:
+    """Tokenized blocks (words, hashes) by their text, shared by all documents: a block
+    that copies of a file share is tokenized and hashed once."""
+
+    def __init__(self, max_words: int):
+        self._blocks: OrderedDict[str, tuple[list[str], np.ndarray]] = OrderedDict()
+        self._words = 0
+        self._max_words = max_words
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[list[str], np.ndarray] | None:
+        with self._lock:
+            found = self._blocks.get(text)
+            if found is not None:
+                self._blocks.move_to_end(text)
+            return found
+
+    def put(self, text: str, block: tuple[list[str], np.ndarray]) -> None:
+        with self._lock:
+            if text in self._blocks:
+                return
+            self._blocks[text] = block
+            self._words += len(block[0])
+            while self._words > self._max_words and len(self._blocks) > 1:
+                self._words -= len(self._blocks.popitem(last=False)[1][0])
+
+
 @dataclass
 class StoredDocument:
     """A unique document of the index, decompressed."""
@@ -41,6 +68,8 @@ class StoredDocument:
     _blocks: dict = field(default_factory=dict)  # block -> (words, hashes), filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> word (start, end) offsets
     _renamed: dict = field(default_factory=dict)  # (block, language) -> normalized hashes
+    _shared: BlockCache | None = None  # blocks tokenized in any document, by their text
+    _all: dict = field(default_factory=dict)  # "exact"/language -> hashes of every word
 
     def _block_of(self, pos: int) -> int:
         return int(np.searchsorted(self.block_words, pos, side="right")) - 1
@@ -51,12 +80,16 @@ class StoredDocument:
     def _block(self, b: int, hasher: WordHasher | None) -> tuple[list[str], np.ndarray | None]:
         cached = self._blocks.get(b)
         if cached is None or (hasher is not None and cached[1] is None):
-            words = (
-                cached[0]
-                if cached
-                else WORD_RE.findall(self.text, int(self.block_chars[b]), self._block_end(b))
-            )
-            cached = self._blocks[b] = (words, hasher.hashes(words) if hasher else None)
+            text = self.text[int(self.block_chars[b]) : self._block_end(b)]
+            shared = self._shared.get(text) if self._shared is not None else None
+            if shared is not None and (hasher is None or shared[1] is not None):
+                cached = shared
+            else:
+                words = cached[0] if cached else WORD_RE.findall(text)
+                cached = (words, hasher.hashes(words) if hasher else None)
+                if self._shared is not None and hasher is not None:
+                    self._shared.put(text, cached)
+            self._blocks[b] = cached
         return cached
 
     def word_texts(self, lo: int, hi: int) -> list[str]:
@@ -88,6 +121,19 @@ class StoredDocument:
             b += 1
         joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return joined[lo - first : hi - first]
+
+    def all_hashes(self, hasher: WordHasher, language: str | None = None) -> np.ndarray:
+        """Hashes of every word (rename-insensitive with a `language`), kept: a document
+        compared along many diagonals is read as one array."""
+        key = language or ""
+        found = self._all.get(key)
+        if found is None:
+            if language:
+                found = self.renamed_hashes(0, self.words, hasher, language)
+            else:
+                found = self.word_hashes(0, self.words, hasher)
+            self._all[key] = found
+        return found
 
     def renamed_hashes(self, lo: int, hi: int, hasher: WordHasher, language: str) -> np.ndarray:
         """Hashes of the words [lo, hi) with identifiers normalized (`normalize`), as the
@@ -183,6 +229,7 @@ class Index:
         self._lock = threading.Lock()
         self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
         self._cached_words = 0
+        self._block_cache = BlockCache(CACHE_WORDS)
 
     # --- facts ---------------------------------------------------------------------------
 
@@ -259,6 +306,7 @@ class Index:
             origins=origins,
             block_chars=table[:, 0].astype(np.int64),
             block_words=table[:, 1].astype(np.int64),
+            _shared=self._block_cache,
         )
         with self._lock:
             if doc_id not in self._cache:
@@ -318,6 +366,10 @@ class Index:
     def document_hashes(self, doc: StoredDocument, lo: int, hi: int) -> np.ndarray:
         """Word hashes of a stored document's words [lo, hi), as `word_hashes` makes them."""
         return doc.word_hashes(lo, hi, self._hasher)
+
+    def document_all_hashes(self, doc: StoredDocument, language: str | None = None) -> np.ndarray:
+        """Hashes of all of a stored document's words (rename-insensitive with a language)."""
+        return doc.all_hashes(self._hasher, (doc.language or language) if language else None)
 
     def document_renamed_hashes(
         self, doc: StoredDocument, lo: int, hi: int, language: str

@@ -42,6 +42,8 @@ MAX_HITS = 1_000_000  # (document, position) hits per query; past it, the same
 MAX_DIAGONALS = 20_000  # (document, diagonal) pairs compared per query; past it, the same
 MAX_RENAMED_DIAGONALS = 2_000  # the same for renamed copies (a view without a guarantee)
 MAX_COMPARED_WORDS = 4_000_000  # document words compared per query; past it, the same
+MANY_DIAGONALS = 8  # a document compared along this many diagonals is read whole ...
+MAX_WHOLE_WORDS = 200_000  # ... unless it is longer than this
 MAX_RENAMED_WORDS = 200_000  # words of renamed runs checked for a consistent renaming
 EXTEND = 256  # words compared at first when a run is extended past its hits ...
 MAX_EXTEND = 65_536  # ... doubling up to this
@@ -284,7 +286,7 @@ class _OutOfBudget(Exception):
 
 def _verify(
     index, query: Query, groups, k: int, min_tokens: int, doc_hashes=None,
-    max_diagonals: int | None = None,
+    max_diagonals: int | None = None, language: str | None = None,
 ):  # fmt: skip
     """Runs of at least `min_tokens` words reaching into the suggestion, per document;
     and whether every document with hits was compared whole (within the budgets: only
@@ -298,12 +300,16 @@ def _verify(
             return runs, False
         doc = index.document(doc_id)
 
-        def hashes_of(lo: int, hi: int, doc=doc) -> np.ndarray:
+        whole = None
+        if len(diagonals) >= MANY_DIAGONALS and doc.words <= MAX_WHOLE_WORDS:
+            whole = index.document_all_hashes(doc, language)
+
+        def hashes_of(lo: int, hi: int, doc=doc, whole=whole) -> np.ndarray:
             nonlocal words_left
             words_left -= hi - lo
             if words_left < 0:
                 raise _OutOfBudget
-            return fetch(doc, lo, hi)
+            return whole[lo:hi] if whole is not None else fetch(doc, lo, hi)
 
         seen: set[tuple[int, int]] = set()
         # the most-hit and longest diagonals first: what a budget leaves out is the least
@@ -602,8 +608,9 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     )  # fmt: skip
     groups = _by_document(hits, opts.window)
     runs, verified = _verify(
-        index, renamed_query, groups, k, opts.min_tokens, doc_hashes, MAX_RENAMED_DIAGONALS
-    )
+        index, renamed_query, groups, k, opts.min_tokens, doc_hashes, MAX_RENAMED_DIAGONALS,
+        language=lang,
+    )  # fmt: skip
     kws = keywords(lang) or frozenset()
     kept = []
     checked = 0

@@ -43,7 +43,7 @@ MAX_DIAGONALS = 20_000  # (document, diagonal) pairs compared per query; past it
 MAX_RENAMED_DIAGONALS = 2_000  # the same for renamed copies (a view without a guarantee)
 MAX_COMPARED_WORDS = 4_000_000  # document words compared per query; past it, the same
 MANY_DIAGONALS = 8  # a document compared along this many diagonals is read whole ...
-MAX_WHOLE_WORDS = 200_000  # ... unless it is longer than this
+WHOLE_WORDS = 4  # ... unless it is more than this many times longer than the query
 MAX_RENAMED_WORDS = 200_000  # words of renamed runs checked for a consistent renaming
 EXTEND = 256  # words compared at first when a run is extended past its hits ...
 MAX_EXTEND = 65_536  # ... doubling up to this
@@ -301,7 +301,7 @@ def _verify(
         doc = index.document(doc_id)
 
         whole = None
-        if len(diagonals) >= MANY_DIAGONALS and doc.words <= MAX_WHOLE_WORDS:
+        if len(diagonals) >= MANY_DIAGONALS and doc.words <= WHOLE_WORDS * len(query.hashes):
             whole = index.document_all_hashes(doc, language)
 
         def hashes_of(lo: int, hi: int, doc=doc, whole=whole) -> np.ndarray:

@@ -46,6 +46,7 @@ MANY_DIAGONALS = 8  # a document compared along this many diagonals is read whol
 WHOLE_WORDS = 4  # ... unless it is more than this many times longer than the query
 MAX_RENAMED_WORDS = 200_000  # words of renamed runs checked for a consistent renaming
 EXTEND = 256  # words compared at first when a run is extended past its hits ...
+MARGIN = 64  # words compared beyond a diagonal's outer hits before any extension
 MAX_EXTEND = 65_536  # ... doubling up to this
 MAX_PARTS = 32  # nested parts kept per match
 MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
@@ -280,6 +281,74 @@ class _Diagonal:
         return found
 
 
+def _document_runs(
+    query_hashes: np.ndarray, doc_hashes, doc_words: int, diagonals, k: int
+) -> list[tuple[int, int, int]]:
+    """Maximal runs (query start, end, diagonal) of one document along all its hit
+    diagonals, compared in one batch: each diagonal's hits, grouped where they are close,
+    give a stretch (with a margin) compared word by word at once; a run that reaches the
+    end of its stretch is extended along its diagonal until the words differ."""
+    n = len(query_hashes)
+    diag_of, a_of, b_of, lo_of, hi_of, seed_list = [], [], [], [], [], []
+    for diagonal, seeds in diagonals:
+        lo, hi = max(0, -diagonal), min(n, doc_words - diagonal)
+        seeds = seeds[(seeds >= lo) & (seeds + k <= hi)]
+        if not len(seeds):
+            continue
+        cut = np.flatnonzero(np.diff(seeds) > 2 * EXTEND) + 1
+        for group in np.split(seeds, cut):
+            diag_of.append(diagonal)
+            a_of.append(max(lo, int(group[0]) - MARGIN))
+            b_of.append(min(hi, int(group[-1]) + k + MARGIN))
+            lo_of.append(lo)
+            hi_of.append(hi)
+            seed_list.append(group)
+    if not diag_of:
+        return []
+    d = np.array(diag_of, dtype=np.int64)
+    a = np.array(a_of, dtype=np.int64)
+    b = np.array(b_of, dtype=np.int64)
+    first = int((a + d).min())
+    dh = doc_hashes(first, int((b + d).max()))
+    # the stretches one after another, each followed by a separator that never matches
+    sizes = b - a + 1
+    starts = np.cumsum(sizes) - sizes
+    total = int(sizes.sum())
+    which = np.repeat(np.arange(len(a)), sizes)
+    offset = np.arange(total) - starts[which]
+    qi = a[which] + offset
+    inside = offset < (b - a)[which]
+    eq = np.zeros(total, dtype=bool)
+    qi_in = qi[inside]
+    eq[inside] = query_hashes[qi_in] == dh[qi_in + d[which[inside]] - first]
+    # the run around each seed: from the last mismatch before it to the first after it
+    breaks = np.flatnonzero(~eq)
+    seed_stretch = np.concatenate([np.full(len(g), i) for i, g in enumerate(seed_list)])
+    seeds = np.concatenate(seed_list)
+    at = starts[seed_stretch] + seeds - a[seed_stretch]
+    after = np.searchsorted(breaks, at, side="left")
+    run_end = breaks[after]  # the separator at the latest
+    run_start = np.where(after > 0, breaks[np.maximum(after - 1, 0)] + 1, 0)
+    whole = run_end - at >= k
+    found = set()
+    for i, rs, re in zip(
+        seed_stretch[whole].tolist(), run_start[whole].tolist(), run_end[whole].tolist()
+    ):
+        found.add((i, rs, re))
+    out = []
+    for i, rs, re in found:
+        qa = rs - int(starts[i]) + a_of[i]
+        qb = re - int(starts[i]) + a_of[i]
+        if (qa == a_of[i] and qa > lo_of[i]) or (qb == b_of[i] and qb < hi_of[i]):
+            line = _Diagonal(query_hashes, doc_hashes, doc_words, diag_of[i])
+            if qa == a_of[i]:
+                qa = line.extend_left(qa)
+            if qb == b_of[i]:
+                qb = line.extend_right(qb)
+        out.append((qa, qb, diag_of[i]))
+    return out
+
+
 class _OutOfBudget(Exception):
     pass
 
@@ -320,6 +389,18 @@ def _verify(
             d, seeds = item
             return -len(seeds), max(0, -d) - min(n_query, words - d)
 
+        if len(diagonals) >= MANY_DIAGONALS and len(diagonals) <= diagonals_left:
+            # many diagonals: compared in one batch
+            diagonals_left -= len(diagonals)
+            try:
+                found = _document_runs(query.hashes, hashes_of, doc.words, diagonals, k)
+            except _OutOfBudget:
+                return runs, False
+            for a, b, diagonal in sorted(found):
+                if b - a >= min_tokens and b > query.context_words and (a, b) not in seen:
+                    seen.add((a, b))
+                    runs.append(Run(a, b, doc_id, a + diagonal))
+            continue
         for diagonal, seeds in sorted(diagonals, key=priority):
             diagonals_left -= 1
             if diagonals_left < 0:

@@ -248,7 +248,12 @@ def test_matcher_agrees_with_brute_force_reference(tmp_path, seed, cap, min_toke
     check_against_reference(tmp_path, seed, cap, min_tokens)
 
 
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "per-diagonal"])
 @pytest.mark.parametrize("seed", range(6))
-def test_reference_on_fixed_seeds(tmp_path, seed):
+def test_reference_on_fixed_seeds(tmp_path, monkeypatch, seed, batched):
+    # documents hit along many diagonals are compared in one batch: both ways agree
+    from index_tools import matcher
+
+    monkeypatch.setattr(matcher, "MANY_DIAGONALS", 1 if batched else 10**9)
     check_against_reference(tmp_path, seed, cap=4, min_tokens=10)
     check_against_reference(tmp_path, seed, cap=10_000, min_tokens=12)

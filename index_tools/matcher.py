@@ -42,7 +42,7 @@ MAX_HITS = 1_000_000  # (document, position) hits per query; past it, the same
 MAX_DIAGONALS = 20_000  # (document, diagonal) pairs compared per query; past it, the same
 MAX_RENAMED_DIAGONALS = 2_000  # the same for renamed copies (a view without a guarantee)
 MAX_COMPARED_WORDS = 4_000_000  # document words compared per query; past it, the same
-MANY_DIAGONALS = 8  # a document compared along this many diagonals is read whole ...
+MANY_DIAGONALS = 2  # a document hit along this many diagonals is compared in one batch ...
 WHOLE_WORDS = 4  # ... unless it is more than this many times longer than the query
 MAX_RENAMED_WORDS = 200_000  # words of renamed runs checked for a consistent renaming
 EXTEND = 256  # words compared at first when a run is extended past its hits ...
@@ -289,63 +289,53 @@ def _document_runs(
     give a stretch (with a margin) compared word by word at once; a run that reaches the
     end of its stretch is extended along its diagonal until the words differ."""
     n = len(query_hashes)
-    diag_of, a_of, b_of, lo_of, hi_of, seed_list = [], [], [], [], [], []
-    for diagonal, seeds in diagonals:
-        lo, hi = max(0, -diagonal), min(n, doc_words - diagonal)
-        seeds = seeds[(seeds >= lo) & (seeds + k <= hi)]
-        if not len(seeds):
-            continue
-        cut = np.flatnonzero(np.diff(seeds) > 2 * EXTEND) + 1
-        for group in np.split(seeds, cut):
-            diag_of.append(diagonal)
-            a_of.append(max(lo, int(group[0]) - MARGIN))
-            b_of.append(min(hi, int(group[-1]) + k + MARGIN))
-            lo_of.append(lo)
-            hi_of.append(hi)
-            seed_list.append(group)
-    if not diag_of:
+    diag = np.concatenate([np.full(len(q), d, dtype=np.int64) for d, q in diagonals])
+    seeds = np.concatenate([q for _, q in diagonals]).astype(np.int64)
+    lo_all = np.maximum(0, -diag)
+    hi_all = np.minimum(n, doc_words - diag)
+    ok = (seeds >= lo_all) & (seeds + k <= hi_all)
+    diag, seeds, lo_all, hi_all = diag[ok], seeds[ok], lo_all[ok], hi_all[ok]
+    if not len(seeds):
         return []
-    d = np.array(diag_of, dtype=np.int64)
-    a = np.array(a_of, dtype=np.int64)
-    b = np.array(b_of, dtype=np.int64)
-    first = int((a + d).min())
-    dh = doc_hashes(first, int((b + d).max()))
+    # stretches: seeds of one diagonal closer than 2 * EXTEND to the previous one
+    new = np.ones(len(seeds), dtype=bool)
+    new[1:] = (diag[1:] != diag[:-1]) | (seeds[1:] - seeds[:-1] > 2 * EXTEND)
+    group = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], len(seeds)) - 1
+    d, lo, hi = diag[first], lo_all[first], hi_all[first]
+    a = np.maximum(lo, seeds[first] - MARGIN)
+    b = np.minimum(hi, seeds[last] + k + MARGIN)
+    lowest = int((a + d).min())
+    dh = doc_hashes(lowest, int((b + d).max()))
     # the stretches one after another, each followed by a separator that never matches
     sizes = b - a + 1
     starts = np.cumsum(sizes) - sizes
-    total = int(sizes.sum())
     which = np.repeat(np.arange(len(a)), sizes)
-    offset = np.arange(total) - starts[which]
-    qi = a[which] + offset
+    offset = np.arange(int(sizes.sum())) - starts[which]
     inside = offset < (b - a)[which]
-    eq = np.zeros(total, dtype=bool)
-    qi_in = qi[inside]
-    eq[inside] = query_hashes[qi_in] == dh[qi_in + d[which[inside]] - first]
+    qi = (a[which] + offset)[inside]
+    eq = np.zeros(len(which), dtype=bool)
+    eq[inside] = query_hashes[qi] == dh[qi + d[which[inside]] - lowest]
     # the run around each seed: from the last mismatch before it to the first after it
     breaks = np.flatnonzero(~eq)
-    seed_stretch = np.concatenate([np.full(len(g), i) for i, g in enumerate(seed_list)])
-    seeds = np.concatenate(seed_list)
-    at = starts[seed_stretch] + seeds - a[seed_stretch]
+    at = starts[group] + seeds - a[group]
     after = np.searchsorted(breaks, at, side="left")
     run_end = breaks[after]  # the separator at the latest
     run_start = np.where(after > 0, breaks[np.maximum(after - 1, 0)] + 1, 0)
     whole = run_end - at >= k
-    found = set()
-    for i, rs, re in zip(
-        seed_stretch[whole].tolist(), run_start[whole].tolist(), run_end[whole].tolist()
-    ):
-        found.add((i, rs, re))
+    span = len(eq) + 1
+    keys = np.unique(run_start[whole] * span + run_end[whole])
     out = []
-    for i, rs, re in found:
-        qa = rs - int(starts[i]) + a_of[i]
-        qb = re - int(starts[i]) + a_of[i]
-        if (qa == a_of[i] and qa > lo_of[i]) or (qb == b_of[i] and qb < hi_of[i]):
-            line = _Diagonal(query_hashes, doc_hashes, doc_words, diag_of[i])
-            if qa == a_of[i]:
-                qa = line.extend_left(qa)
-            if qb == b_of[i]:
-                qb = line.extend_right(qb)
-        out.append((qa, qb, diag_of[i]))
+    for rs, re_ in zip((keys // span).tolist(), (keys % span).tolist()):
+        i = int(which[rs])
+        qa, qb = rs - int(starts[i]) + int(a[i]), re_ - int(starts[i]) + int(a[i])
+        left, right = qa == a[i] and qa > lo[i], qb == b[i] and qb < hi[i]
+        if left or right:
+            line = _Diagonal(query_hashes, doc_hashes, doc_words, int(d[i]))
+            qa = line.extend_left(qa) if left else qa
+            qb = line.extend_right(qb) if right else qb
+        out.append((qa, qb, int(d[i])))
     return out
 
 
@@ -431,15 +421,16 @@ def _spans(runs: list[Run], capped: np.ndarray, k: int, complete: bool, exact: b
     spans: dict[tuple[int, int], Span] = {}
     for r in runs:
         spans.setdefault((r.start, r.end), Span(r.start, r.end, exact=exact))
-    by_start = sorted(runs, key=lambda r: r.start)
+    if not runs:
+        return []
+    starts = np.fromiter((r.start for r in runs), dtype=np.int64, count=len(runs))
+    ends = np.fromiter((r.end for r in runs), dtype=np.int64, count=len(runs))
     for span in spans.values():
-        for r in by_start:
-            if r.start > span.start:
-                break
-            if r.end >= span.end:
-                held = span.runs.get(r.doc)
-                if held is None or held.length < r.length:
-                    span.runs[r.doc] = r
+        for i in np.flatnonzero((starts <= span.start) & (ends >= span.end)).tolist():
+            r = runs[i]
+            held = span.runs.get(r.doc)
+            if held is None or held.length < r.length:
+                span.runs[r.doc] = r
         span.count_exact = complete and not capped[span.start : span.end - k + 1].all()
     return list(spans.values())
 
@@ -469,11 +460,15 @@ def _parts(region: list[Span], primary: Span) -> list[Span]:
     """The spans of a region worth their own line: held by files that no span around them
     has, or reaching past the primary span."""
     out = []
+    files = {id(s): set(s.runs) for s in region}
     for s in region:
         if s is primary:
             continue
-        around = [o for o in region if o is not s and o.start <= s.start and o.end >= s.end]
-        if any(set(o.runs) >= set(s.runs) for o in around):
+        mine = files[id(s)]
+        if any(
+            o is not s and o.start <= s.start and o.end >= s.end and files[id(o)] >= mine
+            for o in region
+        ):
             continue
         out.append(s)
     # repetitive text aligns in many shifted ways: the longest parts are kept

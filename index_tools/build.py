@@ -9,6 +9,7 @@ shard in key order. Everything goes into a new generation that is published atom
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -21,11 +22,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import lmdb
 import numpy as np
 from tqdm import tqdm
 
 from . import store
 from .fingerprint import HASH_NAME, KGRAM_NAME
+from .lock import IndexBusyError, WriterLock
 from .lookpast import UNCAPPED, finish_caps, local_mapper
 from .model import Document
 from .normalize import GRAMMARS, NORMALIZER_VERSION, supported
@@ -529,9 +532,47 @@ def prepare_build(specs: list, out: str | os.PathLike, opts: BuildOptions) -> tu
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise BuildError(f"{root} exists and is not a directory")
-    if root.is_dir() and any(root.iterdir()) and not (root / store.CURRENT_NAME).exists():
+    try:
+        foreign = [p.name for p in root.iterdir() if not store.is_ours(p.name)]
+    except FileNotFoundError:
+        foreign = []
+    except OSError as e:
+        raise BuildError(f"cannot read {root}: {e.strerror or e}") from None
+    if foreign and not (root / store.CURRENT_NAME).exists():
         raise BuildError(f"{root} is not empty and is not an index; choose another --out")
     return sources, root
+
+
+class InterruptedAfterPublish(KeyboardInterrupt):
+    """Interrupted once the new generation was live: the index is complete and new."""
+
+
+@contextlib.contextmanager
+def writing(root: Path):
+    """Hold the index's writer lock while building into `root`, clean what interrupted
+    writers left, and turn write failures (disk full, permissions) into one-line errors."""
+    lock = WriterLock(root)
+    try:
+        lock.acquire()
+    except IndexBusyError as e:
+        raise BuildError(str(e)) from None
+    except OSError as e:
+        raise BuildError(f"cannot write to {root}: {e.strerror or e}") from None
+    try:
+        store.clean(root)
+        yield
+    except (OSError, lmdb.Error) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise BuildError(f"cannot write the index at {root}: {reason}") from None
+    finally:
+        lock.release()
+
+
+def abandon(gen: Path, error: BaseException) -> None:
+    """After a failed or interrupted build: remove its generation unless it is live."""
+    removed = store.discard(gen)
+    if not removed and isinstance(error, KeyboardInterrupt):
+        raise InterruptedAfterPublish() from None
 
 
 def new_generation(root: Path) -> Path:
@@ -568,21 +609,22 @@ def build_index(
     opts = options or BuildOptions()
     sources, root = prepare_build(specs, out, opts)
     started = time.perf_counter()
-    gen = new_generation(root)
-    header = new_header(opts, sources)
-    summary = BuildSummary(path=str(root))
-    try:
-        writer = _Writer(gen, header, 0, opts.memory_mb << 20)
-        _run(sources, writer, opts, summary)
-        header.documents, header.words, header.files = (
-            summary.documents,
-            summary.words,
-            summary.files,
-        )
-        return _finish(root, gen, writer, summary, False, started, opts)
-    except BaseException:
-        store.discard(gen)
-        raise
+    with writing(root):
+        gen = new_generation(root)
+        header = new_header(opts, sources)
+        summary = BuildSummary(path=str(root))
+        try:
+            writer = _Writer(gen, header, 0, opts.memory_mb << 20)
+            _run(sources, writer, opts, summary)
+            header.documents, header.words, header.files = (
+                summary.documents,
+                summary.words,
+                summary.files,
+            )
+            return _finish(root, gen, writer, summary, False, started, opts)
+        except BaseException as e:
+            abandon(gen, e)
+            raise
 
 
 def add_to_index(
@@ -591,6 +633,12 @@ def add_to_index(
     """Extend the index at `path` with more sources (same parameters), atomically."""
     opts = options or BuildOptions()
     root = Path(path)
+    store.read_header(root)  # a clear error before taking the lock when there is no index
+    with writing(root):
+        return _add(root, specs, opts)
+
+
+def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     old_gen, header = store.read_header(root)
     opts.k, opts.window = header.k, header.window
     opts.renamed = bool(header.renamed_languages)
@@ -617,6 +665,6 @@ def add_to_index(
             for renamed in (False, True)
         )
         return _finish(root, gen, writer, summary, True, started, opts, old_capped)
-    except BaseException:
-        store.discard(gen)
+    except BaseException as e:
+        abandon(gen, e)
         raise

@@ -13,7 +13,14 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from .build import DEFAULT_K, DEFAULT_POSTING_CAP, DEFAULT_SHARDS, DEFAULT_WINDOW, BuildError
+from .build import (
+    DEFAULT_K,
+    DEFAULT_POSTING_CAP,
+    DEFAULT_SHARDS,
+    DEFAULT_WINDOW,
+    BuildError,
+    InterruptedAfterPublish,
+)
 from .model import MATCH_JSON_VERSION, Match, describe_match
 from .paths import DEFAULT_SOURCES, default_index_path
 from .sources.languages import language_for_path
@@ -430,11 +437,26 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    except InterruptedAfterPublish:
+        print(
+            "recitation-index: interrupted after the new index was published; it is complete",
+            file=sys.stderr,
+        )
+        return 130
     except KeyboardInterrupt:
         print("recitation-index: interrupted; the published index is unchanged", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as e:  # never a traceback (exit 1 means "quoted code found")
+        if os.environ.get("RECITATION_DEBUG"):
+            raise
+        print(
+            f"recitation-index: unexpected error: {type(e).__name__}: {e} "
+            "(RECITATION_DEBUG=1 shows where)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

@@ -24,6 +24,22 @@ from .words import WORD_RE
 # decompressed documents kept for verification, in words (each costs ~70 bytes once its
 # words are hashed): near-copies hit by one query (forks, vendored files) stay cached
 CACHE_WORDS = 1_500_000
+# indexes up to this size have every file's digest checked when opened (tens of ms), so
+# damaged bytes are an error, never a crash; larger ones get the structural checks
+DIGESTS_ON_OPEN_BYTES = 512 << 20
+
+
+def _read_header(root: Path):
+    # a publish between reading CURRENT and opening the generation removes the old one:
+    # read again once
+    try:
+        return store.read_header(root)
+    except IndexOpenError:
+        first = store.current_name(root)
+        gen, header = store.read_header(root)
+        if first == gen.name:
+            raise
+        return gen, header
 
 
 class BlockCache:
@@ -191,8 +207,13 @@ class Index:
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
-        self.gen, self.header = store.read_header(self.root)
+        self.gen, self.header = _read_header(self.root)
+        self.generation = self.gen.name  # a new one is published as `store.current_name`
         h = self.header
+        if sum(h.file_sizes.values()) <= DIGESTS_ON_OPEN_BYTES:
+            problems = store.digest_problems(self.gen, h)
+            if problems:
+                raise IndexOpenError(f"index at {self.root} is damaged ({problems[0]}); rebuild it")
         try:
             self._docs_env = store.open_env(self.gen / store.DOCS_NAME, readonly=True, max_dbs=8)
             self._dbs = {n.decode(): self._docs_env.open_db(n, create=False) for n in store.DOC_DBS}
@@ -284,6 +305,24 @@ class Index:
             if doc is not None:
                 self._cache.move_to_end(doc_id)
                 return doc
+        try:
+            doc = self._load_document(doc_id)
+        except IndexOpenError:
+            raise
+        except Exception as e:  # damaged stored data: one clear error, never a wrong answer
+            raise IndexOpenError(
+                f"index at {self.root} is damaged (document {doc_id}: {type(e).__name__}); "
+                "rebuild it"
+            ) from None
+        with self._lock:
+            if doc_id not in self._cache:
+                self._cache[doc_id] = doc
+                self._cached_words += doc.words
+            while self._cached_words > CACHE_WORDS and len(self._cache) > 1:
+                self._cached_words -= self._cache.popitem(last=False)[1].words
+        return doc
+
+    def _load_document(self, doc_id: int) -> StoredDocument:
         key = store.doc_key(doc_id)
         dbs = self._dbs
         with self._docs_env.begin(buffers=False) as txn:
@@ -308,12 +347,8 @@ class Index:
             block_words=table[:, 1].astype(np.int64),
             _shared=self._block_cache,
         )
-        with self._lock:
-            if doc_id not in self._cache:
-                self._cache[doc_id] = doc
-                self._cached_words += doc.words
-            while self._cached_words > CACHE_WORDS and len(self._cache) > 1:
-                self._cached_words -= self._cache.popitem(last=False)[1].words
+        if len(doc.block_chars) == 0 or doc.words < 0:
+            raise ValueError("empty block table")
         return doc
 
     # --- lookups -------------------------------------------------------------------------
@@ -338,6 +373,10 @@ class Index:
                     hit = lookup(value, sfx)
                     if hit is not None:
                         found[i] = (hit[0], hit[1].copy())
+        except Exception as e:  # damaged postings: one clear error, never a wrong answer
+            raise IndexOpenError(
+                f"index at {self.root} is damaged (postings: {type(e).__name__}); rebuild it"
+            ) from None
         finally:
             for t in txns:
                 t.abort()

@@ -48,10 +48,12 @@ from .build import (
     BuildSummary,
     DocStore,
     _documents,
+    abandon,
     append_bucket,
     new_generation,
     new_header,
     prepare_build,
+    writing,
 )
 from .lookpast import UNCAPPED, LookPastParams, finish_caps, look_past_docs
 from .process import ProcessedDoc, content_hash, process
@@ -285,36 +287,37 @@ def build_index_spark(
     require_pyspark()
     opts = options or BuildOptions()
     sources, root = prepare_build(specs, out, opts)
-    started = time.perf_counter()
-    gen = new_generation(root)
-    header = new_header(opts, sources)
-    summary = BuildSummary(path=str(root))
-    stage = root / f"{STAGE_PREFIX}{uuid.uuid4().hex[:8]}"
-    sc = None
-    try:
-        stage.mkdir()
-        chunks, files = _stage(sources, stage, chunk_bytes, summary)
-        sc = spark_context or _context(
-            master or f"local[{opts.jobs or '*'}]", opts, Path(tempfile.mkdtemp(dir=stage))
-        )
-        if spark_context is None and not sc.master.startswith("local"):
-            sc.addPyFile(_package_zip(stage))
-        _run(sc, chunks, files, gen, opts, header, summary)
-        h = header
-        h.documents, h.words, h.files = summary.documents, summary.words, summary.files
-        h.skipped = dict(Counter(h.skipped) + summary.skipped)
-        store.finalize_generation(gen, h)
-        store.publish(root, gen)
-        summary.bytes = sum(h.file_sizes.values())
-        summary.seconds = time.perf_counter() - started
-        return summary
-    except BaseException:
-        store.discard(gen)
-        raise
-    finally:
-        if sc is not None and spark_context is None:
-            sc.stop()
-        shutil.rmtree(stage, ignore_errors=True)
+    with writing(root):
+        started = time.perf_counter()
+        gen = new_generation(root)
+        header = new_header(opts, sources)
+        summary = BuildSummary(path=str(root))
+        stage = root / f"{STAGE_PREFIX}{uuid.uuid4().hex[:8]}"
+        sc = None
+        try:
+            stage.mkdir()
+            chunks, files = _stage(sources, stage, chunk_bytes, summary)
+            sc = spark_context or _context(
+                master or f"local[{opts.jobs or '*'}]", opts, Path(tempfile.mkdtemp(dir=stage))
+            )
+            if spark_context is None and not sc.master.startswith("local"):
+                sc.addPyFile(_package_zip(stage))
+            _run(sc, chunks, files, gen, opts, header, summary)
+            h = header
+            h.documents, h.words, h.files = summary.documents, summary.words, summary.files
+            h.skipped = dict(Counter(h.skipped) + summary.skipped)
+            store.finalize_generation(gen, h)
+            store.publish(root, gen)
+            summary.bytes = sum(h.file_sizes.values())
+            summary.seconds = time.perf_counter() - started
+            return summary
+        except BaseException as e:
+            abandon(gen, e)
+            raise
+        finally:
+            if sc is not None and spark_context is None:
+                sc.stop()
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 def _run(sc, chunks, files, gen: Path, opts: BuildOptions, header, summary: BuildSummary):

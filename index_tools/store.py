@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import struct
 import sys
 import time
@@ -40,6 +41,9 @@ from pathlib import Path
 import lmdb
 import numpy as np
 import xxhash
+
+from .fingerprint import HASH_NAME, KGRAM_NAME
+from .words import TOKENIZER_VERSION
 
 FORMAT_VERSION = 4
 _LITTLE = sys.byteorder == "little"
@@ -264,9 +268,21 @@ def _gen_dir(root: Path) -> Path:
         ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise IndexOpenError(f"cannot read {current}: {e}") from None
-    if not name or "/" in name or name.startswith("."):
+    if not _plain_name(name) or not name.startswith("gen-"):
         raise IndexOpenError(f"index at {root} is damaged ({CURRENT_NAME} is invalid); rebuild it")
     return root / name
+
+
+def _plain_name(name: str) -> bool:
+    """A file name inside one folder: no separators, no parent, nothing hidden."""
+    return (
+        bool(name)
+        and len(name) < 256
+        and name not in (".", "..")
+        and not name.startswith(".")
+        and not any(c in name for c in "/\\:\0")
+        and name.isprintable()
+    )
 
 
 def read_header(root: Path) -> tuple[Path, Header]:
@@ -295,18 +311,94 @@ def read_header(root: Path) -> tuple[Path, Header]:
         )
     try:
         header = Header.from_json(raw)
-    except TypeError as e:
-        raise IndexOpenError(f"index at {root} is damaged (header: {e}); rebuild it") from None
+        problem = header_problem(header)
+    except (TypeError, ValueError, AttributeError) as e:
+        problem = str(e) or type(e).__name__
+    if problem:
+        raise IndexOpenError(f"index at {root} is damaged (header: {problem}); rebuild it")
     for fname, size in header.file_sizes.items():
         p = gen / fname
-        if not p.is_file():
-            raise IndexOpenError(f"index at {root} is damaged ({fname} is missing); rebuild it")
-        if p.stat().st_size != size:
+        try:
+            st = p.lstat()
+        except OSError:
             raise IndexOpenError(
-                f"index at {root} is damaged ({fname} has {p.stat().st_size} bytes, "
+                f"index at {root} is damaged ({fname} is missing); rebuild it"
+            ) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise IndexOpenError(
+                f"index at {root} is damaged ({fname} is not a regular file); rebuild it"
+            )
+        if st.st_size != size:
+            raise IndexOpenError(
+                f"index at {root} is damaged ({fname} has {st.st_size} bytes, "
                 f"the header says {size}); rebuild it"
             )
     return gen, header
+
+
+_COUNTS = ("documents", "files", "words", "fingerprints", "postings", "capped",
+           "renamed_fingerprints", "renamed_postings", "renamed_capped")  # fmt: skip
+
+
+def header_problem(h: Header) -> str | None:
+    """What is wrong with a header's fields (types, ranges, file names), or None."""
+
+    def is_int(v) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    limits = {"k": (1, 4096), "window": (1, 1 << 16), "shards": (1, BUCKETS),
+              "posting_cap": (1, 1 << 40), "prefix_bits": (1, 32),
+              "normalizer_version": (0, 1 << 20)}  # fmt: skip
+    for name, (lo, hi) in limits.items():
+        v = getattr(h, name)
+        if not is_int(v) or not lo <= v <= hi:
+            return f"{name} is {v!r}"
+    for name in _COUNTS:
+        v = getattr(h, name)
+        if not is_int(v) or v < 0:
+            return f"{name} is {v!r}"
+    if h.hash != HASH_NAME or h.kgram != KGRAM_NAME:
+        return f"fingerprints made with {h.hash!r}/{h.kgram!r}, this version reads {HASH_NAME}"
+    if h.tokenizer_version != TOKENIZER_VERSION:
+        return f"tokenizer version {h.tokenizer_version!r}, this version has {TOKENIZER_VERSION}"
+    for name in ("name", "created"):
+        if not isinstance(getattr(h, name), str):
+            return f"{name} is not text"
+    if not isinstance(h.renamed_languages, list) or not all(
+        isinstance(x, str) for x in h.renamed_languages
+    ):
+        return "renamed_languages is not a list of names"
+    if not isinstance(h.sources, list) or not all(isinstance(x, dict) for x in h.sources):
+        return "sources is not a list of objects"
+    if not isinstance(h.skipped, dict) or not all(is_int(v) for v in h.skipped.values()):
+        return "skipped is not a table of counts"
+    sizes, hashes = h.file_sizes, h.file_hashes
+    if not isinstance(sizes, dict) or not all(is_int(v) and v >= 0 for v in sizes.values()):
+        return "file_sizes is not a table of sizes"
+    if not isinstance(hashes, dict) or not all(isinstance(v, str) for v in hashes.values()):
+        return "file_hashes is not a table of digests"
+    required = {DOCS_NAME, TEXT_NAME, *(shard_name(i) for i in range(h.shards))}
+    if h.renamed_languages:
+        required |= {shard_name(i, renamed=True) for i in range(h.shards)}
+    allowed = required | {capped_name(False), capped_name(True)}
+    if not required <= set(sizes) <= allowed:
+        odd = sorted((set(sizes) - allowed) | (required - set(sizes)))
+        return f"unexpected or missing files: {', '.join(map(repr, odd[:3]))}"
+    if set(hashes) != set(sizes):
+        return "file_hashes and file_sizes name different files"
+    return None
+
+
+def digest_problems(gen: Path, header: Header) -> list[str]:
+    """Files whose contents differ from the header's digests (reads every byte)."""
+    problems = []
+    for fname, digest in sorted(header.file_hashes.items()):
+        try:
+            if file_digest(gen / fname) != digest:
+                problems.append(f"{fname}: contents differ from the header's digest")
+        except OSError as e:
+            problems.append(f"{fname}: {e.strerror or e}")
+    return problems
 
 
 def file_digest(path: Path) -> str:
@@ -342,34 +434,75 @@ def finalize_generation(gen: Path, header: Header) -> None:
     os.replace(tmp, gen / HEADER_NAME)
 
 
+def current_name(root: Path) -> str | None:
+    """The name of the live generation, or None when there is none (cheap: one small
+    read; a server polls it to notice a new generation)."""
+    try:
+        name = (Path(root) / CURRENT_NAME).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name if _plain_name(name) else None
+
+
 def publish(root: Path, gen: Path) -> None:
-    """Make `gen` the live generation atomically, then remove the others."""
+    """Make `gen` the live generation atomically, then remove the others. The caller
+    holds the index's writer lock (`lock.WriterLock`)."""
     tmp = root / f".{CURRENT_NAME}.{uuid.uuid4().hex[:8]}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(gen.name + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, root / CURRENT_NAME)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(gen.name + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, root / CURRENT_NAME)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
     with contextlib.suppress(OSError):
         dfd = os.open(root, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-    for p in root.iterdir():
-        if p.is_dir() and p.name.startswith("gen-") and p != gen:
+    clean(root, staging=False)
+
+
+def is_ours(name: str) -> bool:
+    """A name a writer of this index creates (generations, CURRENT and its temporary
+    files, the lock, Spark's staging): a folder of only these is an index, maybe one whose
+    first build was interrupted."""
+    return name in (CURRENT_NAME, ".lock") or name.startswith(
+        ("gen-", f".{CURRENT_NAME}.", ".spark-stage-")
+    )
+
+
+def clean(root: Path, staging: bool = True) -> None:
+    """Remove what interrupted or superseded writers left: every generation but the live
+    one, temporary CURRENT files, staging folders. Only under the writer lock. A
+    generation still mapped by a reader on Windows cannot be removed yet: it is left for
+    the next cleanup."""
+    live = current_name(root)
+    for p in Path(root).iterdir():
+        if p.name == live or not is_ours(p.name) or p.name in (CURRENT_NAME, ".lock"):
+            continue
+        if not staging and p.name.startswith(".spark-stage-"):
+            continue
+        if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                p.unlink()
 
 
-def discard(gen: Path) -> None:
+def discard(gen: Path) -> bool:
+    """Remove an unpublished generation; never the live one. True when removed."""
+    if current_name(gen.parent) == gen.name:
+        return False
     shutil.rmtree(gen, ignore_errors=True)
+    return True
 
 
 def verify(root: Path) -> list[str]:
-    """Full check of every file's digest; returns the problems found (empty when sound)."""
+    """Full check: the header (as every open does) and every file's digest; returns the
+    problems found (empty when sound)."""
     gen, header = read_header(root)
-    problems = []
-    for fname, digest in header.file_hashes.items():
-        if file_digest(gen / fname) != digest:
-            problems.append(f"{fname}: contents differ from the header's digest")
-    return problems
+    return digest_problems(gen, header)

@@ -22,6 +22,7 @@ import gzip
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterator
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -177,8 +178,11 @@ class DatasetSource(CorpusSource):
                         yield None
                         continue
                     yield row if isinstance(row, dict) else None
-        except (OSError, EOFError) as e:
-            raise SourceError(f"{self.spec}: {e}") from None
+        except (OSError, EOFError, zlib.error) as e:
+            reason = (
+                "truncated" if isinstance(e, EOFError) else (getattr(e, "strerror", None) or str(e))
+            )
+            raise SourceError(f"{self.spec}: cannot read it ({reason})") from None
 
     # -- documents
 

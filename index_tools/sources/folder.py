@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 
 from index_tools.model import Document, Origin
@@ -35,10 +36,21 @@ def clean_path(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+class NotRegularFile(OSError):
+    """A named pipe, device or socket: never read (reading a pipe would wait forever)."""
+
+
 def read_limited(path: str, max_bytes: int) -> bytes:
-    """At most max_bytes + 1 bytes of a file (one more than allowed shows it is too big)."""
-    with open(path, "rb") as f:
-        return f.read(max_bytes + 1 if max_bytes > 0 else -1)
+    """At most max_bytes + 1 bytes of a regular file (one more than allowed shows it is too
+    big). Opened without blocking and checked before reading: a pipe is refused."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(max_bytes + 1 if max_bytes > 0 else -1)
+    finally:
+        os.close(fd)
 
 
 def read_text_file(path: str, limit: int = 1_000_000) -> str | None:
@@ -77,7 +89,12 @@ class FolderSource(CorpusSource):
 
     def _files(self) -> Iterator[tuple[str, str]]:
         """(absolute path, relative "/" path) of every file, in sorted order."""
-        for dirpath, dirnames, filenames in os.walk(self.root):
+
+        def unreadable(error: OSError) -> None:
+            # a folder that cannot be listed (permissions, a path too long): counted
+            self.skipped[SkipReasons.UNREADABLE] += 1
+
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=unreadable):
             dirnames[:] = sorted(
                 d
                 for d in dirnames
@@ -97,10 +114,17 @@ class FolderSource(CorpusSource):
                 self.skipped[SkipReasons.UNSUPPORTED] += 1
                 continue
             try:
-                if is_oversize(os.stat(full).st_size, self.max_file_bytes):
+                st = os.stat(full)
+                if not stat.S_ISREG(st.st_mode):
+                    self.skipped[SkipReasons.UNSUPPORTED] += 1  # a pipe, device or socket
+                    continue
+                if is_oversize(st.st_size, self.max_file_bytes):
                     self.skipped[SkipReasons.OVERSIZE] += 1
                     continue
                 data = read_limited(full, self.max_file_bytes)
+            except NotRegularFile:
+                self.skipped[SkipReasons.UNSUPPORTED] += 1
+                continue
             except OSError:
                 self.skipped[SkipReasons.UNREADABLE] += 1
                 continue

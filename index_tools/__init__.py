@@ -18,6 +18,7 @@ from .model import (
 )
 from .paths import default_index_path
 from .store import FORMAT_VERSION, IndexOpenError
+from .store import current_name as current_generation
 from .words import TOKENIZER_VERSION, Word, tokenize
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "Word",
     "add_to_index",
     "build_index",
+    "current_generation",
     "default_index_path",
     "describe_match",
     "open_index",

@@ -1,20 +1,25 @@
 """Open indexes, one per path, shared by the folders that use it.
 
 Each index gets one worker thread: every lookup on it runs there, off the event loop, and
-never concurrently with another lookup on the same index.
+never concurrently with another lookup on the same index. Before a lookup the worker checks
+(at most once a second) which generation the index's CURRENT names: after `build` or `add`
+published a new one, it opens it, switches, and closes the old one — lookups queued behind
+the switch are answered from the new generation, none is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from index_tools import IndexOpenError, default_index_path, open_index
+from index_tools import IndexOpenError, current_generation, default_index_path, open_index
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +27,7 @@ LOADING = "loading"
 READY = "ready"
 NO_INDEX = "no-index"
 ERROR = "error"
+POLL_SECONDS = 1.0  # how often a lookup checks for a newly published generation
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -50,8 +56,13 @@ class IndexHandle:
         self.message = ""
         self.summary: dict[str, Any] | None = None
         self._index = None
+        self._generation: str | None = None
+        self._checked_at = time.monotonic()
+        self._closed = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recitation-index")
         self._opened: asyncio.Future | None = None
+        # called (from the worker thread) after the handle switched generation or state
+        self.on_change = None
 
     @property
     def ready(self) -> bool:
@@ -66,6 +77,13 @@ class IndexHandle:
 
     async def wait(self) -> IndexHandle:
         await asyncio.shield(self.open())
+        if not self.ready and not self._closed:
+            # missing or broken when opened: a build may have published one since
+            try:
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(self._executor, self._follow)
+            except RuntimeError:  # closed meanwhile
+                pass
         return self
 
     def _open(self) -> None:
@@ -88,6 +106,7 @@ class IndexHandle:
             self.message = f"Cannot open the index at {self.path}: {type(exc).__name__}: {exc}"
             return
         self._index, self.summary = index, summary
+        self._generation = getattr(index, "generation", None)
         name = summary.get("name") or self.path.name
         files = summary.get("files")
         self.state = READY
@@ -102,25 +121,77 @@ class IndexHandle:
         if not self.ready:
             return []
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._executor, self._match, suggestion, context, min_tokens, language
-        )
+        try:
+            return await loop.run_in_executor(
+                self._executor, self._match, suggestion, context, min_tokens, language
+            )
+        except RuntimeError:  # the handle was retired (settings changed): nothing to say
+            return []
 
     def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[dict]:
-        matches = self._index.match(
-            suggestion, context=context, min_tokens=min_tokens, language=language or None
-        )
+        self._follow()
+        if self._index is None:
+            return []
+        try:
+            matches = self._index.match(
+                suggestion, context=context, min_tokens=min_tokens, language=language or None
+            )
+        except IndexOpenError as exc:  # damage found while reading: a status, not a crash
+            self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")
+            return []
         return [m.to_dict() for m in matches]
 
-    def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
-        index, self._index = self._index, None
+    def _follow(self) -> None:
+        """On the worker thread: switch to a newly published generation, if any."""
+        now = time.monotonic()
+        if self._closed or now - self._checked_at < POLL_SECONDS:
+            return
+        self._checked_at = now
+        current = current_generation(self.path)
+        if current is None or current == self._generation:
+            return
+        old_state, old_message = self.state, self.message
+        previous, self._index = self._index, None
+        self._close_index(previous)
+        self._open()
+        if (self.state, self.message) != (old_state, old_message) or self.ready:
+            log.info("index %s: now %s (%s)", self.path, current, self.state)
+            self._changed()
+
+    def _fail(self, state: str, message: str) -> None:
+        previous, self._index = self._index, None
+        self._close_index(previous)
+        self.state, self.message, self.summary = state, message, None
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(self)
+            except Exception:
+                log.exception("index change callback")
+
+    def _close_index(self, index) -> None:
         closer = getattr(index, "close", None)
         if callable(closer):
             try:
                 closer()
             except Exception:
                 log.exception("closing index %s", self.path)
+
+    def close(self) -> None:
+        """Retire the handle: lookups already queued are still answered (from this index),
+        then it is closed; later lookups find nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(RuntimeError):
+            self._executor.submit(self._retire)
+        self._executor.shutdown(wait=False)
+
+    def _retire(self) -> None:
+        index, self._index = self._index, None
+        self._close_index(index)
 
 
 class IndexManager:

@@ -225,6 +225,8 @@ class RecitationServer(LanguageServer):
                     self.matches.clear(doc.uri)
         scope.index = handle
         if created:
+            loop = asyncio.get_running_loop()
+            handle.on_change = lambda h: loop.call_soon_threadsafe(self._index_changed, h)
             asyncio.ensure_future(self._open_index(handle))
         elif handle.state != LOADING:
             self.send_status(scope)
@@ -256,6 +258,16 @@ class RecitationServer(LanguageServer):
             if scope.index is handle:
                 self.send_status(scope)
                 for doc in self.documents:  # warnings follow the index's state
+                    if self.scopes.for_uri(doc.uri) is scope:
+                        self.publish(doc.uri)
+
+    def _index_changed(self, handle) -> None:
+        """A new generation was published (or the index broke): say so, and show the
+        warnings as the index's state allows."""
+        for scope in self.active_scopes():
+            if scope.index is handle:
+                self.send_status(scope)
+                for doc in self.documents:
                     if self.scopes.for_uri(doc.uri) is scope:
                         self.publish(doc.uri)
 

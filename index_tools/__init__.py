@@ -17,6 +17,7 @@ from .model import (
     describe_match,
 )
 from .paths import default_index_path
+from .safe_text import clean_link, comment_safe, printable
 from .store import FORMAT_VERSION, IndexOpenError
 from .store import current_name as current_generation
 from .words import TOKENIZER_VERSION, Word, tokenize
@@ -42,9 +43,12 @@ __all__ = [
     "Word",
     "add_to_index",
     "build_index",
+    "clean_link",
+    "comment_safe",
     "current_generation",
     "default_index_path",
     "describe_match",
     "open_index",
+    "printable",
     "tokenize",
 ]

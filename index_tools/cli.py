@@ -228,6 +228,7 @@ def cmd_query(args) -> int:
 
 
 def cmd_check(args) -> int:
+    from .safe_text import printable
     from .sarif import sarif_report
 
     if args.min_tokens < 1:
@@ -255,7 +256,11 @@ def cmd_check(args) -> int:
         print(json.dumps(sarif_report(rel, _version()), indent=2, ensure_ascii=False))
     else:
         for f, m in results:
-            print(f"{f}:{m.range.start.line + 1}:{m.range.start.character + 1}: " + _match_text(m))
+            # a file name can hold a newline or an escape sequence: one printable line
+            where = printable(f, 1000)
+            print(
+                f"{where}:{m.range.start.line + 1}:{m.range.start.character + 1}: " + _match_text(m)
+            )
         n = len(results)
         print(
             f"{n} quoted span{'s' if n != 1 else ''} in {len(args.files)} file(s)", file=sys.stderr

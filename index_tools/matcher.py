@@ -34,6 +34,7 @@ from .classify import COMMON_FILES, classify
 from .fingerprint import kgram_fingerprints, winnow, winnow_past
 from .model import Match, Part, Position, Range, Source
 from .normalize import canonical, identifier_mask, keywords, normalized_hashes
+from .safe_text import printable
 from .words import WORD_RE, LineIndex, word_texts
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
@@ -494,11 +495,11 @@ def _sources(index, span: Span, max_sources: int, shown: set[int] = frozenset())
                 break
             extra = doc.occurrences - len(origins) if i == len(origins) - 1 else 0
             out.append(
-                Source(
-                    repository=o.repository,
-                    path=o.path,
-                    commit=o.commit,
-                    license=o.license,
+                Source(  # corpus metadata is untrusted: printable text, clean links
+                    repository=printable(o.repository),
+                    path=printable(o.path),
+                    commit=printable(o.commit, 80),
+                    license=printable(o.license, 120),
                     url=o.url(a, b),
                     start_line=a,
                     end_line=b,

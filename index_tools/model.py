@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from .safe_text import clean_link, with_fragment
+
 Kind = Literal["recitation", "repetitive", "license", "common"]
 KINDS: tuple[Kind, ...] = ("recitation", "repetitive", "license", "common")
 
@@ -25,14 +27,13 @@ class Origin:
     line_anchor: bool = True  # whether `link#L<a>-L<b>` selects lines
 
     def url(self, start_line: int | None = None, end_line: int | None = None) -> str:
-        """The link with a line fragment when the host supports one; "" when unsafe."""
-        if not self.link.startswith(("https://", "http://")):
-            return ""
+        """The link (http(s) only, credentials removed) with a line fragment when the host
+        supports one; "" when unsafe."""
         if start_line is None or not self.line_anchor:
-            return self.link
+            return clean_link(self.link)
         if end_line is None or end_line == start_line:
-            return f"{self.link}#L{start_line}"
-        return f"{self.link}#L{start_line}-L{end_line}"
+            return with_fragment(self.link, f"L{start_line}")
+        return with_fragment(self.link, f"L{start_line}-L{end_line}")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from index_tools import comment_safe
+
 from .diagnostics import StoredMatch, is_web_link, line_span
 from .documents import TextDocument
 from .protocol import CMD_DISMISS, CMD_OPEN_SOURCE
@@ -114,13 +116,11 @@ def attribution_text(stored: StoredMatch) -> str:
 
 
 def attribution_comment(stored: StoredMatch, language_id: str) -> str:
+    """The attribution as one comment line. Its text comes from corpus metadata: it is
+    reduced to printable text that cannot end the comment early or be read as a directive
+    (an encoding declaration, an editor modeline)."""
     start, end = comment_syntax(language_id)
-    body = attribution_text(stored)
-    # the comment's own terminator must not appear inside it
-    if end:
-        body = body.replace(end.strip(), " ")
-    if end.strip() == "-->":
-        body = body.replace("--", "- -")
+    body = comment_safe(attribution_text(stored), end, max_len=500)
     return f"{start}{body}{end}"
 
 

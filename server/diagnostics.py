@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from index_tools import Match, describe_match
+from index_tools import Match, clean_link, describe_match, printable
 
 from .documents import Edit, TextDocument, map_span
 from .protocol import SOURCE
@@ -76,11 +76,12 @@ class StoredMatch:
 
 
 def is_web_link(url: str) -> bool:
-    return (
-        isinstance(url, str)
-        and url.startswith(("https://", "http://"))
-        and not any(ch.isspace() for ch in url)
-    )
+    """An http(s) link without credentials or anything unprintable (the engine cleans the
+    links it makes; this also holds for what a client or an older engine sends)."""
+    if not isinstance(url, str):
+        return False
+    base, _, fragment = url.partition("#")
+    return bool(base) and clean_link(base) == base and fragment == printable(fragment)
 
 
 def line_span(source: dict) -> str:

@@ -24,10 +24,11 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit
 
 from index_tools.model import Document, Origin
 
+from ..safe_text import clean_link
 from .base import CorpusSource, SkipReasons, SourceError
 from .filters import check_text, text_from_bytes
 from .languages import language_for_path, normalize_language
@@ -80,19 +81,11 @@ def _license(value) -> str:
 
 
 def safe_http_link(value) -> str:
-    """The value as a link when it is a well-formed http(s) URL (fragment dropped), else ""."""
-    if not isinstance(value, str):
+    """The value as a link when it is a well-formed http(s) URL: credentials and secret
+    query parameters removed, fragment dropped; else ""."""
+    if not isinstance(value, str) or _URL_BAD.search(value.strip()):
         return ""
-    value = value.strip()
-    if not value.lower().startswith(("https://", "http://")) or _URL_BAD.search(value):
-        return ""
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return ""
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return ""
-    return urlunsplit((parts.scheme.lower(), parts.netloc, parts.path, parts.query, ""))
+    return clean_link(value)
 
 
 def _anchor_for(link: str) -> bool:

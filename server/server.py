@@ -7,6 +7,8 @@ Handlers live in `features.py`; they call the methods here. Matching stays in th
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import os
 import stat
@@ -19,7 +21,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import FeatureRequestError
-from pygls.io_ import StdoutWriter, run_async
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from . import __version__
@@ -27,6 +29,7 @@ from .detection import Checker, PendingCheck
 from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import UTF16, DocumentStore, offset_in
 from .folders import Scope, Scopes
+from .framing import FrameReader
 from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager, resolve_index_path
 from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, plain, status_payload
 from .settings import SECTION, Settings, layered_settings
@@ -78,13 +81,7 @@ class RecitationServer(LanguageServer):
                 lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer
             )
             self.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-            await run_async(
-                stop_event=self._stop_event,
-                reader=reader,
-                protocol=self.protocol,
-                logger=log,
-                error_handler=self.report_server_error,
-            )
+            await self._serve_frames(FrameReader(reader, self.report_framing_error))
 
         self._stop_event = threading.Event()
         try:
@@ -95,6 +92,40 @@ class RecitationServer(LanguageServer):
             pass
         finally:
             self.shutdown()
+
+    async def _serve_frames(self, frames: FrameReader) -> None:
+        """Hand each framed message to the protocol until the input ends. A framing error
+        or a body that is not JSON is reported and skipped; the session goes on."""
+        while not self._stop_event.is_set():
+            body = await frames.read_body()
+            if body is None:
+                break
+            try:
+                message = json.loads(body, object_hook=self.protocol.structure_message)
+            except (ValueError, RecursionError) as exc:
+                self.report_framing_error(
+                    f"a message that is not JSON ({type(exc).__name__}): {body[:80]!r}"
+                )
+                continue
+            except Exception as exc:  # params that do not fit: already answered
+                log.info("unreadable message: %s", exc)
+                continue
+            try:
+                self.protocol.handle_message(message)
+            except Exception as exc:
+                log.exception("handling a message")
+                self.report_server_error(exc, None)
+
+    def report_framing_error(self, what: str) -> None:
+        """Input that is not a framed LSP message: said on stderr and in the client's log."""
+        log.warning("recitation: %s", what)
+        with contextlib.suppress(Exception):
+            self.protocol.notify(
+                types.WINDOW_LOG_MESSAGE,
+                types.LogMessageParams(
+                    type=types.MessageType.Warning, message=f"Recitation: {what}"[:500]
+                ),
+            )
 
     # -- errors --------------------------------------------------------------------------
 

@@ -17,10 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-log = logging.getLogger(__name__)
+from ..framing import MAX_BODY, FrameReader
 
-HEADER = b"Content-Length:"
-MAX_BODY = 256 * 1024 * 1024
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -62,65 +61,30 @@ def frame(body: bytes) -> bytes:
 
 
 class MessageReader:
-    """Reads framed messages from an asyncio stream; `None` at the end of the stream."""
+    """Reads framed messages from an asyncio stream; `None` at the end of the stream.
+    Framing is `server.framing.FrameReader`'s: no line limit, linear skipping."""
 
     def __init__(
         self, stream: asyncio.StreamReader, on_garbage: Callable[[str], None] | None = None
     ) -> None:
         self.stream = stream
         self.on_garbage = on_garbage or (lambda what: log.warning("%s", what))
+        self._frames = FrameReader(stream, self.on_garbage, MAX_BODY)
 
     async def read(self) -> Message | None:
         while True:
-            length = await self._headers()
-            if length is None:
-                return None
-            try:
-                body = await self.stream.readexactly(length)
-            except asyncio.IncompleteReadError:
-                self.on_garbage("the stream ended inside a message")
+            body = await self._frames.read_body()
+            if body is None:
                 return None
             try:
                 data = json.loads(body)
-            except ValueError as exc:
-                self.on_garbage(f"a message body is not JSON ({exc}): {body[:80]!r}")
+            except (ValueError, RecursionError) as exc:
+                self.on_garbage(f"a message body is not JSON ({type(exc).__name__}): {body[:80]!r}")
                 continue
             if not isinstance(data, dict):
                 self.on_garbage(f"a message is not a JSON object: {body[:80]!r}")
                 continue
             return Message(data, body, time.perf_counter())
-
-    async def _headers(self) -> int | None:
-        """The Content-Length of the next message, skipping anything that is not a header."""
-        length: int | None = None
-        skipped = b""
-        while True:
-            line = await self.stream.readline()
-            if not line:
-                if skipped.strip():
-                    self.on_garbage(f"output that is not LSP: {skipped[:80]!r}")
-                return None
-            stripped = line.strip()
-            if not stripped:
-                if length is not None:
-                    if skipped.strip():
-                        self.on_garbage(f"output that is not LSP: {skipped[:80]!r}")
-                    return length
-                continue
-            at = line.find(HEADER)
-            if at >= 0:
-                skipped += line[:at]
-                value = line[at + len(HEADER) :].strip()
-                if value.isdigit() and int(value) <= MAX_BODY:
-                    length = int(value)
-                else:
-                    skipped += line[at:]
-                    length = None
-            elif length is not None and b":" in stripped:
-                continue  # another header (Content-Type)
-            else:
-                skipped += line
-                length = None
 
 
 class MessageWriter:

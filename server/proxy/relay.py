@@ -91,6 +91,10 @@ def our_env() -> dict[str, str]:
     return env
 
 
+CANCEL_GRACE = 1.0  # seconds a child gets to answer a cancelled request
+REQUEST_CANCELLED = -32800
+
+
 class Relay:
     def __init__(self, upstream: list[str], timeout: float = 10.0) -> None:
         self.upstream_label = shlex.join(upstream)
@@ -245,10 +249,13 @@ class Relay:
     def editor_notification(self, msg: Message, method: str) -> None:
         params = msg.data.get("params")
         if method == "$/cancelRequest":
-            key = id_key(params.get("id") if isinstance(params, dict) else None)
+            msg_id = params.get("id") if isinstance(params, dict) else None
+            key = id_key(msg_id)
             for child in (self.upstream, self.ours):
                 if key in child.pending:
                     child.send_body(msg.body)
+            # a child that ignores the cancellation must not leave the editor waiting
+            asyncio.get_running_loop().call_later(CANCEL_GRACE, self.cancelled, msg_id)
             return
         if method == "textDocument/didOpen":
             self.texts.did_open(params)
@@ -309,6 +316,16 @@ class Relay:
         fut.add_done_callback(done)
         if child is self.upstream:
             asyncio.get_running_loop().call_later(self.timeout, self.slow, fut, msg.method)
+
+    def cancelled(self, msg_id: Any) -> None:
+        """The editor cancelled `msg_id` a while ago: if a child still has not answered,
+        answer it for the child (RequestCancelled) and stop waiting."""
+        key = id_key(msg_id)
+        waiting = [c.pending.pop(key) for c in (self.upstream, self.ours) if key in c.pending]
+        if any(not f.done() for f in waiting):
+            for f in waiting:
+                f.cancel()
+            self.respond_error(msg_id, REQUEST_CANCELLED, "request cancelled")
 
     def slow(self, fut: asyncio.Future[Message], method: str | None) -> None:
         if not fut.done():
@@ -441,13 +458,14 @@ class Relay:
 
     async def ask_editor(self, method: str, params: Any) -> Any:
         self.next_id += 1
+        my_id = self.next_id  # other requests may take the next ids while this one waits
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.outgoing[self.next_id] = fut
-        self.to_editor({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.outgoing[my_id] = fut
+        self.to_editor({"jsonrpc": "2.0", "id": my_id, "method": method, "params": params})
         try:
             return await asyncio.wait_for(fut, self.timeout)
         finally:
-            self.outgoing.pop(self.next_id, None)
+            self.outgoing.pop(my_id, None)
 
     def editor_response(self, msg: Message) -> None:
         target = self.outgoing.pop(msg.id, None) if isinstance(msg.id, int) else None

@@ -42,12 +42,13 @@ def utf16_len(s: str) -> int:
 
 
 class LineIndex:
-    """Maps character offsets of a text to LSP positions (line, UTF-16 character)."""
+    """Maps character offsets of a text to LSP positions (line, UTF-16 character); lines
+    end at `\r\n`, `\r` or `\n`, as LSP counts them."""
 
     def __init__(self, text: str):
         self.text = text
         self.line_starts = [0]
-        for m in re.finditer("\n", text):
+        for m in re.finditer("\r\n|\r|\n", text):
             self.line_starts.append(m.end())
 
     def line_of(self, offset: int) -> int:

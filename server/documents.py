@@ -7,6 +7,7 @@ the client asked for UTF-8 or UTF-32). Offsets are Python string indices.
 from __future__ import annotations
 
 import bisect
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -18,6 +19,9 @@ UTF32 = "utf-32"
 
 # How many recent edits a document remembers, to re-base results computed on older text.
 EDIT_LOG_SIZE = 512
+
+
+_EOL = re.compile(r"\r\n|\r|\n")
 
 
 def char_units(ch: str, encoding: str) -> int:
@@ -45,16 +49,17 @@ def units(text: str, encoding: str) -> int:
 
 def offset_in(text: str, line: int, character: int, encoding: str = UTF16) -> int:
     """Offset in `text` of a (line, character) position relative to the start of `text`,
-    clamped to the text and to the end of the line."""
+    clamped to the text and to the end of the line. Lines end at `\r\n`, `\r` or `\n`,
+    as LSP counts them."""
     start = 0
+    breaks = _EOL.finditer(text)
     for _ in range(max(line, 0)):
-        nl = text.find("\n", start)
-        if nl < 0:
+        m = next(breaks, None)
+        if m is None:
             return len(text)
-        start = nl + 1
-    end = text.find("\n", start)
-    if end < 0:
-        end = len(text)
+        start = m.end()
+    m = _EOL.search(text, start)
+    end = m.start() if m else len(text)
     return start + _column_to_index(text[start:end], character, encoding)
 
 
@@ -118,25 +123,33 @@ class TextDocument:
 
     @property
     def line_starts(self) -> list[int]:
+        """Offsets where lines start; lines end at `\r\n`, `\r` or `\n` (as LSP counts)."""
         if self._line_starts is None:
-            starts = [0]
-            find = self.text.find
-            i = find("\n")
-            while i >= 0:
-                starts.append(i + 1)
-                i = find("\n", i + 1)
-            self._line_starts = starts
+            if "\r" in self.text:
+                self._line_starts = [0] + [m.end() for m in _EOL.finditer(self.text)]
+            else:
+                starts = [0]
+                find = self.text.find
+                i = find("\n")
+                while i >= 0:
+                    starts.append(i + 1)
+                    i = find("\n", i + 1)
+                self._line_starts = starts
         return self._line_starts
 
     def line_count(self) -> int:
         return len(self.line_starts)
 
     def line_text(self, line: int) -> str:
+        """The text of a line, without its line break."""
         starts = self.line_starts
         if line < 0 or line >= len(starts):
             return ""
-        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.text)
-        return self.text[starts[line] : end]
+        end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
+        text = self.text[starts[line] : end]
+        if text.endswith("\r\n"):
+            return text[:-2]
+        return text[:-1] if text.endswith(("\r", "\n")) else text
 
     def offset_at(self, position: types.Position) -> int:
         """Offset of an LSP position, clamped to the document."""

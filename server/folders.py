@@ -53,5 +53,10 @@ class Scopes:
                 return best
         return self.global_scope
 
+    def default(self) -> Scope:
+        """The scope of a request that names no document: the first workspace folder's
+        (its configured index and settings), else the global one."""
+        return next(iter(self.folders.values()), self.global_scope)
+
     def all(self) -> list[Scope]:
         return [*self.folders.values(), self.global_scope]

@@ -123,6 +123,10 @@ class StoredDocument:
 
     def word_hashes(self, lo: int, hi: int, hasher: WordHasher) -> np.ndarray:
         """xxh3 hashes of the words at positions [lo, hi); blocks are hashed once."""
+        return self._span(lo, hi, lambda b: self._block(b, hasher)[1])
+
+    def _span(self, lo: int, hi: int, block_hashes) -> np.ndarray:
+        """Positions [lo, hi) of the per-block arrays `block_hashes(b)`, joined."""
         hi = min(hi, self.words)
         if lo >= hi:
             return np.empty(0, dtype=np.uint64)
@@ -131,7 +135,7 @@ class StoredDocument:
         parts = []
         end = first
         while b < len(self.block_chars) and end < hi:
-            h = self._block(b, hasher)[1]
+            h = block_hashes(b)
             parts.append(h)
             end += len(h)
             b += 1
@@ -154,22 +158,14 @@ class StoredDocument:
     def renamed_hashes(self, lo: int, hi: int, hasher: WordHasher, language: str) -> np.ndarray:
         """Hashes of the words [lo, hi) with identifiers normalized (`normalize`), as the
         rename-insensitive fingerprints see them; blocks are normalized once."""
-        hi = min(hi, self.words)
-        if lo >= hi:
-            return np.empty(0, dtype=np.uint64)
-        b = self._block_of(lo)
-        first = int(self.block_words[b])
-        parts = []
-        end = first
-        while b < len(self.block_chars) and end < hi:
+
+        def normalized(b: int) -> np.ndarray:
             h = self._renamed.get((b, language))
             if h is None:
                 h = self._renamed[(b, language)] = self._normalize_block(b, hasher, language)
-            parts.append(h)
-            end += len(h)
-            b += 1
-        joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        return joined[lo - first : hi - first]
+            return h
+
+        return self._span(lo, hi, normalized)
 
     def _normalize_block(self, b: int, hasher: WordHasher, language: str) -> np.ndarray:
         words, hashes = self._block(b, hasher)

@@ -59,7 +59,7 @@ from .lookpast import UNCAPPED, LookPastParams, finish_caps, look_past_docs
 from .process import ProcessedDoc, content_hash, process
 
 DEFAULT_CHUNK_BYTES = 8 << 20  # text per staged chunk (one map task each)
-STAGE_PREFIX = ".spark-stage-"
+STAGE_PREFIX = store.STAGE_PREFIX
 
 PYSPARK_MISSING = (
     "--engine spark needs PySpark: pip install 'recitation[spark]' (and Java 17 on PATH)"

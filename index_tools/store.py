@@ -43,6 +43,7 @@ import numpy as np
 import xxhash
 
 from .fingerprint import HASH_NAME, KGRAM_NAME
+from .lock import LOCK_NAME
 from .words import TOKENIZER_VERSION
 
 FORMAT_VERSION = 4
@@ -50,6 +51,7 @@ _LITTLE = sys.byteorder == "little"
 PREFIX_BITS = 8  # keys sharing their top PREFIX_BITS bits are stored together (one LMDB entry)
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
+STAGE_PREFIX = ".spark-stage-"  # the Spark builder's staging folders
 DOCS_NAME = "docs.mdb"
 DOC_DBS = (b"meta", b"blocks", b"origins", b"content")
 TEXT_NAME = "text.zst"
@@ -470,8 +472,8 @@ def is_ours(name: str) -> bool:
     """A name a writer of this index creates (generations, CURRENT and its temporary
     files, the lock, Spark's staging): a folder of only these is an index, maybe one whose
     first build was interrupted."""
-    return name in (CURRENT_NAME, ".lock") or name.startswith(
-        ("gen-", f".{CURRENT_NAME}.", ".spark-stage-")
+    return name in (CURRENT_NAME, LOCK_NAME) or name.startswith(
+        ("gen-", f".{CURRENT_NAME}.", STAGE_PREFIX)
     )
 
 
@@ -482,9 +484,9 @@ def clean(root: Path, staging: bool = True) -> None:
     the next cleanup."""
     live = current_name(root)
     for p in Path(root).iterdir():
-        if p.name == live or not is_ours(p.name) or p.name in (CURRENT_NAME, ".lock"):
+        if p.name == live or not is_ours(p.name) or p.name in (CURRENT_NAME, LOCK_NAME):
             continue
-        if not staging and p.name.startswith(".spark-stage-"):
+        if not staging and p.name.startswith(STAGE_PREFIX):
             continue
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)

@@ -23,6 +23,7 @@ from .build import (
 )
 from .model import MATCH_JSON_VERSION, Match, describe_match
 from .paths import DEFAULT_SOURCES, default_index_path
+from .safe_text import printable
 from .sources.languages import language_for_path
 from .store import IndexOpenError
 
@@ -162,6 +163,12 @@ def _read_text(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _source_text(s) -> str:
+    """One source on one printable line (corpus metadata never forges or colours a line)."""
+    text = f"{s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} ({s.license}) {s.url}"
+    return printable(text, 2000)
+
+
 def _match_text(m: Match, show_sources: int = 5) -> str:
     r = m.range
     out = [
@@ -170,12 +177,11 @@ def _match_text(m: Match, show_sources: int = 5) -> str:
         f"{m.suggestion_words} of its words",
     ]
     if m.renamed:
-        out.append("  renamed: " + ", ".join(f"{a} \u2192 {b}" for a, b in m.renamed))
-    for s in m.sources[:show_sources]:
         out.append(
-            f"  - {s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} "
-            f"({s.license}) {s.url}".rstrip()
+            "  renamed: " + printable(", ".join(f"{a} \u2192 {b}" for a, b in m.renamed), 4000)
         )
+    for s in m.sources[:show_sources]:
+        out.append(f"  - {_source_text(s)}")
     if len(m.sources) > show_sources:
         out.append(f"  ... and {len(m.sources) - show_sources} more sources")
     for p in m.parts:
@@ -186,10 +192,7 @@ def _match_text(m: Match, show_sources: int = 5) -> str:
             f"{p.range.end.line + 1}) found in {bound}{p.file_count} {files}; {p.kind}"
         )
         for s in p.sources[:2]:
-            out.append(
-                f"    - {s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} "
-                f"({s.license}) {s.url}".rstrip()
-            )
+            out.append(f"    - {_source_text(s)}")
     return "\n".join(out)
 
 
@@ -228,7 +231,6 @@ def cmd_query(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .safe_text import printable
     from .sarif import sarif_report
 
     if args.min_tokens < 1:
@@ -437,8 +439,9 @@ def main(argv: list[str] | None = None) -> int:
             args.index = args.index_opt
         return args.func(args)
     except (UsageError, BuildError, IndexOpenError) as e:
+        msg = printable(e, 4000)  # it can name a file: one printable line
         print(
-            f"recitation-index: {e}" if not str(e).startswith("recitation-index") else e,
+            f"recitation-index: {msg}" if not msg.startswith("recitation-index") else msg,
             file=sys.stderr,
         )
         return 2
@@ -457,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("RECITATION_DEBUG"):
             raise
         print(
-            f"recitation-index: unexpected error: {type(e).__name__}: {e} "
+            f"recitation-index: unexpected error: {type(e).__name__}: {printable(e, 4000)} "
             "(RECITATION_DEBUG=1 shows where)",
             file=sys.stderr,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from .safe_text import clean_link, with_fragment
+from .safe_text import clean_link, printable, with_fragment
 
 Kind = Literal["recitation", "repetitive", "license", "common"]
 KINDS: tuple[Kind, ...] = ("recitation", "repetitive", "license", "common")
@@ -270,13 +270,14 @@ def describe_match(m: Match) -> str:
             if src.start_line == src.end_line
             else (f"L{src.start_line}\u2013L{src.end_line}")
         )
-        where = " ".join(p for p in (src.repository, src.path) if p)
-        line += f" match {where} {lines} ({src.license or 'NOASSERTION'})"
+        # corpus metadata: printable even when the match was read back from a client
+        where = " ".join(printable(p) for p in (src.repository, src.path) if p)
+        line += f" match {where} {lines} ({printable(src.license, 120) or 'NOASSERTION'})"
     files = "file" if m.file_count == 1 else "files"
     bound = "" if m.file_count_exact else "at least "
     line = f"{line}; found in {bound}{m.file_count} {files}"
     if m.renamed:
-        shown = ", ".join(f"{a} \u2192 {b}" for a, b in m.renamed[:4])
+        shown = ", ".join(f"{printable(a)} \u2192 {printable(b)}" for a, b in m.renamed[:4])
         more = f", +{len(m.renamed) - 4} more" if len(m.renamed) > 4 else ""
         line += f" (renamed: {shown}{more})"
     if m.parts:

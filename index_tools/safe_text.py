@@ -2,36 +2,67 @@
 hover, a comment inserted into code, a terminal and a CI log. Here they are reduced to what
 is safe there: http(s) links without credentials, printable one-line text, and comment
 text that cannot change the code around it.
+
+- `clean_link(url)`: an http(s) link without user name, password, secret-looking query
+  parameters or fragment, or "" (used when an index is built and again when it is shown)
+- `clean_origin(origin)`: the same for a document's origin; every corpus source's documents
+  pass through it (`CorpusSource.documents`)
+- `printable(text, max_len)`: one line without control, format (bidi) or separator
+  characters, credentials in embedded links removed
+- `comment_safe(text, terminator)`: printable text that cannot be read as an encoding
+  declaration or editor modeline, end its comment early or continue it onto the next line
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from .model import Origin
 
 MAX_TEXT = 300  # characters of one metadata value shown anywhere
 
-# query parameters that carry a secret in the links of code hosts, clouds and CDNs
+# query parameters that carry a secret in the links of code hosts, clouds and CDNs: any name
+# containing one of the words, and a few short names used by signed URLs
 _SECRET_PARAMS = re.compile(
-    r"^(?:(?:access|auth|api|private|refresh|id|session|sas)?[-_]?token|auth|key|api[-_]?key|"
-    r"apikey|secret|client[-_]?secret|password|passwd|pwd|sig|signature|credential|"
-    r"x-amz-.*|x-goog-.*|se|sv|sp|skoid|sktid|code)$",
+    r"^(?:.*(?:token|secret|passw|signature|credential|api[-_]?key|private[-_]?key|"
+    r"session|oauth|jwt|x-amz-|x-goog-).*|auth|key|pwd|sig|se|sv|sp|skoid|sktid|code)$",
     re.IGNORECASE,
 )
-# what a language reads out of a comment: Python's encoding declaration (PEP 263), editor
-# modelines (Emacs `-*- ... -*-`, Vim `vim:`/`vi:`/`ex:`)
+# a link that needs no cleaning: lower-case scheme and host, no port, user, query or fragment
+_PLAIN_LINK = re.compile(
+    r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*)?"
+)
+# characters a link never holds as they are (the WHATWG parser reads `\` as `/`)
+_LINK_BAD = re.compile(r"[<>\"`\\{}|^]")
+# credentials inside text: `scheme://user:password@`, and secret query parameters
+_TEXT_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@]*@")
+_TEXT_SECRET_PARAM = re.compile(
+    r"(?i)([?&;](?:[\w.-]*(?:token|secret|passw|signature|credential|api[-_]?key)[\w.-]*"
+    r"|auth|key|pwd|sig)=)[^\s&#;]*"
+)
+# what a language or an editor reads out of a comment: Python's encoding declaration
+# (PEP 263), editor modelines (Emacs `-*- ... -*-`, Vim `vim:`/`vi:`/`ex:`)
 _DIRECTIVES = re.compile(r"(coding)([:=])|(-\*-)|\b(vim?|ex)(:)", re.IGNORECASE)
 
 
 def clean_link(url: object) -> str:
     """`url` as a safe http(s) link — no user name or password, no secret-looking query
-    parameters, no fragment, no spaces or control characters — or "" when it is not one."""
+    parameters, no fragment, no spaces, quotes, backslashes or control characters — or ""
+    when it is not one."""
     if not isinstance(url, str):
         return ""
     url = url.strip()
-    if not url.lower().startswith(("https://", "http://")) or any(
-        ch.isspace() or _unsafe(ch) for ch in url
+    if _PLAIN_LINK.fullmatch(url):
+        return url
+    if (
+        not url.lower().startswith(("https://", "http://"))
+        or _LINK_BAD.search(url)
+        or any(ch.isspace() or _unsafe(ch) for ch in url)
     ):
         return ""
     try:
@@ -61,6 +92,29 @@ def with_fragment(link: str, fragment: str) -> str:
     return f"{base}#{fragment}" if base and fragment else base
 
 
+def redact_credentials(text: str) -> str:
+    """`text` with the credentials of any link inside it removed (`https://u:p@h/` and
+    `?token=...`)."""
+    if "@" in text:
+        text = _TEXT_USERINFO.sub(r"\1", text)
+    if "=" in text:
+        text = _TEXT_SECRET_PARAM.sub("\\1\u2026", text)
+    return text
+
+
+def clean_origin(origin: Origin) -> Origin:
+    """The origin with a clean link (see `clean_link`) and no credentials in its names;
+    the same object when nothing changes. Every source's documents pass through here."""
+    link = clean_link(origin.link) if origin.link else ""
+    repository = redact_credentials(origin.repository)
+    path = redact_credentials(origin.path)
+    if (link, repository, path) == (origin.link, origin.repository, origin.path):
+        return origin
+    return dataclasses.replace(
+        origin, link=link, repository=repository, path=path, line_anchor=origin.line_anchor
+    )
+
+
 def _unsafe(ch: str) -> bool:
     # control (Cc), format (Cf: bidi overrides and isolates, zero-width), separators
     # (Zl, Zp), surrogates and unassigned code points
@@ -69,23 +123,36 @@ def _unsafe(ch: str) -> bool:
 
 def printable(value: object, max_len: int = MAX_TEXT) -> str:
     """One line of printable text: control, format (bidi) and separator characters become
-    U+FFFD, runs of whitespace one space, and it is cut at `max_len` characters."""
+    U+FFFD, runs of whitespace one space, credentials in links inside it are removed, and it
+    is cut at `max_len` characters."""
     text = "" if value is None else str(value)
-    out = []
-    for ch in text:
-        if ch in "\t\n\r\v\f" or ch.isspace():
-            out.append(" ")
-        elif _unsafe(ch):
-            out.append("\ufffd")
-        else:
-            out.append(ch)
-    text = " ".join("".join(out).split())
+    if not (text.isprintable() and text.isascii()):
+        out = []
+        for ch in text:
+            if ch.isspace():
+                out.append(" ")
+            elif _unsafe(ch):
+                out.append("\ufffd")
+            else:
+                out.append(ch)
+        text = "".join(out)
+    text = redact_credentials(" ".join(text.split()))
     return text if len(text) <= max_len else text[: max_len - 1] + "\u2026"
+
+
+def _defuse(text: str, sequence: str) -> str:
+    """`text` without `sequence`: its characters are spaced apart until none is left."""
+    spaced = " ".join(sequence)
+    while sequence in text:
+        text = text.replace(sequence, spaced)
+    return text
 
 
 def comment_safe(value: object, terminator: str = "", max_len: int = MAX_TEXT) -> str:
     """Printable text that can sit inside a comment without changing the code: no
-    encoding declaration or editor modeline, and not the comment's own `terminator`."""
+    encoding declaration or editor modeline, not the comment's own `terminator` (nor `--`
+    when it is `-->`), and no trailing backslash or `??/` that would continue a line
+    comment onto the next line (C, C++)."""
     text = _DIRECTIVES.sub(
         lambda m: (
             f"{m.group(1)} {m.group(2)}"
@@ -98,8 +165,8 @@ def comment_safe(value: object, terminator: str = "", max_len: int = MAX_TEXT) -
     )
     end = terminator.strip()
     if end:
-        while end in text:
-            text = text.replace(end, " ".join(end))
-        if end == "-->":
-            text = text.replace("--", "- -")
-    return text
+        text = _defuse(text, end)
+        if end == "-->":  # `--` is not allowed inside an HTML or XML comment at all
+            text = _defuse(text, "--")
+    text = _defuse(text, "??/")  # the trigraph for a backslash
+    return text.rstrip("\\ ")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import xxhash
 
 from .model import KINDS, Match, Part, describe_match
+from .safe_text import clean_link, printable
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"recitation": "warning", "repetitive": "note", "license": "note", "common": "note"}
@@ -28,8 +31,23 @@ def _region(r) -> dict:
 def _part_text(p: Part) -> str:
     files = "file" if p.file_count == 1 else "files"
     bound = "" if p.file_count_exact else "at least "
-    where = f": {p.sources[0].url}" if p.sources and p.sources[0].url else ""
+    url = _link(p.sources[0].url) if p.sources else ""
+    where = f": {url}" if url else ""
     return f"{p.length} words of it ({p.kind}) found in {bound}{p.file_count} {files}{where}"
+
+
+def _link(url: str) -> str:
+    """A source's link as a message may show it: cleaned again (an index built before links
+    were cleaned, a match read back from JSON), its line fragment kept."""
+    base, _, fragment = url.partition("#")
+    base = clean_link(base)
+    return f"{base}#{printable(fragment, 40)}" if base and fragment else base
+
+
+def artifact_uri(path: str) -> str:
+    """A file path as the relative URI reference SARIF asks for: percent-encoded, so a name
+    with a newline, an escape sequence or a `%` stays one exact, inert value."""
+    return quote(path.replace("\\", "/"), safe="/-._~!$&'()*+,;=@")
 
 
 def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
@@ -46,12 +64,13 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
     ]
     out = []
     for path, m in results:
-        uri = path.replace("\\", "/")
+        uri = artifact_uri(path)
         r = m.range
         text = describe_match(m)
-        links = [s.url for s in m.sources if s.url][:5]
+        links = [u for u in (_link(s.url) for s in m.sources) if u][:5]
         if links:
             text += ". Sources: " + ", ".join(links)
+        text = printable(text, 4000)
         out.append(
             {
                 "ruleId": f"recitation/{m.kind}",
@@ -74,7 +93,7 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
                             "artifactLocation": {"uri": uri},
                             "region": _region(p.range),
                         },
-                        "message": {"text": _part_text(p)},
+                        "message": {"text": printable(_part_text(p), 2000)},
                     }
                     for i, p in enumerate(m.parts)
                     if p.range is not None

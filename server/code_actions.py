@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from index_tools import comment_safe
+from index_tools import comment_safe, printable
 
 from .diagnostics import StoredMatch, is_web_link, line_span
 from .documents import TextDocument
@@ -98,6 +98,10 @@ def comment_syntax(language_id: str) -> tuple[str, str]:
     return COMMENT_SYNTAX.get((language_id or "").lower(), _HASH)
 
 
+# what ends a line comment early besides the end of the line: PHP leaves PHP mode at `?>`
+LINE_COMMENT_ENDS = {"php": "?>"}
+
+
 def attribution_text(stored: StoredMatch) -> str:
     """`Adapted from <url> (MIT)` for the best source."""
     sources = stored.sources
@@ -112,7 +116,7 @@ def attribution_text(stored: StoredMatch) -> str:
         where = " ".join(str(p) for p in parts if p) or "public code"
     lic = best.get("license") or ""
     text = f"Adapted from {where}" + (f" ({lic})" if lic else "")
-    return " ".join(text.split())
+    return printable(text, 1000)
 
 
 def attribution_comment(stored: StoredMatch, language_id: str) -> str:
@@ -120,7 +124,8 @@ def attribution_comment(stored: StoredMatch, language_id: str) -> str:
     reduced to printable text that cannot end the comment early or be read as a directive
     (an encoding declaration, an editor modeline)."""
     start, end = comment_syntax(language_id)
-    body = comment_safe(attribution_text(stored), end, max_len=500)
+    ends_at = end or LINE_COMMENT_ENDS.get((language_id or "").lower(), "")
+    body = comment_safe(attribution_text(stored), ends_at, max_len=500)
     return f"{start}{body}{end}"
 
 
@@ -161,10 +166,10 @@ def code_actions(
         url = m.best_url
         if url:
             best = m.sources[0]
-            label = " ".join(p for p in (best.get("repository"), best.get("path")) if p)
+            label = " ".join(str(p) for p in (best.get("repository"), best.get("path")) if p)
             actions.append(
                 types.CodeAction(
-                    title=f"Open source: {' '.join((label or url).split())}",
+                    title=f"Open source: {printable(label or url)}",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=related or None,
                     command=types.Command(

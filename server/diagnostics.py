@@ -114,7 +114,7 @@ def message_for(match: dict) -> str:
         text = describe_match(Match.from_dict(match))
     except (KeyError, TypeError, ValueError):
         text = _fallback_message(match)
-    return " ".join(text.split())  # corpus metadata never breaks the line
+    return printable(text, 4000)  # corpus metadata never breaks or reorders the line
 
 
 def _fallback_message(match: dict) -> str:

@@ -1,10 +1,13 @@
 """Hover on a flagged range: the sources as links, how common the snippet is, and why it
-was flagged. Every piece of corpus metadata is escaped; only http(s) links are rendered."""
+was flagged. Every piece of corpus metadata is reduced to printable text (no control or
+bidi characters, no credentials) and escaped; only clean http(s) links are rendered."""
 
 from __future__ import annotations
 
 import re
 from urllib.parse import quote
+
+from index_tools import printable
 
 from .diagnostics import StoredMatch, files_phrase, is_web_link, line_span
 
@@ -28,9 +31,8 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&\"'=:$%^])")
 
 
 def escape(text: object) -> str:
-    """Markdown-safe text on one line: special characters are backslash-escaped."""
-    s = " ".join(str(text).split())
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    """Markdown-safe printable text on one line: special characters are backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", printable(text, 1000))
 
 
 def safe_url(url: str) -> str:
@@ -107,7 +109,7 @@ def match_parts(match: dict) -> list[dict]:
 
 
 def _plain(text: object) -> str:
-    return " ".join(str(text).split())
+    return printable(text, 1000)
 
 
 def part_phrase(part: dict, esc=escape) -> str:
@@ -141,9 +143,7 @@ def hover_plaintext(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) 
                 if is_web_link(url):
                     extra.append(url)
                 lines.append(
-                    "- "
-                    + " ".join(label.split())
-                    + (" (" + ", ".join(extra) + ")" if extra else "")
+                    "- " + _plain(label) + (" (" + _plain(", ".join(extra)) + ")" if extra else "")
                 )
             if len(sources) > max_sources:
                 lines.append(f"- and {len(sources) - max_sources} more")

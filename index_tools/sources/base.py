@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 from index_tools.model import Document
 
+from ..safe_text import clean_origin
+
 
 class SourceError(Exception):
     """A corpus source cannot be opened or read; the message is one clear line."""
@@ -42,7 +44,9 @@ class CorpusSource:
     """A stream of documents from one corpus.
 
     `documents()` yields `Document`s and, while it runs, counts what it leaves out in
-    `skipped` (reason -> count; reset at the start of each run).
+    `skipped` (reason -> count; reset at the start of each run). Whatever the source, a
+    document's link leaves here as a clean http(s) link (no credentials, no secret query
+    parameters) or "", and its names carry no credentials (`safe_text.clean_origin`).
     """
 
     kind = ""
@@ -58,7 +62,11 @@ class CorpusSource:
 
     def documents(self) -> Iterator[Document]:
         self.skipped = Counter()
-        yield from self._documents()
+        for doc in self._documents():
+            origin = clean_origin(doc.origin)
+            if origin is not doc.origin:
+                doc.origin = origin
+            yield doc
 
     def _documents(self) -> Iterator[Document]:
         raise NotImplementedError

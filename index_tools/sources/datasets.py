@@ -13,7 +13,9 @@ Columns, first present wins:
   with a commit, `https://github.com/owner/repo/blob/<commit>/<path>` (The Stack's
   repositories are on GitHub)
 
-Metadata is kept as given (the hover escapes it), but a link is only ever http(s).
+Metadata is kept as given (what shows it makes it printable: `safe_text.printable`), but a
+link is only ever http(s), without credentials or secret query parameters
+(`safe_text.clean_link`, as for every source).
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ PARQUET_BATCH_ROWS = 64
 
 _GITHUB_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _COMMIT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-_URL_BAD = re.compile(r"[\s\x00-\x1f\x7f<>\"`\\]")
 
 
 def _first(row: dict, keys: tuple[str, ...]):
@@ -83,8 +84,6 @@ def _license(value) -> str:
 def safe_http_link(value) -> str:
     """The value as a link when it is a well-formed http(s) URL: credentials and secret
     query parameters removed, fragment dropped; else ""."""
-    if not isinstance(value, str) or _URL_BAD.search(value.strip()):
-        return ""
     return clean_link(value)
 
 

@@ -110,9 +110,7 @@ def clean_origin(origin: Origin) -> Origin:
     path = redact_credentials(origin.path)
     if (link, repository, path) == (origin.link, origin.repository, origin.path):
         return origin
-    return dataclasses.replace(
-        origin, link=link, repository=repository, path=path, line_anchor=origin.line_anchor
-    )
+    return dataclasses.replace(origin, link=link, repository=repository, path=path)
 
 
 def _unsafe(ch: str) -> bool:

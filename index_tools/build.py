@@ -24,6 +24,7 @@ from pathlib import Path
 
 import lmdb
 import numpy as np
+import xxhash
 from tqdm import tqdm
 
 from . import store
@@ -444,7 +445,9 @@ def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) ->
             results: Iterable = (_run_one(d, opts) for d in docs)
             slots = None
         else:
-            ctx = multiprocessing.get_context("fork")
+            # fork shares the loaded modules; Windows has only spawn
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
             pool = ctx.Pool(
                 jobs, initializer=_init_worker, initargs=(opts.k, opts.window, opts.renamed)
             )
@@ -538,9 +541,14 @@ def prepare_build(specs: list, out: str | os.PathLike, opts: BuildOptions) -> tu
         foreign = []
     except OSError as e:
         raise BuildError(f"cannot read {root}: {e.strerror or e}") from None
+    foreign = [name for name in foreign if name not in _DESKTOP_FILES]
     if foreign and not (root / store.CURRENT_NAME).exists():
         raise BuildError(f"{root} is not empty and is not an index; choose another --out")
     return sources, root
+
+
+# what a file manager leaves in any folder it shows: not a reason to refuse an index folder
+_DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 
 
 class InterruptedAfterPublish(KeyboardInterrupt):
@@ -550,7 +558,10 @@ class InterruptedAfterPublish(KeyboardInterrupt):
 @contextlib.contextmanager
 def writing(root: Path):
     """Hold the index's writer lock while building into `root`, clean what interrupted
-    writers left, and turn write failures (disk full, permissions) into one-line errors."""
+    writers left, and turn failures (disk full, permissions, a source that breaks while it
+    is read) into one-line errors."""
+    from .sources import SourceError
+
     lock = WriterLock(root)
     try:
         lock.acquire()
@@ -561,6 +572,8 @@ def writing(root: Path):
     try:
         store.clean(root)
         yield
+    except SourceError as e:
+        raise BuildError(str(e)) from None
     except (OSError, lmdb.Error) as e:
         reason = getattr(e, "strerror", None) or str(e)
         raise BuildError(f"cannot write the index at {root}: {reason}") from None
@@ -569,9 +582,13 @@ def writing(root: Path):
 
 
 def abandon(gen: Path, error: BaseException) -> None:
-    """After a failed or interrupted build: remove its generation unless it is live."""
-    removed = store.discard(gen)
-    if not removed and isinstance(error, KeyboardInterrupt):
+    """After a failed or interrupted build: remove its generation unless it is live (CURRENT
+    is read again: an interruption can come right after the swap). When CURRENT cannot be
+    read the generation stays for the next writer's cleanup."""
+    live = store.is_live(gen)
+    if live is False:
+        store.discard(gen)
+    elif live and isinstance(error, KeyboardInterrupt):
         raise InterruptedAfterPublish() from None
 
 
@@ -638,16 +655,35 @@ def add_to_index(
         return _add(root, specs, opts)
 
 
+def _copy_checked(src: Path, dst: Path, digest: str, root: Path) -> None:
+    """Copy a file of the live generation, checking its digest on the way: `add` never
+    carries damage into a new generation (whose header would vouch for it)."""
+    h = xxhash.xxh3_128()
+    with os.fdopen(store.open_regular(src), "rb") as f, open(dst, "wb") as out:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            out.write(chunk)
+    if h.hexdigest() != digest:
+        raise BuildError(
+            f"index at {root} is damaged ({src.name}: contents differ from the header's "
+            "digest); rebuild it"
+        )
+
+
 def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     old_gen, header = store.read_header(root)
+    problems = store.structure_problems(old_gen, header)
+    if problems:
+        raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
     opts.k, opts.window = header.k, header.window
     opts.renamed = bool(header.renamed_languages)
     sources = _open_sources(specs, opts)
     started = time.perf_counter()
     gen = store.new_generation(root)
     try:
-        for p in [*old_gen.glob("*.mdb"), old_gen / store.TEXT_NAME]:
-            shutil.copyfile(p, gen / p.name)
+        for name in sorted(header.file_sizes):
+            if not name.endswith(".u64"):  # the capped sets are written anew
+                _copy_checked(old_gen / name, gen / name, header.file_hashes[name], root)
         header.sources = header.sources + [s.describe() for s in sources]
         header.name = " + ".join(
             [header.name] + [s.name for s in sources] if header.name else [s.name for s in sources]
@@ -659,10 +695,7 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
         header.words += summary.words
         header.files += summary.files
         old_capped = tuple(
-            np.fromfile(old_gen / store.capped_name(renamed), dtype="<u8")
-            if (old_gen / store.capped_name(renamed)).exists()
-            else np.empty(0, dtype=np.uint64)
-            for renamed in (False, True)
+            store.load_capped(old_gen / store.capped_name(renamed)) for renamed in (False, True)
         )
         return _finish(root, gen, writer, summary, True, started, opts, old_capped)
     except BaseException as e:

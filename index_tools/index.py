@@ -25,21 +25,10 @@ from .words import WORD_RE
 # words are hashed): near-copies hit by one query (forks, vendored files) stay cached
 CACHE_WORDS = 1_500_000
 # indexes up to this size have every file's digest checked when opened (~0.1 s per 100 MB), so
-# damaged bytes are an error, never a crash; larger ones get the structural checks
+# damaged bytes are an error, never a crash; larger ones have the digests of the files written
+# since the build checked (size or mtime changed) and the structural checks
 DIGESTS_ON_OPEN_BYTES = 512 << 20
-
-
-def _read_header(root: Path):
-    # a publish between reading CURRENT and opening the generation removes the old one:
-    # read again once
-    try:
-        return store.read_header(root)
-    except IndexOpenError:
-        first = store.current_name(root)
-        gen, header = store.read_header(root)
-        if first == gen.name:
-            raise
-        return gen, header
+_OPEN_TRIES = 3  # a publish while opening: the new generation is opened instead
 
 
 class BlockCache:
@@ -199,54 +188,74 @@ class StoredDocument:
 
 
 class Index:
-    """A published index, mapped read-only. Safe to use from several threads."""
+    """A published index, mapped read-only. Safe to use from several threads.
+
+    Opening resolves CURRENT once and checks the generation it names before mapping it: the
+    header (`store.read_header`), each file's structure and digests (`store.open_problems`
+    with `DIGESTS_ON_OPEN_BYTES`), the capped sets, the document count. Damage is an
+    `IndexOpenError` (one line), found later in stored data too (`document`, `postings`).
+    When a publish replaces the generation while it is being opened, the new one is opened.
+
+    `generation` is the name of the generation this Index maps: a reader notices a newer one
+    when `store.current_generation(root)` differs from it (see there). A published
+    generation is never written again, so what an open Index maps stays valid.
+    """
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
-        self.gen, self.header = _read_header(self.root)
-        self.generation = self.gen.name  # a new one is published as `store.current_name`
-        h = self.header
-        if sum(h.file_sizes.values()) <= DIGESTS_ON_OPEN_BYTES:
-            problems = store.digest_problems(self.gen, h)
-            if problems:
-                raise IndexOpenError(f"index at {self.root} is damaged ({problems[0]}); rebuild it")
-        try:
-            self._docs_env = store.open_env(self.gen / store.DOCS_NAME, readonly=True, max_dbs=8)
-            self._dbs = {n.decode(): self._docs_env.open_db(n, create=False) for n in store.DOC_DBS}
-            self._shards = [
-                store.open_env(self.gen / store.shard_name(i), readonly=True)
-                for i in range(h.shards)
-            ]
-            self._renamed = [
-                store.open_env(self.gen / store.shard_name(i, renamed=True), readonly=True)
-                for i in range(h.shards)
-                if h.renamed_languages
-            ]
-            with self._docs_env.begin() as txn:
-                stored = txn.stat(self._dbs["meta"])["entries"]
-            self._capped = [
-                np.fromfile(self.gen / store.capped_name(renamed), dtype="<u8")
-                if (self.gen / store.capped_name(renamed)).exists()
-                else np.empty(0, dtype=np.uint64)
-                for renamed in (False, True)
-            ]
-            with open(self.gen / store.TEXT_NAME, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                self._text = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        except (lmdb.Error, OSError) as e:
-            raise IndexOpenError(f"index at {self.root} is damaged ({e}); rebuild it") from None
-        if stored != h.documents:
-            raise IndexOpenError(
-                f"index at {self.root} is damaged ({stored} documents stored, the header "
-                f"says {h.documents}); rebuild it"
-            )
-        self.k = h.k
-        self.window = h.window
+        for attempt in range(_OPEN_TRIES):
+            before = store.current_generation(self.root)
+            try:
+                self._open()
+                break
+            except IndexOpenError:
+                # the generation named when we began was replaced (and removed) meanwhile
+                if attempt == _OPEN_TRIES - 1 or store.current_generation(self.root) == before:
+                    raise
         self._hasher = WordHasher()
         self._lock = threading.Lock()
         self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
         self._cached_words = 0
         self._block_cache = BlockCache(CACHE_WORDS)
+
+    def _open(self) -> None:
+        self.gen, self.header = store.read_header(self.root)
+        self.generation = self.gen.name
+        h = self.header
+        problems = store.open_problems(self.gen, h, DIGESTS_ON_OPEN_BYTES, capped=False)
+        if problems:
+            raise IndexOpenError(f"index at {self.root} is damaged ({problems[0]}); rebuild it")
+        self._text = b""
+        self._docs_env = None
+        self._shards, self._renamed = [], []
+        try:
+            self._capped = [
+                store.load_capped(self.gen / store.capped_name(renamed))
+                for renamed in (False, True)
+            ]
+            self._docs_env = store.open_env(self.gen / store.DOCS_NAME, readonly=True, max_dbs=8)
+            self._dbs = {n.decode(): self._docs_env.open_db(n, create=False) for n in store.DOC_DBS}
+            for i in range(h.shards):
+                self._shards.append(store.open_env(self.gen / store.shard_name(i), readonly=True))
+                if h.renamed_languages:
+                    self._renamed.append(
+                        store.open_env(self.gen / store.shard_name(i, renamed=True), readonly=True)
+                    )
+            with self._docs_env.begin() as txn:
+                stored = txn.stat(self._dbs["meta"])["entries"]
+            if stored != h.documents:
+                raise ValueError(f"{stored} documents stored, the header says {h.documents}")
+            with os.fdopen(store.open_regular(self.gen / store.TEXT_NAME), "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                self._text = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        except (lmdb.Error, OSError, ValueError) as e:
+            self.close()
+            reason = getattr(e, "strerror", None) or str(e)
+            raise IndexOpenError(
+                f"index at {self.root} is damaged ({reason}); rebuild it"
+            ) from None
+        self.k = h.k
+        self.window = h.window
 
     # --- facts ---------------------------------------------------------------------------
 
@@ -283,7 +292,8 @@ class Index:
     def close(self) -> None:
         if isinstance(self._text, mmap.mmap):
             self._text.close()
-        self._docs_env.close()
+        if self._docs_env is not None:
+            self._docs_env.close()
         for env in self._shards + self._renamed:
             env.close()
 
@@ -326,26 +336,41 @@ class Index:
             if meta_raw is None:
                 raise IndexOpenError(f"index at {self.root} is damaged (document {doc_id} missing)")
             meta = json.loads(meta_raw)
+            w, n, o, z = meta["w"], meta["n"], meta["o"], meta["z"]
+            language = meta.get("l", "")
+            if not all(type(v) is int and v >= 0 for v in (w, n, o, z)) or not isinstance(
+                language, str
+            ):
+                raise ValueError("document record")
             table = np.frombuffer(txn.get(key, db=dbs["blocks"]), dtype="<u4").reshape(-1, 2)
-            ztext = self._text[meta["o"] : meta["o"] + meta["z"]]
-            if len(ztext) != meta["z"]:
+            ztext = self._text[o : o + z]
+            if len(ztext) != z:
                 raise IndexOpenError(f"index at {self.root} is damaged (text of {doc_id} cut)")
-            text = decompress(ztext)
+            text = decompress(ztext)  # the zstd frame's checksum finds changed bytes
             origins = [Origin.from_dict(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
-        doc = StoredDocument(
+        chars = table[:, 0].astype(np.int64)
+        words = table[:, 1].astype(np.int64)
+        if (
+            len(chars) == 0
+            or chars[0] != 0
+            or words[0] != 0
+            or np.any(np.diff(chars) <= 0)
+            or np.any(np.diff(words) < 0)
+            or chars[-1] >= len(text)
+            or words[-1] > w
+        ):
+            raise ValueError("block table")
+        return StoredDocument(
             doc_id=doc_id,
             text=text,
-            words=meta["w"],
-            language=meta.get("l", ""),
-            occurrences=meta["n"],
+            words=w,
+            language=language,
+            occurrences=n,
             origins=origins,
-            block_chars=table[:, 0].astype(np.int64),
-            block_words=table[:, 1].astype(np.int64),
+            block_chars=chars,
+            block_words=words,
             _shared=self._block_cache,
         )
-        if len(doc.block_chars) == 0 or doc.words < 0:
-            raise ValueError("empty block table")
-        return doc
 
     # --- lookups -------------------------------------------------------------------------
 

@@ -1,11 +1,14 @@
 """One writer at a time per index: `build`, `add` and their cleanup hold an OS lock on
 `<index>/.lock`. The operating system releases it when the process ends, however it ends
 (Ctrl-C, kill -9, a crash), so a lock is never left stale; the file itself stays and says
-who holds it. fcntl on POSIX (Linux, macOS), msvcrt on Windows.
+who holds it. fcntl on POSIX (Linux, macOS), msvcrt on Windows. A process forked while the
+lock is held (the builder's worker pool) closes its copy of the descriptor at once: a
+worker that outlives a killed builder does not keep the index locked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -14,6 +17,20 @@ from pathlib import Path
 
 LOCK_NAME = ".lock"
 _WINDOWS_LOCK_OFFSET = 1 << 30  # the byte locked on Windows, past the holder's description
+_HELD: set[int] = set()  # descriptors of the locks this process holds
+
+
+def _close_in_child() -> None:
+    # a forked child shares the parent's lock through these descriptors: drop them without
+    # unlocking (unlocking would release the parent's lock too)
+    for fd in list(_HELD):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_in_child)
 
 if os.name == "nt":
     import msvcrt
@@ -65,15 +82,20 @@ class WriterLock:
                 f"index at {self.root} is being written by another process "
                 f"({self.holder()}); try again when it has finished"
             )
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.ftruncate(fd, 0)
-        os.write(fd, (json.dumps(info) + "\n").encode())
         self._fd = fd
+        _HELD.add(fd)
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
+        try:  # who holds it, for the message of a refused writer (best effort: a full disk)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.ftruncate(fd, 0)
+            os.write(fd, (json.dumps(info) + "\n").encode())
+        except OSError:
+            pass  # noqa: SIM105 - the lock is held either way
 
     def release(self) -> None:
         if self._fd is not None:
             fd, self._fd = self._fd, None
+            _HELD.discard(fd)
             try:
                 _unlock(fd)
             finally:

@@ -103,7 +103,8 @@ def local_mapper(jobs: int) -> Callable[[LookPastParams, np.ndarray], Iterator[t
     def run(params: LookPastParams, doc_ids: np.ndarray) -> Iterator[tuple]:
         global _PARAMS
         n = jobs or os.cpu_count() or 1
-        if n <= 1 or len(doc_ids) < 64:
+        # the workers inherit the parameters by fork; where there is none (Windows): here
+        if n <= 1 or len(doc_ids) < 64 or "fork" not in multiprocessing.get_all_start_methods():
             yield from look_past_docs(params, doc_ids.tolist())
             return
         _PARAMS = params  # inherited by the forked workers

@@ -16,7 +16,8 @@ BLOCK_CHARS = 1024  # text is split at line breaks into blocks of about this man
 ZSTD_LEVEL = 6
 
 _hasher = WordHasher()
-_compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+# each frame carries its checksum: a changed byte of a stored text is an error when read
+_compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
 _decompressor = zstandard.ZstdDecompressor()
 
 

@@ -21,11 +21,34 @@ that choose the bucket, the shard and the group.
 
 A reader resolves CURRENT once and maps that generation read-only; a build writes a new
 generation and then replaces CURRENT, so readers never see a half-written index.
+
+Publishing (writers: `build`, `add`, the Spark builder), in order:
+  1. take the index's writer lock (`lock.WriterLock`, an OS lock the system releases however
+     the process ends); a second writer fails at once with a one-line message;
+  2. `clean`: remove what interrupted writers left (unpublished generations, temporary
+     CURRENT files, staging folders) — never the generation CURRENT names, and nothing at
+     all while CURRENT exists but cannot be read;
+  3. write a new generation `gen-<time>-<random>`, its HEADER.json last (sizes, mtimes and
+     digests of every file);
+  4. replace CURRENT atomically (a temporary file, fsync, `os.replace`), then `clean` again.
+A published generation is never written again (immutable): readers may have it mapped.
+Removing an old one can fail on Windows while a reader maps it; it is then left for a later
+cleanup. Once CURRENT is replaced, an interrupted writer never removes the new generation.
+
+Readers (the language server follows CURRENT):
+  - `current_generation(root)` -> the name CURRENT holds, or None: one small read, cheap
+    enough to poll every second; compare it with `Index.generation` (the name an open
+    `Index` mapped) and open a new `Index` when they differ, then close the old one;
+  - `read_header(root)` validates the header (types, ranges, file names confined to the
+    generation folder, regular files of the recorded sizes) and raises `IndexOpenError`;
+  - `open_problems(gen, header)` is what `Index` checks when it opens (see its docstring);
+    `verify(root)` reads every byte.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -56,6 +79,8 @@ DOCS_NAME = "docs.mdb"
 DOC_DBS = (b"meta", b"blocks", b"origins", b"content")
 TEXT_NAME = "text.zst"
 MAP_SIZE = 1 << 40  # address space only; files grow with their contents
+MAX_HEADER_BYTES = 64 << 20  # a larger HEADER.json is damage, never read whole
+_SMALL_READ_TRIES = 20  # Windows: a file being replaced can refuse a reader for a moment
 
 _DOC_KEY = struct.Struct(">I")
 _PREFIX = struct.Struct(">I")
@@ -244,6 +269,9 @@ class Header:
     created: str = ""
     file_sizes: dict[str, int] = field(default_factory=dict)
     file_hashes: dict[str, str] = field(default_factory=dict)
+    # st_mtime_ns of every file once written: a file whose size and mtime still match was
+    # not written since (its digest is checked at open otherwise); absent in older indexes
+    file_mtimes: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, indent=2, sort_keys=True)
@@ -251,15 +279,122 @@ class Header:
     @classmethod
     def from_json(cls, text: str) -> Header:
         data = json.loads(text)
+        if not isinstance(data, dict):
+            raise TypeError("the header is not an object")
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
+
+
+# --- reading small files and CURRENT safely --------------------------------------------------
+
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # a named pipe is refused below, never waited on
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _retrying(action, *args):
+    """`action(*args)`, tried again for up to a second on Windows when a file is in use
+    (a reader holding CURRENT open makes `os.replace` fail, and the reverse)."""
+    for attempt in range(_SMALL_READ_TRIES):
+        try:
+            return action(*args)
+        except PermissionError:
+            if os.name != "nt" or attempt == _SMALL_READ_TRIES - 1:
+                raise
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
+
+
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of a regular file. A link, a folder, a named pipe or a
+    device is refused (OSError) without blocking or reading from it."""
+    st = os.lstat(path)
+    if stat.S_ISREG(st.st_mode):
+        fd = os.open(path, _READ_FLAGS)
+        try:
+            st = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if stat.S_ISREG(st.st_mode):
+            return fd
+        os.close(fd)
+    kind = (
+        "a link"
+        if stat.S_ISLNK(st.st_mode)
+        else "a folder"
+        if stat.S_ISDIR(st.st_mode)
+        else "a special file"
+    )
+    raise OSError(errno.EINVAL, f"{kind}, not a regular file")
+
+
+def _read_small_once(path: Path, limit: int) -> bytes:
+    fd = open_regular(path)
+    try:
+        chunks, total = [], 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise OSError(errno.EFBIG, f"larger than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_small(path: Path, limit: int) -> bytes:
+    """The bytes of a small regular file (at most `limit`); OSError otherwise, never a
+    hang on a pipe or an endless read of a device."""
+    return _retrying(_read_small_once, path, limit)
+
+
+def _read_current(root: Path) -> str | None:
+    """The generation CURRENT names; None when there is no CURRENT; OSError or ValueError
+    when it exists but cannot be read or names no generation."""
+    try:
+        raw = read_small(Path(root) / CURRENT_NAME, 4096)
+    except FileNotFoundError:
+        return None
+    name = raw.decode("utf-8").strip()
+    if not _plain_name(name) or not name.startswith("gen-"):
+        raise ValueError(f"{CURRENT_NAME} names no generation")
+    return name
+
+
+def current_generation(root: str | os.PathLike) -> str | None:
+    """The name of the live generation (what CURRENT holds), or None when there is none or
+    CURRENT cannot be read.
+
+    Cheap (one small read, no index opened): a reader such as the language server polls it
+    and compares it with `Index.generation`, the generation an open `Index` mapped; when
+    they differ a new generation was published: open a new `Index` (it validates the new
+    generation), switch to it, then close the old one. The old generation's files may
+    already be removed; an open `Index` keeps working from its mapped files (on Windows the
+    writer leaves them until nobody maps them)."""
+    try:
+        return _read_current(Path(root))
+    except (OSError, ValueError):
+        return None
+
+
+current_name = current_generation  # the earlier name
 
 
 def _gen_dir(root: Path) -> Path:
     current = root / CURRENT_NAME
     try:
-        name = current.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
+        name = _read_current(root)
+    except ValueError:
+        raise IndexOpenError(
+            f"index at {root} is damaged ({CURRENT_NAME} is invalid); rebuild it"
+        ) from None
+    except OSError as e:
+        raise IndexOpenError(f"cannot read {current}: {e.strerror or e}") from None
+    if name is None:
         if not root.exists():
             raise IndexOpenError(
                 f"no index at {root}; build one with `recitation-index build`"
@@ -268,11 +403,18 @@ def _gen_dir(root: Path) -> Path:
             f"{root} is not a Recitation index (no {CURRENT_NAME} file); "
             "an interrupted first build leaves none: build it again"
         ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise IndexOpenError(f"cannot read {current}: {e}") from None
-    if not _plain_name(name) or not name.startswith("gen-"):
-        raise IndexOpenError(f"index at {root} is damaged ({CURRENT_NAME} is invalid); rebuild it")
-    return root / name
+    gen = root / name
+    try:
+        st = gen.lstat()
+    except FileNotFoundError:
+        raise IndexOpenError(
+            f"index at {root} is damaged (its generation {name} is missing); rebuild it"
+        ) from None
+    except OSError as e:
+        raise IndexOpenError(f"cannot read {gen}: {e.strerror or e}") from None
+    if not stat.S_ISDIR(st.st_mode):  # a link to a folder elsewhere is refused too
+        raise IndexOpenError(f"index at {root} is damaged ({name} is not a folder); rebuild it")
+    return gen
 
 
 def _plain_name(name: str) -> bool:
@@ -288,33 +430,37 @@ def _plain_name(name: str) -> bool:
 
 
 def read_header(root: Path) -> tuple[Path, Header]:
-    """The live generation directory and its header, validated; raises IndexOpenError."""
+    """The live generation directory and its header, validated (types, ranges, file names
+    confined to the generation folder, each file regular and of the recorded size); raises
+    IndexOpenError."""
     root = Path(root)
     gen = _gen_dir(root)
     try:
-        raw = (gen / HEADER_NAME).read_text(encoding="utf-8")
+        raw = read_small(gen / HEADER_NAME, MAX_HEADER_BYTES)
     except FileNotFoundError:
         raise IndexOpenError(
             f"index at {root} is incomplete or damaged (no header); rebuild it"
         ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise IndexOpenError(f"index at {root} is damaged: {e}") from None
+    except OSError as e:
+        raise IndexOpenError(
+            f"index at {root} is damaged ({HEADER_NAME}: {e.strerror or e}); rebuild it"
+        ) from None
     try:
         data = json.loads(raw)
         version = data["format_version"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError):
         raise IndexOpenError(
             f"index at {root} is damaged (unreadable header); rebuild it"
         ) from None
     if version != FORMAT_VERSION:
         raise IndexOpenError(
-            f"index at {root} has format version {version}; this Recitation reads version "
-            f"{FORMAT_VERSION}: rebuild it with `recitation-index build`"
+            f"index at {root} has format version {str(version)[:20]}; this Recitation reads "
+            f"version {FORMAT_VERSION}: rebuild it with `recitation-index build`"
         )
     try:
-        header = Header.from_json(raw)
+        header = Header(**{k: data[k] for k in Header.__dataclass_fields__ if k in data})
         problem = header_problem(header)
-    except (TypeError, ValueError, AttributeError) as e:
+    except (TypeError, ValueError, AttributeError, RecursionError) as e:
         problem = str(e) or type(e).__name__
     if problem:
         raise IndexOpenError(f"index at {root} is damaged (header: {problem}); rebuild it")
@@ -342,27 +488,33 @@ _COUNTS = ("documents", "files", "words", "fingerprints", "postings", "capped",
            "renamed_fingerprints", "renamed_postings", "renamed_capped")  # fmt: skip
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def header_problem(h: Header) -> str | None:
     """What is wrong with a header's fields (types, ranges, file names), or None."""
-
-    def is_int(v) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    limits = {"k": (1, 4096), "window": (1, 1 << 16), "shards": (1, BUCKETS),
-              "posting_cap": (1, 1 << 40), "prefix_bits": (1, 32),
-              "normalizer_version": (0, 1 << 20)}  # fmt: skip
+    limits = {"format_version": (FORMAT_VERSION, FORMAT_VERSION), "k": (1, 4096),
+              "window": (1, 1 << 16), "shards": (1, BUCKETS), "posting_cap": (1, 1 << 40),
+              "prefix_bits": (1, 32), "normalizer_version": (0, 1 << 20)}  # fmt: skip
     for name, (lo, hi) in limits.items():
         v = getattr(h, name)
-        if not is_int(v) or not lo <= v <= hi:
-            return f"{name} is {v!r}"
+        if not _is_int(v) or not lo <= v <= hi:
+            return f"{name} is {str(v)[:40]!r}"
     for name in _COUNTS:
         v = getattr(h, name)
-        if not is_int(v) or v < 0:
-            return f"{name} is {v!r}"
+        if not _is_int(v) or v < 0:
+            return f"{name} is {str(v)[:40]!r}"
     if h.hash != HASH_NAME or h.kgram != KGRAM_NAME:
-        return f"fingerprints made with {h.hash!r}/{h.kgram!r}, this version reads {HASH_NAME}"
+        return (
+            f"fingerprints made with {str(h.hash)[:40]!r}/{str(h.kgram)[:40]!r}, "
+            f"this version reads {HASH_NAME}"
+        )
     if h.tokenizer_version != TOKENIZER_VERSION:
-        return f"tokenizer version {h.tokenizer_version!r}, this version has {TOKENIZER_VERSION}"
+        return (
+            f"tokenizer version {str(h.tokenizer_version)[:20]!r}, "
+            f"this version has {TOKENIZER_VERSION}"
+        )
     for name in ("name", "created"):
         if not isinstance(getattr(h, name), str):
             return f"{name} is not text"
@@ -372,43 +524,170 @@ def header_problem(h: Header) -> str | None:
         return "renamed_languages is not a list of names"
     if not isinstance(h.sources, list) or not all(isinstance(x, dict) for x in h.sources):
         return "sources is not a list of objects"
-    if not isinstance(h.skipped, dict) or not all(is_int(v) for v in h.skipped.values()):
+    if not isinstance(h.skipped, dict) or not all(_is_int(v) for v in h.skipped.values()):
         return "skipped is not a table of counts"
-    sizes, hashes = h.file_sizes, h.file_hashes
-    if not isinstance(sizes, dict) or not all(is_int(v) and v >= 0 for v in sizes.values()):
+    sizes, hashes, mtimes = h.file_sizes, h.file_hashes, h.file_mtimes
+    if not isinstance(sizes, dict) or not all(_is_int(v) and v >= 0 for v in sizes.values()):
         return "file_sizes is not a table of sizes"
     if not isinstance(hashes, dict) or not all(isinstance(v, str) for v in hashes.values()):
         return "file_hashes is not a table of digests"
+    if not isinstance(mtimes, dict) or not all(_is_int(v) for v in mtimes.values()):
+        return "file_mtimes is not a table of times"
     required = {DOCS_NAME, TEXT_NAME, *(shard_name(i) for i in range(h.shards))}
     if h.renamed_languages:
         required |= {shard_name(i, renamed=True) for i in range(h.shards)}
     allowed = required | {capped_name(False), capped_name(True)}
     if not required <= set(sizes) <= allowed:
         odd = sorted((set(sizes) - allowed) | (required - set(sizes)))
-        return f"unexpected or missing files: {', '.join(map(repr, odd[:3]))}"
+        return f"unexpected or missing files: {', '.join(repr(x[:60]) for x in odd[:3])}"
     if set(hashes) != set(sizes):
         return "file_hashes and file_sizes name different files"
+    if mtimes and set(mtimes) != set(sizes):
+        return "file_mtimes and file_sizes name different files"
     return None
 
 
-def digest_problems(gen: Path, header: Header) -> list[str]:
-    """Files whose contents differ from the header's digests (reads every byte)."""
+# --- checks of the files -------------------------------------------------------------------
+
+# LMDB 0.9's meta page (lmdb.h / mdb.c), native byte order and word size: a page header of
+# 16 bytes, then magic, data version, address, map size, two MDB_db records (pad u32, flags
+# u16, depth u16, branch/leaf/overflow pages, entries, root), the last page and the txn id.
+_MDB_MAGIC = 0xBEEFC0DE
+_MDB_DATA_VERSION = 1
+_PTR = struct.calcsize("P")
+_WORD = "=Q" if _PTR == 8 else "=I"
+_DB_SIZE = 8 + 5 * _PTR
+_DBS_AT = 16 + 8 + 2 * _PTR  # from the start of a meta page
+_LAST_PG_AT = _DBS_AT + 2 * _DB_SIZE
+_P_INVALID = (1 << (8 * _PTR)) - 1
+
+
+def lmdb_problem(path: Path) -> str | None:
+    """What LMDB trusts before it reads a page, checked: both meta pages (magic, version,
+    page size, the last page and each root inside the file, tree depth). Two pages read, so
+    cheap for any size; damage inside the trees is found by the digests (see `Index`)."""
+    fd = open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        head = b""
+        while len(head) < min(size, 2 * 65536):
+            chunk = os.read(fd, min(size, 2 * 65536) - len(head))
+            if not chunk:
+                break
+            head += chunk
+    finally:
+        os.close(fd)
+    if len(head) < _LAST_PG_AT + 2 * _PTR:
+        return "not an LMDB file (too short)"
+    (psize,) = struct.unpack_from("=I", head, _DBS_AT)  # md_pad of the free DB: page size
+    if psize < 512 or psize > 65536 or psize & (psize - 1) or size % psize or size < 2 * psize:
+        return "not an LMDB file (page size)"
+    pages = size // psize
+    for m in (0, 1):
+        at = m * psize
+        magic, version = struct.unpack_from("=II", head, at + 16)
+        if magic != _MDB_MAGIC or version != _MDB_DATA_VERSION:
+            return f"not an LMDB file (meta page {m})"
+        (last,) = struct.unpack_from(_WORD, head, at + _LAST_PG_AT)
+        if last >= pages:
+            return f"meta page {m} says {last + 1} pages, the file has {pages}"
+        for d in (0, 1):
+            db = at + _DBS_AT + d * _DB_SIZE
+            (depth,) = struct.unpack_from("=H", head, db + 6)
+            (root,) = struct.unpack_from(_WORD, head, db + 8 + 4 * _PTR)
+            if root != _P_INVALID and not (2 <= root <= last) or depth > 64:
+                return f"meta page {m} points outside the file"
+    return None
+
+
+def load_capped(path: Path) -> np.ndarray:
+    """A capped set: strictly increasing uint64 ids; ValueError when it is not one."""
+    data = read_small(path, 1 << 40) if path.exists() else b""
+    if len(data) % 8:
+        raise ValueError("not a whole number of 64-bit ids")
+    ids = np.frombuffer(data, dtype="<u8").astype(np.uint64)
+    if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+        raise ValueError("ids out of order")
+    return ids
+
+
+def structure_problems(gen: Path, header: Header, capped: bool = True) -> list[str]:
+    """Cheap checks of every file (see `lmdb_problem`; capped sets sorted and whole)."""
     problems = []
-    for fname, digest in sorted(header.file_hashes.items()):
+    for fname in sorted(header.file_sizes):
         try:
-            if file_digest(gen / fname) != digest:
+            if fname.endswith(".mdb"):
+                problem = lmdb_problem(gen / fname)
+            elif capped and fname.endswith(".u64"):
+                load_capped(gen / fname)
+                problem = None
+            else:
+                problem = None
+        except ValueError as e:
+            problem = str(e)
+        except OSError as e:
+            problem = e.strerror or str(e)
+        if problem:
+            problems.append(f"{fname}: {problem}")
+    return problems
+
+
+def changed_files(gen: Path, header: Header) -> list[str]:
+    """Files whose size or mtime differ from what the header recorded when they were
+    written (none for an index without the record)."""
+    changed = []
+    for fname, mtime in sorted(header.file_mtimes.items()):
+        try:
+            st = (gen / fname).lstat()
+        except OSError:
+            changed.append(fname)
+            continue
+        if st.st_mtime_ns != mtime or st.st_size != header.file_sizes[fname]:
+            changed.append(fname)
+    return changed
+
+
+def open_problems(gen: Path, header: Header, digest_limit: int, capped: bool = True) -> list[str]:
+    """What opening an index checks, cheapest first: `structure_problems`; then the digests
+    of every file when they total at most `digest_limit` bytes, else of the files written
+    since the build (`changed_files`). Damage that keeps a large file's size and mtime is
+    left to `verify`."""
+    problems = structure_problems(gen, header, capped)
+    if problems:
+        return problems
+    if sum(header.file_sizes.values()) <= digest_limit:
+        return digest_problems(gen, header)
+    return digest_problems(gen, header, changed_files(gen, header))
+
+
+def digest_problems(gen: Path, header: Header, names: list[str] | None = None) -> list[str]:
+    """Files whose contents differ from the header's digests (reads every byte of them, at
+    most their recorded size: never endless, never a pipe)."""
+    problems = []
+    for fname in sorted(header.file_hashes) if names is None else names:
+        try:
+            if file_digest(gen / fname, header.file_sizes.get(fname)) != header.file_hashes[fname]:
                 problems.append(f"{fname}: contents differ from the header's digest")
         except OSError as e:
             problems.append(f"{fname}: {e.strerror or e}")
     return problems
 
 
-def file_digest(path: Path) -> str:
+def file_digest(path: Path, size: int | None = None) -> str:
+    """xxh3-128 of a regular file; with `size`, OSError when it holds more."""
     h = xxhash.xxh3_128()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
+    with os.fdopen(open_regular(path), "rb") as f:
+        left = size
+        while chunk := f.read(1 << 20 if left is None else min(1 << 20, left + 1)):
             h.update(chunk)
+            if left is not None:
+                left -= len(chunk)
+                if left < 0:
+                    raise OSError(errno.EFBIG, "larger than the header says")
     return h.hexdigest()
+
+
+# --- writing -------------------------------------------------------------------------------
 
 
 def new_generation(root: Path) -> Path:
@@ -420,12 +699,15 @@ def new_generation(root: Path) -> Path:
 
 
 def finalize_generation(gen: Path, header: Header) -> None:
-    """Record file sizes and digests, then write the header (last, fsynced)."""
+    """Record file sizes, mtimes and digests, then write the header (last, fsynced)."""
     header.file_sizes = {}
     header.file_hashes = {}
+    header.file_mtimes = {}
     for p in sorted(gen.iterdir()):
         if p.suffix in (".mdb", ".zst", ".u64"):
-            header.file_sizes[p.name] = p.stat().st_size
+            st = p.stat()
+            header.file_sizes[p.name] = st.st_size
+            header.file_mtimes[p.name] = st.st_mtime_ns
             header.file_hashes[p.name] = file_digest(p)
     header.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     tmp = gen / (HEADER_NAME + ".tmp")
@@ -434,16 +716,6 @@ def finalize_generation(gen: Path, header: Header) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, gen / HEADER_NAME)
-
-
-def current_name(root: Path) -> str | None:
-    """The name of the live generation, or None when there is none (cheap: one small
-    read; a server polls it to notice a new generation)."""
-    try:
-        name = (Path(root) / CURRENT_NAME).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return name if _plain_name(name) else None
 
 
 def publish(root: Path, gen: Path) -> None:
@@ -455,12 +727,12 @@ def publish(root: Path, gen: Path) -> None:
             f.write(gen.name + "\n")
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, root / CURRENT_NAME)
+        _retrying(os.replace, tmp, root / CURRENT_NAME)
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
-    with contextlib.suppress(OSError):
-        dfd = os.open(root, os.O_RDONLY)
+    with contextlib.suppress(OSError, AttributeError):
+        dfd = os.open(root, os.O_RDONLY)  # Windows cannot open a folder: nothing to sync
         try:
             os.fsync(dfd)
         finally:
@@ -477,34 +749,64 @@ def is_ours(name: str) -> bool:
     )
 
 
-def clean(root: Path, staging: bool = True) -> None:
+def _remove(p: Path) -> bool:
+    """Remove a file or a folder tree as far as possible; True when it is gone. A file
+    still mapped by a reader on Windows cannot be removed: the rest goes, it stays."""
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            p.unlink()
+    return not os.path.lexists(p)
+
+
+def is_live(gen: Path) -> bool | None:
+    """Whether CURRENT names `gen`; None when CURRENT exists but cannot be read."""
+    try:
+        return _read_current(gen.parent) == gen.name
+    except (OSError, ValueError):
+        return None
+
+
+def clean(root: Path, staging: bool = True) -> list[str]:
     """Remove what interrupted or superseded writers left: every generation but the live
-    one, temporary CURRENT files, staging folders. Only under the writer lock. A
-    generation still mapped by a reader on Windows cannot be removed yet: it is left for
-    the next cleanup."""
-    live = current_name(root)
-    for p in Path(root).iterdir():
-        if p.name == live or not is_ours(p.name) or p.name in (CURRENT_NAME, LOCK_NAME):
+    one, temporary CURRENT files, staging folders (not with `staging=False`: the caller's
+    own). Only under the writer lock, so no other writer is building any of them. When
+    CURRENT exists but cannot be read no generation is removed. Returns what could not be
+    removed yet (a generation a reader maps on Windows): the next cleanup tries again."""
+    root = Path(root)
+    try:
+        live, known = _read_current(root), True
+    except (OSError, ValueError):
+        live, known = None, False
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return []
+    left = []
+    for p in entries:
+        name = p.name
+        if not is_ours(name) or name in (CURRENT_NAME, LOCK_NAME) or name == live:
             continue
-        if not staging and p.name.startswith(STAGE_PREFIX):
+        if (name.startswith("gen-") and not known) or (
+            name.startswith(STAGE_PREFIX) and not staging
+        ):
             continue
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                p.unlink()
+        if not _remove(p):
+            left.append(name)
+    return left
 
 
 def discard(gen: Path) -> bool:
-    """Remove an unpublished generation; never the live one. True when removed."""
-    if current_name(gen.parent) == gen.name:
+    """Remove an unpublished generation; never the live one, nothing when CURRENT cannot be
+    read. True when removed."""
+    if is_live(gen) is not False:
         return False
-    shutil.rmtree(gen, ignore_errors=True)
-    return True
+    return _remove(gen)
 
 
 def verify(root: Path) -> list[str]:
-    """Full check: the header (as every open does) and every file's digest; returns the
-    problems found (empty when sound)."""
+    """Full check: the header (as every open does), the structure of every file and every
+    file's digest; returns the problems found (empty when sound)."""
     gen, header = read_header(root)
-    return digest_problems(gen, header)
+    return structure_problems(gen, header) + digest_problems(gen, header)

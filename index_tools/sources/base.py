@@ -26,6 +26,7 @@ class SkipReasons:
     UNSUPPORTED = "unsupported"  # not a source code file (by name), or a symlink
     MALFORMED = "malformed"  # a dataset row that is not valid JSON or has no content
     UNREADABLE = "unreadable"  # the file could not be read (permissions, vanished)
+    LONG_PATH = "path too long"  # its path is longer than the system can open
 
     ALL = (
         BINARY,
@@ -37,6 +38,7 @@ class SkipReasons:
         UNSUPPORTED,
         MALFORMED,
         UNREADABLE,
+        LONG_PATH,
     )
 
 

@@ -154,8 +154,8 @@ class DatasetSource(CorpusSource):
         try:
             for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=columns):
                 yield from batch.to_pylist()
-        except OSError as e:
-            raise SourceError(f"{self.spec}: {e}") from None
+        except Exception as e:  # pyarrow raises its own types (ArrowInvalid is a ValueError)
+            raise SourceError(f"{self.spec}: cannot read it ({e})") from None
 
     def _jsonl_rows(self) -> Iterator[dict | None]:
         opener = gzip.open if self.kind == "jsonl.gz" else open
@@ -166,7 +166,7 @@ class DatasetSource(CorpusSource):
                         continue
                     try:
                         row = json.loads(line)
-                    except ValueError:  # invalid JSON or invalid UTF-8
+                    except (ValueError, RecursionError):  # invalid JSON or UTF-8, too deep
                         yield None
                         continue
                     yield row if isinstance(row, dict) else None

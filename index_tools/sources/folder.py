@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -34,6 +35,44 @@ def skip_dir(name: str) -> bool:
 def clean_path(path: str) -> str:
     """A file name as text: bytes that are not UTF-8 become U+FFFD."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def too_long(error: OSError) -> bool:
+    """Whether an error is a path longer than the system can open."""
+    if error.errno == errno.ENAMETOOLONG:
+        return True
+    # Windows without long paths enabled: "path not found" / "name too long" past 260
+    return os.name == "nt" and len(str(error.filename or "")) >= 260
+
+
+def count_files_below(path: str) -> int:
+    """Files under a folder whose path is too long to open by name (the folders
+    `skip_dir` leaves out not counted): walked by descriptors relative to its parent on
+    POSIX, with the extended-length prefix on Windows; 0 when that fails too."""
+    try:
+        if os.name == "nt":
+            full = "\\\\?\\" + os.path.abspath(path)
+            walk = ((d, f) for _, d, f in os.walk(full))
+        elif hasattr(os, "fwalk"):
+            parent, name = os.path.split(path)
+            fd = os.open(parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            try:
+                return _count(((d, f) for _, d, f, _ in os.fwalk(name, dir_fd=fd)))
+            finally:
+                os.close(fd)
+        else:
+            return 0
+        return _count(walk)
+    except OSError:
+        return 0
+
+
+def _count(walk) -> int:
+    n = 0
+    for dirnames, filenames in walk:
+        dirnames[:] = [d for d in dirnames if not skip_dir(d)]
+        n += len(filenames)
+    return n
 
 
 class NotRegularFile(OSError):
@@ -91,8 +130,11 @@ class FolderSource(CorpusSource):
         """(absolute path, relative "/" path) of every file, in sorted order."""
 
         def unreadable(error: OSError) -> None:
-            # a folder that cannot be listed (permissions, a path too long): counted
-            self.skipped[SkipReasons.UNREADABLE] += 1
+            # a folder that cannot be listed: counted; under a path too long, its files
+            if too_long(error) and error.filename:
+                self.skipped[SkipReasons.LONG_PATH] += count_files_below(error.filename) or 1
+            else:
+                self.skipped[SkipReasons.UNREADABLE] += 1
 
         for dirpath, dirnames, filenames in os.walk(self.root, onerror=unreadable):
             dirnames[:] = sorted(
@@ -125,8 +167,9 @@ class FolderSource(CorpusSource):
             except NotRegularFile:
                 self.skipped[SkipReasons.UNSUPPORTED] += 1
                 continue
-            except OSError:
-                self.skipped[SkipReasons.UNREADABLE] += 1
+            except OSError as e:
+                reason = SkipReasons.LONG_PATH if too_long(e) else SkipReasons.UNREADABLE
+                self.skipped[reason] += 1
                 continue
             text, reason = text_from_bytes(data, self.max_file_bytes)
             if reason:

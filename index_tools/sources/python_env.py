@@ -88,7 +88,11 @@ class StdlibSource(CorpusSource):
     def paths(self) -> Iterator[str]:
         """Relative "/" paths of the stdlib's .py files, sorted."""
         found = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
+
+        def unreadable(error: OSError) -> None:  # a folder that cannot be listed: counted
+            self.skipped[SkipReasons.UNREADABLE] += 1
+
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=unreadable):
             dirnames[:] = [
                 d
                 for d in dirnames

@@ -31,6 +31,19 @@ DIGESTS_ON_OPEN_BYTES = 512 << 20
 _OPEN_TRIES = 3  # a publish while opening: the new generation is opened instead
 
 
+_ORIGIN_TYPES = {"repository": str, "path": str, "commit": str, "license": str, "link": str,
+                 "line_anchor": bool}  # fmt: skip
+
+
+def _origin(d) -> Origin:
+    """A stored origin, its fields of the right types (ValueError otherwise)."""
+    if not isinstance(d, dict) or not all(
+        isinstance(d[k], t) for k, t in _ORIGIN_TYPES.items() if k in d
+    ):
+        raise ValueError("origin")
+    return Origin.from_dict(d)
+
+
 class BlockCache:
     """Tokenized blocks (words, hashes) by their text, shared by all documents: a block
     that copies of a file share is tokenized and hashed once."""
@@ -347,7 +360,7 @@ class Index:
             if len(ztext) != z:
                 raise IndexOpenError(f"index at {self.root} is damaged (text of {doc_id} cut)")
             text = decompress(ztext)  # the zstd frame's checksum finds changed bytes
-            origins = [Origin.from_dict(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
+            origins = [_origin(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
         chars = table[:, 0].astype(np.int64)
         words = table[:, 1].astype(np.int64)
         if (
@@ -357,7 +370,8 @@ class Index:
             or np.any(np.diff(chars) <= 0)
             or np.any(np.diff(words) < 0)
             or chars[-1] >= len(text)
-            or words[-1] > w
+            # the last block (about a kilobyte) holds the words the table does not count
+            or int(words[-1]) + len(WORD_RE.findall(text, int(chars[-1]))) != w
         ):
             raise ValueError("block table")
         return StoredDocument(

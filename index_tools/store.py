@@ -81,6 +81,7 @@ TEXT_NAME = "text.zst"
 MAP_SIZE = 1 << 40  # address space only; files grow with their contents
 MAX_HEADER_BYTES = 64 << 20  # a larger HEADER.json is damage, never read whole
 _SMALL_READ_TRIES = 20  # Windows: a file being replaced can refuse a reader for a moment
+_IN_USE_RETRIES = os.name == "nt"  # only Windows refuses to replace a file that is open
 
 _DOC_KEY = struct.Struct(">I")
 _PREFIX = struct.Struct(">I")
@@ -302,7 +303,7 @@ def _retrying(action, *args):
         try:
             return action(*args)
         except PermissionError:
-            if os.name != "nt" or attempt == _SMALL_READ_TRIES - 1:
+            if not _IN_USE_RETRIES or attempt == _SMALL_READ_TRIES - 1:
                 raise
             time.sleep(0.05)
     raise AssertionError("unreachable")

@@ -5,6 +5,7 @@ paths out of the generation), checked in process, through the CLI and over rando
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -16,7 +17,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from index_tools import BuildOptions, IndexOpenError, build_index, open_index, store
+from index_tools import (
+    BuildError,
+    BuildOptions,
+    IndexOpenError,
+    add_to_index,
+    build_index,
+    open_index,
+    store,
+)
+from index_tools import index as index_module
+from index_tools.cli import main as cli_main
 
 SNIPPET = "".join(
     f"    result_{i} = transform(values[{i}], scale={i}, name='item{i}')\n" for i in range(12)
@@ -175,3 +186,304 @@ def test_random_damage_is_an_error_or_the_right_answer(pristine, tmp_path, which
     else:
         flip(path, offset, xor)
     assert answer(dest) in (good, "error")
+
+
+# --- files that are not what they claim to be ------------------------------------------------
+
+
+def cli_verify(dest: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "index_tools.cli", "stats", str(dest), "--verify"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _link(target: str):
+    def edit(path: Path) -> None:
+        path.unlink()
+        path.symlink_to(target)
+
+    return edit
+
+
+SPECIAL = {
+    "header is a pipe": (store.HEADER_NAME, _fifo),
+    "header links to /dev/zero": (store.HEADER_NAME, _link("/dev/zero")),
+    "header nested too deeply": (store.HEADER_NAME, lambda p: p.write_text("[" * 200_000)),
+    "header not utf-8": (store.HEADER_NAME, lambda p: p.write_bytes(b"\xff\xfe{}")),
+    "header is a folder": (store.HEADER_NAME, lambda p: (p.unlink(), p.mkdir())),
+    "CURRENT is a pipe": (store.CURRENT_NAME, _fifo),
+    "CURRENT links to /dev/zero": (store.CURRENT_NAME, _link("/dev/zero")),
+    "CURRENT not utf-8": (store.CURRENT_NAME, lambda p: p.write_bytes(b"gen-\xff\n")),
+    "CURRENT names a missing generation": (
+        store.CURRENT_NAME,
+        lambda p: p.write_text("gen-19700101-000000-00000000\n"),
+    ),
+    "CURRENT names a parent": (store.CURRENT_NAME, lambda p: p.write_text("../idx\n")),
+    "CURRENT names a file": (store.CURRENT_NAME, lambda p: p.write_text("gen-x/HEADER.json\n")),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes and links")
+@pytest.mark.parametrize("case", sorted(SPECIAL))
+def test_special_files_are_refused_without_hanging(pristine, tmp_path, case):
+    dest, gen = copy_of(pristine, tmp_path)
+    name, edit = SPECIAL[case]
+    edit((dest if name == store.CURRENT_NAME else gen) / name)
+    r = cli_verify(dest)  # a hang is a timeout, a failure
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "unexpected" not in r.stderr
+    if "pipe" not in case and "/dev/zero" not in case:
+        assert answer(dest) == "error"
+
+
+def test_a_generation_that_links_elsewhere_is_refused(pristine, tmp_path):
+    dest, gen = copy_of(pristine, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    gen.rename(elsewhere)
+    gen.symlink_to(elsewhere, target_is_directory=True)
+    assert answer(dest) == "error"
+    assert cli_verify(dest).returncode == 2
+
+
+# --- the checks that stand in for digests in large indexes -----------------------------------
+
+
+@pytest.fixture
+def large(monkeypatch):
+    """Open as a large index: digests only of the files written since the build."""
+    monkeypatch.setattr(index_module, "DIGESTS_ON_OPEN_BYTES", 0)
+
+
+def keep_mtime(path: Path, edit) -> None:
+    """Edit a file and give it back its modification time (damage a writer did not make)."""
+    st = path.stat()
+    edit(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def reseal(gen: Path) -> None:
+    """Record the generation's files as they are now (sizes, mtimes, digests): damage the
+    header vouches for, as a buggy writer would leave it."""
+    header = store.Header(**json.loads((gen / store.HEADER_NAME).read_text()))
+    store.finalize_generation(gen, header)
+
+
+def test_large_indexes_check_the_digests_of_files_written_since(pristine, tmp_path, large):
+    good = answer(pristine)
+    assert answer(pristine) == good  # nothing written since: no digest needed, same answer
+    rng = random.Random(11)
+    for path in data_files(pristine / store.current_name(pristine)):
+        for _ in range(3):
+            dest, gen = copy_of(pristine, tmp_path / f"{path.name}-{rng.randrange(10**9)}")
+            flip(gen / path.name, rng.randrange(1 << 30), rng.randrange(1, 256))
+            assert answer(dest) == "error"
+
+
+LMDB_META = {
+    "magic": (16, b"\0\0\0\0"),
+    "version": (20, b"\x07\0\0\0"),
+    "page size": (16 + 24, b"\x00\x03\0\0"),  # 768: not a power of two
+    "last page past the end": (16 + 120, (1 << 40).to_bytes(8, "little")),
+    "root past the end": (16 + 24 + 48 + 40, (1 << 30).to_bytes(8, "little")),
+    "deep tree": (16 + 24 + 48 + 6, b"\xff\x00"),
+}
+
+
+@pytest.mark.skipif(sys.byteorder != "little" or sys.maxsize < 2**32, reason="64-bit layout")
+@pytest.mark.parametrize("file", [store.DOCS_NAME, store.shard_name(0)])
+@pytest.mark.parametrize("field", sorted(LMDB_META))
+def test_lmdb_meta_pages_are_checked_before_lmdb_reads_them(pristine, tmp_path, large, file, field):
+    dest, gen = copy_of(pristine, tmp_path)
+    offset, value = LMDB_META[field]
+
+    def edit(path: Path) -> None:
+        data = bytearray(path.read_bytes())
+        for page in (0, 1):  # both meta pages, whichever LMDB would trust
+            at = page * 4096 + offset
+            data[at : at + len(value)] = value
+        path.write_bytes(bytes(data))
+
+    keep_mtime(gen / file, edit)
+    assert answer(dest) == "error"
+    assert any(file in p for p in store.verify(dest))
+
+
+def test_stored_texts_carry_checksums(pristine, tmp_path, large):
+    """A changed byte of a stored text whose file kept its mtime: an error, never a
+    different text (which would be a wrong answer)."""
+    good = answer(pristine)
+    size = (pristine / store.current_name(pristine) / store.TEXT_NAME).stat().st_size
+    results = set()
+    for offset in range(0, size, 3):
+        dest, gen = copy_of(pristine, tmp_path / str(offset))
+        keep_mtime(gen / store.TEXT_NAME, lambda p, o=offset: flip(p, o, 0x20))
+        results.add("good" if answer(dest) == good else answer(dest))
+    assert results <= {"good", "error"} and "error" in results
+
+
+@pytest.fixture(scope="module")
+def capped_index(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("capped")
+    src = root / "src"
+    src.mkdir()
+    for i in range(6):  # the same body in several files: its fingerprints go over the cap
+        (src / f"f{i}.py").write_text(f"def f{i}(values):\n" + SNIPPET + f"    return {i}\n")
+    build_index([str(src)], root / "idx", BuildOptions(jobs=1, progress=False, posting_cap=2))
+    gen = root / "idx" / store.current_name(root / "idx")
+    assert (gen / store.capped_name()).stat().st_size >= 16
+    return root / "idx"
+
+
+@pytest.mark.parametrize("damage", ["out of order", "not whole ids", "duplicated"])
+def test_capped_sets_are_checked(capped_index, tmp_path, damage):
+    dest, gen = copy_of(capped_index, tmp_path)
+    path = gen / store.capped_name()
+    data = path.read_bytes()
+    ids = [data[i : i + 8] for i in range(0, len(data), 8)]
+    if damage == "out of order":
+        data = b"".join(reversed(ids))
+    elif damage == "not whole ids":
+        data = data[:-3]
+    else:
+        data = ids[0] + data
+    path.write_bytes(data)
+    reseal(gen)  # the header agrees: only the structural check can tell
+    assert answer(dest) == "error"
+    assert store.verify(dest)
+
+
+def _edit_document(gen: Path, db: bytes, edit) -> None:
+    env = store.open_env(gen / store.DOCS_NAME, readonly=False, max_dbs=8)
+    try:
+        handle = env.open_db(db)
+        with env.begin(write=True) as txn:
+            cursor = txn.cursor(handle)
+            for key, value in list(cursor):
+                txn.put(key, edit(value), db=handle)
+    finally:
+        env.close()
+    reseal(gen)
+
+
+def _meta(**changes):
+    def edit(value: bytes) -> bytes:
+        meta = json.loads(value)
+        meta.update(changes)
+        return json.dumps(meta).encode()
+
+    return edit
+
+
+def _reversed_blocks(value: bytes) -> bytes:
+    pairs = [value[i : i + 8] for i in range(0, len(value), 8)]
+    return b"".join(reversed(pairs)) if len(pairs) > 1 else b"\x05\0\0\0\0\0\0\0" + value
+
+
+DOCUMENT_EDITS = {
+    "word count as text": (b"meta", _meta(w="80")),
+    "negative offset": (b"meta", _meta(o=-4)),
+    "occurrences a list": (b"meta", _meta(n=[1])),
+    "language a number": (b"meta", _meta(l=7)),
+    "fewer words than its blocks": (b"meta", _meta(w=1)),
+    "text past the end": (b"meta", _meta(z=10**9)),
+    "record not an object": (b"meta", lambda v: b"[1, 2, 3]"),
+    "blocks out of order": (b"blocks", _reversed_blocks),
+    "blocks cut": (b"blocks", lambda v: v[:-3]),
+    "origins not a list": (b"origins", lambda v: b'{"a": 1}'),
+    "origin of wrong types": (b"origins", lambda v: b'[{"repository": 5, "path": []}]'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DOCUMENT_EDITS))
+def test_stored_records_of_the_wrong_shape_are_errors(pristine, tmp_path, case):
+    dest, gen = copy_of(pristine, tmp_path)
+    db, edit = DOCUMENT_EDITS[case]
+    _edit_document(gen, db, edit)
+    assert answer(dest) == "error"
+
+
+def test_add_does_not_carry_damage_into_a_new_generation(pristine, tmp_path, large):
+    dest, gen = copy_of(pristine, tmp_path)
+    keep_mtime(gen / store.TEXT_NAME, lambda p: flip(p, 7, 0x10))
+    src = tmp_path / "more"
+    src.mkdir()
+    (src / "m.py").write_text("def more():\n" + SNIPPET)
+    with pytest.raises(BuildError, match="damaged"):
+        add_to_index(dest, [str(src)], BuildOptions(jobs=1, progress=False))
+    assert store.current_generation(dest) == gen.name
+    assert sorted(p.name for p in dest.iterdir() if p.name.startswith("gen-")) == [gen.name]
+
+
+def test_verify_reads_what_the_open_of_a_large_index_trusts(pristine, tmp_path, large, capsys):
+    dest, gen = copy_of(pristine, tmp_path)
+    keep_mtime(gen / store.TEXT_NAME, lambda p: flip(p, 7, 0x10))
+    with open_index(dest):
+        pass  # size and mtime as recorded: opened
+    assert cli_main(["stats", str(dest), "--verify"]) == 1
+    out = capsys.readouterr().out
+    assert "text.zst: contents differ from the header's digest" in out
+
+
+# --- random damage, more kinds ----------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=6,
+)
+HEADER_KEYS = sorted(store.Header.__dataclass_fields__)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(key=st.sampled_from(HEADER_KEYS), value=JSON, drop=st.booleans())
+def test_random_header_values_are_an_error_or_the_right_answer(
+    pristine, tmp_path, key, value, drop
+):
+    good = answer(pristine)
+    dest, gen = copy_of(pristine, tmp_path / uuid.uuid4().hex)
+    header = json.loads((gen / store.HEADER_NAME).read_text())
+    if drop:
+        header.pop(key, None)
+    else:
+        header[key] = value
+    (gen / store.HEADER_NAME).write_text(json.dumps(header))
+    assert answer(dest) in (good, "error")
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    which=st.integers(0, 100),
+    offset=st.integers(0, 1 << 30),
+    xor=st.integers(1, 255),
+    cut=st.booleans(),
+)
+def test_random_damage_to_a_large_index_is_an_error(
+    pristine, tmp_path, monkeypatch, which, offset, xor, cut
+):
+    monkeypatch.setattr(index_module, "DIGESTS_ON_OPEN_BYTES", 0)
+    dest, gen = copy_of(pristine, tmp_path / uuid.uuid4().hex)
+    files = data_files(gen)
+    path = files[which % len(files)]
+    data = path.read_bytes()
+    if cut:
+        path.write_bytes(data[: offset % len(data)])
+    else:
+        flip(path, offset, xor)
+    assert answer(dest) == "error"

@@ -4,6 +4,7 @@ index or end in a traceback."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import json
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -56,7 +58,7 @@ def test_concurrent_adds_never_destroy_the_index(tmp_path):
     idx = tmp_path / "idx"
     build_index([corpus(tmp_path / "base", "base")], idx, BuildOptions(**OPTS))
     added = []
-    for round_ in range(4):
+    for round_ in range(6):
         names = [f"r{round_}w{w}" for w in range(3)]
         procs = [
             subprocess.Popen(
@@ -238,3 +240,423 @@ def test_permission_denied_on_add_is_one_line(tmp_path):
         idx.chmod(0o755)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert finds(idx, "old")
+
+
+# --- more writers, more interruptions ------------------------------------------------------
+
+
+def test_concurrent_builds_and_adds_keep_an_index(tmp_path):
+    """Builders (which replace the whole index) and adders race over rounds: whatever wins,
+    the index opens after every round, holds what every builder and adder keeps (the base
+    corpus), and one generation remains."""
+    idx = tmp_path / "idx"
+    base = corpus(tmp_path / "base", "base")
+    build_index([base], idx, BuildOptions(**OPTS))
+    for round_ in range(6):
+        extra = corpus(tmp_path / f"x{round_}", f"x{round_}")
+        commands = [
+            ["build", base, extra, "--out", str(idx)],
+            ["add", str(idx), corpus(tmp_path / f"a{round_}", f"a{round_}")],
+            ["build", base, "--out", str(idx)],
+        ]
+        procs = [
+            subprocess.Popen(
+                [*CLI, *c, "-q", "--jobs", "1"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for c in commands
+        ]
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode in (0, 2), err
+            if p.returncode == 2:
+                assert "being written by another process" in err
+                assert len(err.strip().splitlines()) == 1
+        assert finds(idx, "base")
+        assert len(generations(idx)) == 1
+        assert [p.name for p in idx.iterdir() if p.name.startswith(".CURRENT.")] == []
+
+
+PAUSE_AT_SWAP = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    from index_tools import store
+    from index_tools.cli import main
+    real_replace = os.replace
+    when, marker = sys.argv[1], Path(sys.argv[2])
+    def pause():
+        marker.write_text(str(os.getpid()))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the test signals us
+            time.sleep(0.01)
+    def replace(src, dst):
+        if str(dst).endswith(store.CURRENT_NAME) and when == "before":
+            pause()
+        real_replace(src, dst)
+        if str(dst).endswith(store.CURRENT_NAME) and when == "after":
+            pause()
+    store.os.replace = replace
+    sys.exit(main(sys.argv[3:]))
+    """
+)
+
+
+def paused_writer(tmp_path: Path, when: str, *args: str) -> tuple[subprocess.Popen, Path]:
+    """A CLI writer that stops right before or right after replacing CURRENT (holding the
+    lock) until it is signalled; returned once it has stopped there."""
+    marker = tmp_path / f"paused-{when}"
+    p = subprocess.Popen(
+        [sys.executable, "-c", PAUSE_AT_SWAP, when, str(marker), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for _ in range(6000):
+        if marker.exists() or p.poll() is not None:
+            break
+        time.sleep(0.01)
+    assert marker.exists(), p.communicate()[1]
+    return p, marker
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("command", ["build", "add"])
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_sigint_around_the_swap_says_what_happened(tmp_path, when, command):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+    new = corpus(tmp_path / "new", "new")
+    args = ["build", new, "--out", str(idx)] if command == "build" else ["add", str(idx), new]
+    p, _ = paused_writer(tmp_path, when, *args, "-q", "--jobs", "1")
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert len(err.strip().splitlines()) == 1, err
+    if when == "before":
+        assert "the published index is unchanged" in err
+        assert finds(idx, "old") and not finds(idx, "new")
+        assert len(generations(idx)) == 1  # the interrupted one was removed
+    else:
+        assert "after the new index was published" in err
+        assert finds(idx, "new")
+        assert finds(idx, "old") == (command == "add")
+    # the next writer finds a sound index and leaves one generation
+    add_to_index(idx, [corpus(tmp_path / "more", "more")], BuildOptions(**OPTS))
+    assert finds(idx, "more") and len(generations(idx)) == 1
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_a_writer_paused_at_the_swap_holds_off_the_others(tmp_path):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+    p, _ = paused_writer(
+        tmp_path, "after", "add", str(idx), corpus(tmp_path / "a", "a"), "-q", "--jobs", "1"
+    )
+    try:
+        r = run_cli("build", corpus(tmp_path / "b", "b"), "--out", str(idx), "-q")
+        assert r.returncode == 2 and f"pid {p.pid}" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+        # readers are never held off: the index answers with the new generation
+        assert finds(idx, "a") and finds(idx, "old")
+    finally:
+        p.kill()
+        p.communicate(timeout=60)
+    # the killed writer's lock is gone with it; its leftovers are cleaned by the next writer
+    r = run_cli("add", str(idx), corpus(tmp_path / "c", "c"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert finds(idx, "a") and finds(idx, "c") and len(generations(idx)) == 1
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
+def test_a_killed_add_leaves_no_copy_behind_after_the_next_writer(tmp_path):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+    p = subprocess.run(
+        [sys.executable, "-c", KILL_AT_SWAP, "before", "add", str(idx),
+         corpus(tmp_path / "new", "new"), "-q"],
+        capture_output=True,
+        timeout=120,
+    )  # fmt: skip
+    assert p.returncode == -signal.SIGKILL
+    assert len(generations(idx)) == 2  # the killed add's full copy
+    assert finds(idx, "old") and not finds(idx, "new")
+    r = run_cli("add", str(idx), corpus(tmp_path / "more", "more"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert len(generations(idx)) == 1 and finds(idx, "more")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
+def test_an_interrupted_first_default_build_can_be_built_again(tmp_path):
+    idx = tmp_path / "cache" / "default-index"
+    src = corpus(tmp_path / "src", "first")
+    env = {**os.environ, "RECITATION_INDEX": str(idx)}
+    p = subprocess.run(
+        [sys.executable, "-c", KILL_AT_SWAP, "before", "build", "--default", src, "-q"],
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
+    assert p.returncode == -signal.SIGKILL
+    assert generations(idx) and not (idx / store.CURRENT_NAME).exists()
+    r = subprocess.run(
+        [*CLI, "build", "--default", src, "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert finds(idx, "first") and len(generations(idx)) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_worker_does_not_keep_the_lock_of_a_killed_writer(tmp_path):
+    from index_tools.lock import WriterLock
+
+    script = textwrap.dedent(
+        """
+        import os, sys, time
+        from index_tools.lock import WriterLock
+        WriterLock(sys.argv[1]).acquire()
+        child = os.fork()  # as the builder's worker pool does
+        if child == 0:
+            time.sleep(60)
+            os._exit(0)
+        print(child, flush=True)
+        time.sleep(60)
+        """
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    worker = int(p.stdout.readline())
+    try:
+        with pytest.raises(Exception, match="being written by another process"):
+            WriterLock(tmp_path).acquire()
+        p.kill()
+        p.wait(timeout=60)
+        lock = WriterLock(tmp_path)
+        lock.acquire()  # the worker is still alive, and does not hold the lock
+        lock.release()
+    finally:
+        p.kill()
+        with contextlib.suppress(OSError):
+            os.kill(worker, signal.SIGKILL)
+
+
+def test_a_lock_whose_description_cannot_be_written_is_still_released(tmp_path, monkeypatch):
+    from index_tools import lock as lock_module
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(lock_module.os, "write", full)
+    first = lock_module.WriterLock(tmp_path)
+    first.acquire()  # held: describing the holder is best effort
+    with pytest.raises(lock_module.IndexBusyError):
+        lock_module.WriterLock(tmp_path).acquire()
+    first.release()
+    again = lock_module.WriterLock(tmp_path)
+    again.acquire()
+    again.release()
+
+
+def test_opening_while_a_publish_removes_the_generation_opens_the_new_one(tmp_path, monkeypatch):
+    """A reader resolves CURRENT, then a writer publishes and removes that generation before
+    the reader has opened its files: the reader opens the new generation, no "damaged"."""
+    from index_tools import index as index_module
+
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+    old = store.current_generation(idx)
+    real = store.open_problems
+    calls = []
+
+    def publish_meanwhile(gen, header, *args, **kwargs):
+        if not calls:
+            add_to_index(idx, [corpus(tmp_path / "new", "new")], BuildOptions(**OPTS))
+            assert not (idx / old).exists()
+        calls.append(gen.name)
+        return real(gen, header, *args, **kwargs)
+
+    monkeypatch.setattr(index_module.store, "open_problems", publish_meanwhile)
+    with open_index(idx) as opened:
+        assert opened.generation == store.current_generation(idx) != old
+        assert calls == [old, opened.generation]
+        assert opened.match(snippet("new")) and opened.match(snippet("old"))
+
+
+def test_readers_during_many_publishes_never_see_damage(tmp_path):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "base", "base")], idx, BuildOptions(**OPTS))
+    script = textwrap.dedent(
+        """
+        import sys
+        from index_tools import BuildOptions, add_to_index
+        root, folders = sys.argv[1], sys.argv[2:]
+        for f in folders:
+            add_to_index(root, [f], BuildOptions(jobs=1, progress=False))
+        """
+    )
+    folders = [corpus(tmp_path / f"c{i}", f"c{i}") for i in range(6)]
+    writer = subprocess.Popen([sys.executable, "-c", script, str(idx), *folders])
+    opened = 0
+    seen = set()
+    try:
+        while writer.poll() is None or opened < 20:
+            with open_index(idx) as i:  # never "damaged", whatever the timing
+                assert i.match(snippet("base"))
+                seen.add(i.generation)
+            opened += 1
+    finally:
+        assert writer.wait(timeout=120) == 0
+    assert all(finds(idx, f"c{i}") for i in range(6))
+    assert len(generations(idx)) == 1
+
+
+def test_cleanup_keeps_every_generation_while_current_is_unreadable(tmp_path):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "a", "a")], idx, BuildOptions(**OPTS))
+    live = store.current_generation(idx)
+    (idx / store.CURRENT_NAME).write_text("not a generation\n")
+    store.clean(idx)
+    assert generations(idx) == [live]
+    gen = idx / live
+    assert store.discard(gen) is False and gen.exists()
+
+
+def test_a_generation_that_cannot_be_removed_yet_is_removed_later(tmp_path, monkeypatch):
+    """Windows refuses to remove files a reader maps: the publish succeeds, the old
+    generation stays, and a later writer removes it."""
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+    old = store.current_generation(idx)
+    real_rmtree = store.shutil.rmtree
+
+    def in_use(path, ignore_errors=False, **kwargs):
+        if Path(path).name != old:
+            real_rmtree(path, ignore_errors=ignore_errors, **kwargs)
+
+    monkeypatch.setattr(store.shutil, "rmtree", in_use)
+    build_index([corpus(tmp_path / "new", "new")], idx, BuildOptions(**OPTS))
+    assert old in generations(idx) and len(generations(idx)) == 2
+    assert finds(idx, "new") and not finds(idx, "old")
+    monkeypatch.setattr(store.shutil, "rmtree", real_rmtree)
+    add_to_index(idx, [corpus(tmp_path / "more", "more")], BuildOptions(**OPTS))
+    assert len(generations(idx)) == 1
+
+
+def test_replacing_current_while_a_reader_holds_it_is_retried(tmp_path, monkeypatch):
+    """On Windows a reader holding CURRENT open makes replacing it fail for a moment."""
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+    real_replace = os.replace
+    refused = []
+
+    def busy(src, dst):
+        if str(dst).endswith(store.CURRENT_NAME) and len(refused) < 3:
+            refused.append(dst)
+            raise PermissionError(errno.EACCES, "in use")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(store, "_IN_USE_RETRIES", True)
+    monkeypatch.setattr(store.os, "replace", busy)
+    build_index([corpus(tmp_path / "new", "new")], idx, BuildOptions(**OPTS))
+    assert len(refused) == 3 and finds(idx, "new")
+
+
+@pytest.mark.parametrize("where", ["documents", "header"])
+def test_disk_full_while_writing_is_one_line_and_keeps_the_index(tmp_path, monkeypatch, where):
+    from index_tools import build as build_module
+
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if where == "documents":
+        monkeypatch.setattr(build_module.DocStore, "put", full)
+    else:
+        monkeypatch.setattr(store, "finalize_generation", full)
+    rc = cli_main(["build", corpus(tmp_path / "new", "new"), "--out", str(idx), "-q", "-j", "1"])
+    assert rc == 2
+    monkeypatch.undo()
+    assert finds(idx, "old") and len(generations(idx)) == 1
+
+
+def test_permission_denied_on_add_is_one_line_even_for_root(tmp_path, monkeypatch, capsys):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+
+    def denied(root):
+        raise PermissionError(errno.EACCES, "Permission denied", str(root))
+
+    monkeypatch.setattr(store, "new_generation", denied)
+    rc = cli_main(["add", str(idx), corpus(tmp_path / "new", "new"), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Permission denied" in err and len(err.strip().splitlines()) == 1
+    assert "unexpected" not in err
+    monkeypatch.undo()
+    assert finds(idx, "old")
+
+
+def test_rows_nested_too_deeply_are_malformed_not_a_crash(tmp_path):
+    good = json.dumps({"content": snippet("deep"), "path": "deep.py", "lang": "Python"})
+    (tmp_path / "d.jsonl").write_text(good + "\n" + "[" * 100_000 + "\n")
+    r = run_cli("build", str(tmp_path / "d.jsonl"), "--out", str(tmp_path / "idx"), "-q", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["skipped"] == {"malformed": 1}
+    assert finds(tmp_path / "idx", "deep")
+
+
+def test_a_broken_parquet_dataset_is_one_line(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = [{"content": snippet(f"p{i}") * 3, "path": f"p{i}.py"} for i in range(400)]
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=100, compression="snappy")
+    data = bytearray(path.read_bytes())
+    for offset in range(100, len(data) // 2, 331):  # the pages, not the footer
+        data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+    r = run_cli("build", str(path), "--out", str(tmp_path / "idx"), "-q")
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "d.parquet" in r.stderr
+    assert "unexpected" not in r.stderr and "Traceback" not in r.stderr
+
+
+def _deep_folder(top: Path, depth_chars: int) -> int:
+    """Folders nested under `top` past `depth_chars` characters (made through descriptors,
+    no path that long is ever used); returns how many files were put at the bottom."""
+    fd = os.open(top, os.O_RDONLY)
+    length = len(str(top))
+    try:
+        while length < depth_chars:
+            os.mkdir("d" * 200, dir_fd=fd)
+            nxt = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+            length += 201
+        for name in ("deep_a.py", "deep_b.py"):
+            f = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+            os.write(f, snippet(name[:-3]).encode())
+            os.close(f)
+    finally:
+        os.close(fd)
+    return 2
+
+
+@pytest.mark.skipif(not hasattr(os, "fwalk") or sys.platform == "win32", reason="dir_fd")
+def test_files_under_overlong_paths_are_counted_as_skipped(tmp_path):
+    src = Path(corpus(tmp_path / "src", "shallow"))
+    limit = os.pathconf(src, "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096
+    deep = _deep_folder(src, limit + 300)
+    r = run_cli("build", str(src), "--out", str(tmp_path / "idx"), "-q", "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["files"] == 1
+    assert summary["skipped"] == {"path too long": deep}

@@ -129,10 +129,21 @@ def _open(path: Path):
 def cmd_stats(args) -> int:
     from .store import verify
 
-    with _open(_index_path(args.index)) as idx:
+    path = _index_path(args.index)
+    # --verify reads every byte before anything maps the files: damage that the open of a
+    # large index trusts (see `Index`) is reported here, never crashed on
+    problems = verify(path) if args.verify else []
+    if problems:
+        if args.json:
+            print(json.dumps({"path": str(path), "problems": problems}, indent=2))
+        else:
+            print(f"index: {path}")
+            print("verify: " + "; ".join(problems))
+        return 1
+    with _open(path) as idx:
         s = idx.summary()
     if args.verify:
-        s["problems"] = verify(_index_path(args.index))
+        s["problems"] = problems
     if args.json:
         print(json.dumps(s, indent=2))
     else:

@@ -8,6 +8,7 @@ import json
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 import uuid
@@ -487,3 +488,38 @@ def test_random_damage_to_a_large_index_is_an_error(
     else:
         flip(path, offset, xor)
     assert answer(dest) == "error"
+
+
+@pytest.mark.skipif(sys.byteorder != "little" or sys.maxsize < 2**32, reason="64-bit layout")
+def test_verify_reads_before_anything_maps_the_files(pristine, tmp_path):
+    """Damage inside an LMDB tree that keeps the file's size and mtime, in a large index:
+    the open trusts it, `--verify` reports it and exits 1 without mapping the file (LMDB
+    could crash on the damaged page)."""
+    dest, gen = copy_of(pristine, tmp_path)
+
+    def first_node_past_its_page(path: Path) -> None:
+        # the main tree's root (as the newer meta page says): its first node pointer sent
+        # past the page, where opening the named databases reads (a bus error in LMDB)
+        data = bytearray(path.read_bytes())
+        metas = [struct.unpack_from("<QQ", data, m * 4096 + 16 + 120) for m in (0, 1)]
+        _, txn_root = max((txn, m) for m, (_, txn) in enumerate(metas))
+        (root,) = struct.unpack_from("<Q", data, txn_root * 4096 + 16 + 24 + 48 + 40)
+        struct.pack_into("<H", data, root * 4096 + 16, 0xFFF0)
+        path.write_bytes(bytes(data))
+
+    keep_mtime(gen / store.DOCS_NAME, first_node_past_its_page)
+    script = (
+        "import sys\n"
+        "from index_tools import index\n"
+        "from index_tools.cli import main\n"
+        "index.DIGESTS_ON_OPEN_BYTES = 0\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", script, "stats", str(dest), "--verify"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "docs.mdb: contents differ from the header's digest" in r.stdout

@@ -660,3 +660,15 @@ def test_files_under_overlong_paths_are_counted_as_skipped(tmp_path):
     summary = json.loads(r.stdout)
     assert summary["files"] == 1
     assert summary["skipped"] == {"path too long": deep}
+
+
+def test_a_folder_a_file_manager_has_shown_can_hold_a_first_build(tmp_path):
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    (idx / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (idx / "Thumbs.db").write_bytes(b"\xd0\xcf")
+    build_index([corpus(tmp_path / "src", "shown")], idx, BuildOptions(**OPTS))
+    assert finds(idx, "shown")
+    # what is not ours is never removed by a cleanup
+    add_to_index(idx, [corpus(tmp_path / "more", "more")], BuildOptions(**OPTS))
+    assert (idx / ".DS_Store").exists() and (idx / "Thumbs.db").exists()

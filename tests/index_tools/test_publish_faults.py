@@ -672,3 +672,36 @@ def test_a_folder_a_file_manager_has_shown_can_hold_a_first_build(tmp_path):
     # what is not ours is never removed by a cleanup
     add_to_index(idx, [corpus(tmp_path / "more", "more")], BuildOptions(**OPTS))
     assert (idx / ".DS_Store").exists() and (idx / "Thumbs.db").exists()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="POSIX file size limits")
+@pytest.mark.parametrize("limit_kb", [8, 40, 120])
+@pytest.mark.parametrize("command", ["build", "add"])
+def test_real_write_failures_are_one_line_and_keep_the_index(tmp_path, limit_kb, command):
+    """Writes that really fail (a file size limit: EFBIG, as a full disk fails them) at
+    several points of a build: one line, exit 2, the index as it was, nothing left."""
+    import resource
+
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+    before = sorted(p.name for p in idx.iterdir())
+    big = corpus(tmp_path / "big", *(f"b{i}" for i in range(400)))
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_kb << 10, limit_kb << 10))
+
+    args = ["build", big, "--out", str(idx)] if command == "build" else ["add", str(idx), big]
+    r = subprocess.run(
+        [*CLI, *args, "-q", "--jobs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited,
+    )
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    # "File too large" from our writes, "Input/output error" from LMDB's (a short write)
+    assert len(r.stderr.strip().splitlines()) == 1 and "cannot write the index" in r.stderr
+    assert "unexpected" not in r.stderr
+    assert sorted(p.name for p in idx.iterdir()) == before
+    assert finds(idx, "old")

@@ -23,6 +23,8 @@ from .build import (
 )
 from .model import MATCH_JSON_VERSION, Match, describe_match
 from .paths import DEFAULT_SOURCES, default_index_path
+from .query_json import query_report
+from .remote import is_remote
 from .safe_text import printable
 from .sources.languages import language_for_path
 from .store import IndexOpenError
@@ -58,7 +60,10 @@ def _version() -> str:
         return "0+unknown"
 
 
-def _index_path(value: str | None) -> Path:
+def _index_path(value: str | None) -> Path | str:
+    """A local index's folder, or an index service's http(s) URL as given."""
+    if value and is_remote(value):
+        return value
     return Path(value).expanduser() if value else default_index_path()
 
 
@@ -120,10 +125,15 @@ def cmd_add(args) -> int:
     return 0
 
 
-def _open(path: Path):
-    from .index import open_index
+def _open(path: Path | str, token_file: str | None = None):
+    from .remote import default_token, open_location
 
-    return open_index(path)
+    token = None
+    if token_file:
+        token = _read_text(token_file).strip()
+    elif is_remote(path):
+        token = default_token()
+    return open_location(path, token)
 
 
 def cmd_stats(args) -> int:
@@ -214,26 +224,15 @@ def cmd_query(args) -> int:
         raise UsageError("--min-tokens must be at least 1")
     from .words import count_words
 
-    with _open(_index_path(args.index)) as idx:
+    with _open(_index_path(args.index), args.token_file) as idx:
         language = args.language or (
             language_for_path(args.context_file) if args.context_file else None
         )
         matches = idx.match(suggestion, context, min_tokens=args.min_tokens, language=language)
-    ctx_words = count_words(context)
     sug_words = count_words(suggestion)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "version": MATCH_JSON_VERSION,
-                    "query_words": ctx_words + sug_words,
-                    "suggestion_words": sug_words,
-                    "matches": [m.to_dict() for m in matches],
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        report = query_report(suggestion, context, matches)
+        print(json.dumps(report, indent=2, ensure_ascii=False))
     elif not matches:
         print(f"no quoted span of {args.min_tokens}+ words ({sug_words} words checked)")
     else:
@@ -279,6 +278,57 @@ def cmd_check(args) -> int:
             f"{n} quoted span{'s' if n != 1 else ''} in {len(args.files)} file(s)", file=sys.stderr
         )
     return 1 if results else 0
+
+
+def cmd_serve(args) -> int:
+    from .service import Listen, ServeError, ServiceConfig, serve
+
+    if args.workers < 1 or args.max_request_bytes < 1 or args.max_pending < 1:
+        raise UsageError("--workers, --max-request-bytes and --max-pending must be positive")
+    config = ServiceConfig(
+        index=str(_index_path(args.index)),
+        token_file=args.token_file,
+        max_body_bytes=args.max_request_bytes,
+        read_timeout=args.read_timeout,
+        lookup_timeout=args.lookup_timeout,
+        max_pending=args.max_pending,
+        log_queries=args.log_queries,
+    )
+    listen = Listen(args.host, args.port, args.workers, args.certfile, args.keyfile)
+    try:
+        serve(config, listen)
+    except ServeError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+def add_serve_parser(sub) -> None:
+    v = sub.add_parser(
+        "serve",
+        help="serve an index over HTTP to a team's editors",
+        description="Serve an index over HTTP (JSON API /v1/match, /v1/stats, /v1/health; "
+        "/metrics for Prometheus). New generations published by build/add are served "
+        "without dropping a request. Needs pip install 'recitation[serve]'.",
+    )
+    v.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
+    v.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
+    v.add_argument("--port", type=int, default=8765, help="(default: %(default)s)")
+    v.add_argument("--workers", type=int, default=1, help="worker processes (%(default)s)")
+    v.add_argument("--token-file", metavar="F", help="require this bearer token")
+    v.add_argument("--certfile", metavar="F", help="TLS certificate chain (PEM)")
+    v.add_argument("--keyfile", metavar="F", help="TLS private key (PEM)")
+    v.add_argument("--max-request-bytes", type=int, default=1 << 20, help="larger requests get 413")
+    v.add_argument(
+        "--read-timeout", type=float, default=10.0, help="seconds to receive a request (408)"
+    )
+    v.add_argument("--lookup-timeout", type=float, default=10.0, help="seconds for a lookup (503)")
+    v.add_argument(
+        "--max-pending", type=int, default=64, help="lookups queued per worker before 503"
+    )
+    v.add_argument(
+        "--log-queries", action="store_true", help="log each query's code (off by default)"
+    )
+    v.set_defaults(func=cmd_serve)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -418,7 +468,14 @@ def _parser() -> argparse.ArgumentParser:
         "from --context-file's extension",
     )
     q.add_argument("--json", action="store_true")
+    q.add_argument(
+        "--token-file",
+        metavar="F",
+        help="bearer token for an index given as an https:// URL (default: "
+        "$RECITATION_INDEX_TOKEN or the file $RECITATION_INDEX_TOKEN_FILE)",
+    )
     q.set_defaults(func=cmd_query)
+    add_serve_parser(sub)
 
     c = sub.add_parser(
         "check",

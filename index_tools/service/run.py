@@ -1,0 +1,91 @@
+"""`recitation-index serve`: the index service on uvicorn, with N worker processes.
+
+uvicorn binds the socket once and starts the workers (`--workers`), each importing
+`create_app` with the config it finds in the environment; a worker that dies is replaced.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+from ..index import open_index
+from .app import CONFIG_ENV, ServiceConfig, read_token
+from .metrics import METRICS_DIR_ENV
+
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+class ServeError(Exception):
+    pass
+
+
+@dataclass
+class Listen:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    workers: int = 1
+    certfile: str | None = None
+    keyfile: str | None = None
+    keep_alive_seconds: int = 30
+
+
+def require_uvicorn():
+    try:
+        import prometheus_client  # noqa: F401
+        import uvicorn
+    except ImportError:
+        raise ServeError(
+            "serving needs uvicorn and prometheus-client: pip install 'recitation[serve]'"
+        ) from None
+    return uvicorn
+
+
+def serve(config: ServiceConfig, listen: Listen) -> None:
+    """Run until interrupted. Checks first what a worker would fail on, with one message."""
+    uvicorn = require_uvicorn()
+    if (listen.certfile is None) != (listen.keyfile is None):
+        raise ServeError("--certfile and --keyfile go together")
+    if config.token_file:
+        try:
+            read_token(config.token_file)
+        except (OSError, ValueError) as exc:
+            raise ServeError(f"cannot read the token: {exc}") from None
+    with open_index(config.index) as index:  # IndexOpenError: one line from the CLI
+        generation = index.generation
+    if listen.host not in LOOPBACK_HOSTS and listen.certfile is None:
+        logging.getLogger("recitation.service").warning(
+            "serving plain HTTP on %s: clients accept http:// only on loopback; "
+            "give --certfile/--keyfile or put a TLS reverse proxy in front",
+            listen.host,
+        )
+    metrics_dir = tempfile.mkdtemp(prefix="recitation-metrics-")
+    os.environ[METRICS_DIR_ENV] = metrics_dir
+    os.environ[CONFIG_ENV] = config.to_env()
+    print(
+        f"serving {config.index} ({generation}) on "
+        f"{'https' if listen.certfile else 'http'}://{listen.host}:{listen.port} "
+        f"with {listen.workers} worker(s)",
+        flush=True,
+    )
+    try:
+        uvicorn.run(
+            "index_tools.service.app:create_app",
+            factory=True,
+            host=listen.host,
+            port=listen.port,
+            workers=listen.workers,
+            ssl_certfile=listen.certfile,
+            ssl_keyfile=listen.keyfile,
+            timeout_keep_alive=listen.keep_alive_seconds,
+            lifespan="on",
+            log_level="warning",
+            access_log=False,  # requests are counted in /metrics, never logged
+            proxy_headers=False,
+            server_header=False,
+        )
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)

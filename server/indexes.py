@@ -198,16 +198,17 @@ class IndexManager:
     def __init__(self) -> None:
         self._handles: dict[str, IndexHandle] = {}
 
-    def get(self, path: Path, retry_failed: bool = False) -> tuple[IndexHandle, bool]:
+    def get(self, path: Path | str, retry_failed: bool = False, factory=None):
         """The handle for `path`, and whether it was just created. With `retry_failed`, an
-        index that was missing or could not be opened is tried again."""
+        index that was missing or could not be opened is tried again. `factory()` makes
+        the handle when it is not an `IndexHandle(path)` (index services)."""
         key = str(path)
         handle = self._handles.get(key)
         if handle is not None and not (retry_failed and handle.state in (NO_INDEX, ERROR)):
             return handle, False
         if handle is not None:
             handle.close()
-        handle = self._handles[key] = IndexHandle(path)
+        handle = self._handles[key] = factory() if factory else IndexHandle(Path(path))
         return handle, True
 
     def retain(self, keep: set[IndexHandle]) -> None:

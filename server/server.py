@@ -30,8 +30,9 @@ from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import UTF16, DocumentStore, offset_in
 from .folders import Scope, Scopes
 from .framing import FrameReader
-from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager, resolve_index_path
+from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager
 from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, plain, status_payload
+from .remote_indexes import handle_for_settings
 from .settings import SECTION, Settings, layered_settings
 from .words import context_start, words_of
 
@@ -247,8 +248,9 @@ class RecitationServer(LanguageServer):
                 self.publish(doc.uri)
 
     def use_index(self, scope: Scope) -> None:
-        path = resolve_index_path(scope.settings.index_path, scope.uri)
-        handle, created = self.indexes.get(path, retry_failed=True)
+        handle, created = handle_for_settings(
+            self.indexes, scope.settings.index_path, scope.settings.remote_index, scope.uri
+        )
         if scope.index is not None and scope.index is not handle:
             # another index: what the old one found says nothing about the new corpus
             for doc in self.documents:

@@ -40,7 +40,8 @@ _SEVERITY_KINDS = {f.name for f in dataclasses.fields(SeveritySettings)}
 @dataclass
 class Settings:
     enable: bool = True
-    index_path: str = ""  # "" = the default index
+    index_path: str = ""  # "" = the default index; an https:// URL: an index service
+    remote_index: str = ""  # an index service used together with index_path ("" = none)
     min_tokens: int = 60
     context_tokens: int = 200
     min_insert_words: int = 10

@@ -159,7 +159,7 @@ class IndexService:
         allowed, handler = route
         if method != allowed:
             raise Refused(405, "method", f"{path} takes {allowed}", {"allow": allowed})
-        if self.token is not None and handler is not self.health:
+        if self.token is not None and path != "/v1/health":
             self._authorize(headers.get("authorization", b""))
         return await handler(headers, receive)
 

@@ -6,6 +6,7 @@ uvicorn binds the socket once and starts the workers (`--workers`), each importi
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import shutil
@@ -34,13 +35,14 @@ class Listen:
 
 
 def require_uvicorn():
+    # prometheus_client is not imported here: it picks its multiprocess mode when imported,
+    # after `serve` has set the directory
+    if importlib.util.find_spec("prometheus_client") is None:
+        raise ServeError("serving needs prometheus-client: pip install 'recitation[serve]'")
     try:
-        import prometheus_client  # noqa: F401
         import uvicorn
     except ImportError:
-        raise ServeError(
-            "serving needs uvicorn and prometheus-client: pip install 'recitation[serve]'"
-        ) from None
+        raise ServeError("serving needs uvicorn: pip install 'recitation[serve]'") from None
     return uvicorn
 
 

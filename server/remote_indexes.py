@@ -1,0 +1,237 @@
+"""Index services as index handles: a remote index alone (`indexPath` is an http(s) URL),
+or a local index and a remote one together (`remoteIndex`), their matches merged.
+
+A remote lookup runs on the handle's own worker thread, bounded by the client's timeouts:
+an unreachable service never blocks the event loop or the editor. It turns the handle's
+state to `error` ("index service unreachable"), lookups answer nothing at once, and the
+service is tried again after 1, 2, 4... up to 60 seconds; when it answers, the state is
+ready again and the change is announced (`on_change`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from index_tools import (
+    IndexOpenError,
+    IndexServiceError,
+    Match,
+    RemoteIndex,
+    is_remote,
+    merge_matches,
+    open_location,
+)
+
+from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexHandle, IndexManager, resolve_index_path
+
+log = logging.getLogger(__name__)
+
+FIRST_RETRY_SECONDS = 1.0
+LAST_RETRY_SECONDS = 60.0
+
+
+class RemoteHandle:
+    def __init__(self, url: str):
+        self.path = url
+        self.state = LOADING
+        self.message = ""
+        self.summary: dict[str, Any] | None = None
+        self.on_change = None
+        self._client: RemoteIndex | None = None
+        self._problem = ""
+        try:
+            self._client = open_location(url)  # the token: RECITATION_INDEX_TOKEN(_FILE)
+        except (IndexOpenError, OSError) as exc:
+            self._problem = str(exc)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recitation-remote")
+        self._opened: asyncio.Future | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._retry: asyncio.TimerHandle | None = None
+        self._backoff = FIRST_RETRY_SECONDS
+        self._closed = False
+
+    @property
+    def ready(self) -> bool:
+        return self.state == READY
+
+    def open(self) -> asyncio.Future:
+        if self._opened is None:
+            self._loop = asyncio.get_running_loop()
+            self._opened = self._loop.run_in_executor(self._executor, self._connect)
+        return self._opened
+
+    async def wait(self) -> RemoteHandle:
+        await asyncio.shield(self.open())
+        return self
+
+    def _connect(self) -> None:
+        """On the worker thread: ask the service what it serves."""
+        if self._client is None:
+            self.state, self.message = ERROR, f"Cannot use the index service: {self._problem}"
+            return
+        try:
+            summary = self._client.summary()
+        except IndexServiceError as exc:
+            self._failed(exc)
+            return
+        before = self.state
+        self.summary, self.state, self._backoff = summary, READY, FIRST_RETRY_SECONDS
+        files = summary.get("files")
+        self.message = f"Index service {self.path}" + (
+            f": {files} files" if files is not None else ""
+        )
+        if before != READY:
+            self._changed()
+
+    async def match(
+        self, suggestion: str, context: str, min_tokens: int, language: str = ""
+    ) -> list[dict]:
+        await self.wait()
+        if not self.ready or self._closed:
+            return []
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(
+                self._executor, self._match, suggestion, context, min_tokens, language
+            )
+        except RuntimeError:  # retired meanwhile
+            return []
+
+    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[dict]:
+        if not self.ready or self._client is None:
+            return []
+        try:
+            return self._client.query(suggestion, context, min_tokens, language or None)
+        except IndexServiceError as exc:
+            self._failed(exc)
+            return []
+
+    def _failed(self, exc: IndexServiceError) -> None:
+        """On the worker thread: say what is wrong, and try again later."""
+        what = "index service unreachable" if exc.unreachable else "index service error"
+        log.warning("%s: %s", what, exc)
+        changed = self.state != ERROR
+        self.state, self.summary = ERROR, None
+        self.message = f"error: {what}: {exc}"
+        delay, self._backoff = self._backoff, min(self._backoff * 2, LAST_RETRY_SECONDS)
+        if self._loop is not None and not self._closed:
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                self._loop.call_soon_threadsafe(self._schedule_retry, delay)
+        if changed:
+            self._changed()
+
+    def _schedule_retry(self, delay: float) -> None:
+        if self._closed or self._retry is not None:  # closed, or a retry is already due
+            return
+        self._retry = asyncio.get_running_loop().call_later(delay, self._try_again)
+
+    def _try_again(self) -> None:
+        self._retry = None
+        if self._closed or self.state == READY:
+            return
+        with contextlib.suppress(RuntimeError):
+            self._executor.submit(self._connect)
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(self)
+            except Exception:
+                log.exception("index change callback")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._retry is not None:
+            self._retry.cancel()
+        if self._client is not None:
+            with contextlib.suppress(RuntimeError):
+                self._executor.submit(self._client.close)
+        self._executor.shutdown(wait=False)
+
+
+class CombinedHandle:
+    """A local index and an index service used together: both are asked, their matches
+    merged (`merge_matches`); one that is missing or unreachable leaves the other working."""
+
+    def __init__(self, local: IndexHandle | RemoteHandle, remote: RemoteHandle):
+        self.parts = (local, remote)
+        self.path = f"{local.path} + {remote.path}"
+        self.on_change = None
+        for part in self.parts:
+            part.on_change = self._part_changed
+
+    @property
+    def state(self) -> str:
+        states = [p.state for p in self.parts]
+        if READY in states:
+            return READY
+        if LOADING in states:
+            return LOADING
+        return NO_INDEX if all(s == NO_INDEX for s in states) else ERROR
+
+    @property
+    def ready(self) -> bool:
+        return self.state == READY
+
+    @property
+    def message(self) -> str:
+        return "; ".join(p.message for p in self.parts if p.message)
+
+    @property
+    def summary(self) -> dict[str, Any] | None:
+        summaries = [p.summary for p in self.parts if p.ready and p.summary]
+        if not summaries:
+            return None
+        return {**summaries[0], "indexes": summaries}
+
+    def open(self) -> asyncio.Future:
+        return asyncio.gather(*(p.open() for p in self.parts))
+
+    async def wait(self) -> CombinedHandle:
+        await asyncio.gather(*(p.wait() for p in self.parts))
+        return self
+
+    async def match(
+        self, suggestion: str, context: str, min_tokens: int, language: str = ""
+    ) -> list[dict]:
+        found = await asyncio.gather(
+            *(p.match(suggestion, context, min_tokens, language) for p in self.parts)
+        )
+        lists = [[Match.from_dict(m) for m in ms] for ms in found]
+        return [m.to_dict() for m in merge_matches(*lists)]
+
+    def _part_changed(self, _part) -> None:
+        if self.on_change is not None:
+            self.on_change(self)
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+
+
+def handle_for_settings(
+    manager: IndexManager, index_path: str, remote_index: str, folder_uri: str | None
+):
+    """The handle a folder's `indexPath` and `remoteIndex` name (shared with the folders
+    that name the same), and whether it was just created."""
+    local: Path | str = (
+        index_path if is_remote(index_path) else resolve_index_path(index_path, folder_uri)
+    )
+
+    def one(location: Path | str):
+        return RemoteHandle(location) if isinstance(location, str) else IndexHandle(location)
+
+    if remote_index:
+        return manager.get(
+            f"{local}\n{remote_index}",
+            retry_failed=True,
+            factory=lambda: CombinedHandle(one(local), RemoteHandle(remote_index)),
+        )
+    return manager.get(local, retry_failed=True, factory=lambda: one(local))

@@ -1,0 +1,186 @@
+"""`recitation-index serve`: real processes, real HTTP over loopback. The CLI gets the same
+JSON from a served index as from the local one; tokens, size limits, malformed requests and
+metrics; a generation published by `add` is served without a failed request."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from service_helpers import Service, cli, corpus, free_port, snippet
+
+from index_tools import (
+    BuildOptions,
+    IndexOpenError,
+    IndexServiceError,
+    RemoteIndex,
+    build_index,
+)
+
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("served")
+    out = root / "idx"
+    build_index([corpus(root / "src", "alpha", "beta")], out, BuildOptions(jobs=1, progress=False))
+    return out
+
+
+@pytest.fixture(scope="module")
+def service(small_index):
+    with Service(small_index) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def guarded(small_index, tmp_path_factory):
+    token = tmp_path_factory.mktemp("token") / "token"
+    token.write_text("s3cret-token\n")
+    with Service(small_index, "--token-file", str(token), "--max-request-bytes", "4096") as s:
+        s.token_file = token
+        yield s
+
+
+def test_query_over_http_prints_the_same_json_as_the_local_index(service, small_index):
+    text = "x = 1\n" + snippet("alpha") + "\nprint('done')\n"
+    local = cli("query", str(small_index), "--json", "--language", "python", input=text)
+    remote = cli("query", "--index", service.url, "--json", "--language", "python", input=text)
+    assert local.returncode == remote.returncode == 0, remote.stderr
+    assert json.loads(local.stdout)["matches"], "the query must find the quoted function"
+    assert remote.stdout == local.stdout
+    # the text report too
+    assert cli("query", service.url, input=text).stdout == cli(
+        "query", str(small_index), input=text
+    ).stdout
+
+
+def test_the_api_answers_match_stats_and_health(service):
+    status, answer = service.match(snippet("beta"), context="import os\n", min_tokens=20)
+    assert status == 200
+    assert answer["version"] == 2 and answer["matches"][0]["sources"][0]["path"] == "beta.py"
+    status, raw, _ = service.get("/v1/stats")
+    stats = json.loads(raw)
+    assert status == 200 and stats["files"] == 2 and stats["generation"].startswith("gen-")
+    assert "path" not in stats  # where the index lives stays on the server
+    status, raw, _ = service.get("/v1/health")
+    assert status == 200 and json.loads(raw)["status"] == "ok"
+
+
+def test_malformed_requests_get_400_and_unknown_routes_404(service):
+    for body in (b"{not json", b"[1, 2]", b'{"context": "x"}', b'{"suggestion": 3}'):
+        status, raw, _ = service.request("POST", "/v1/match", body)
+        assert status == 400, body
+        assert json.loads(raw)["error"]
+    status, answer = service.match("x", min_tokens=0)
+    assert status == 400 and "min_tokens" in answer["error"]
+    assert service.get("/v2/match")[0] == 404
+    assert service.get("/v1/match")[0] == 405
+
+
+def test_a_token_is_required_and_compared(guarded):
+    assert guarded.match("x = 1")[0] == 401
+    assert guarded.match("x = 1", headers={"authorization": "Bearer wrong"})[0] == 401
+    status, raw, headers = guarded.get("/v1/stats", {"authorization": "Basic czNjcmV0"})
+    assert status == 401 and headers.get("www-authenticate", "").startswith("Bearer")
+    assert guarded.get("/metrics")[0] == 401
+    ok = {"authorization": "Bearer s3cret-token"}
+    assert guarded.match("x = 1", headers=ok)[0] == 200
+    assert guarded.get("/v1/health")[0] == 200  # for load balancers: says nothing
+    # the CLI: with the token file, from the environment, and refused without
+    text = snippet("alpha")
+    with_file = cli("query", guarded.url, "--token-file", str(guarded.token_file), input=text)
+    assert with_file.returncode == 0 and "alpha.py" in with_file.stdout
+    env = {"RECITATION_INDEX_TOKEN_FILE": str(guarded.token_file)}
+    assert "alpha.py" in cli("query", guarded.url, input=text, env=env).stdout
+    refused = cli("query", guarded.url, input=text)
+    assert refused.returncode == 2 and "401" in refused.stderr
+
+
+def test_an_oversize_request_gets_413(guarded):
+    ok = {"authorization": "Bearer s3cret-token"}
+    status, answer = guarded.match("x = 1\n" * 2000, headers=ok)
+    assert status == 413 and "4096" in answer["error"]
+    # the request's code is not repeated in the answer
+    assert "x = 1" not in json.dumps(answer)
+
+
+def test_metrics_count_requests_latency_errors_and_the_generation(service):
+    service.match(snippet("alpha"))
+    service.request("POST", "/v1/match", b"{bad")
+    status, raw, headers = service.get("/metrics")
+    text = raw.decode()
+    assert status == 200 and headers["content-type"].startswith("text/plain")
+    assert 'recitation_requests_total{endpoint="/v1/match",status="200"}' in text
+    assert 'recitation_request_errors_total{reason="bad_json"}' in text
+    assert 'recitation_request_seconds_bucket{endpoint="/v1/match",le="0.01"}' in text
+    generation = json.loads(service.get("/v1/health")[1])["generation"]
+    assert f'recitation_index_generation_info{{generation="{generation}"}} 1.0' in text
+
+
+def test_a_generation_published_while_serving_is_picked_up_without_a_failure(
+    small_index, tmp_path
+):
+    idx = tmp_path / "idx"
+    shutil.copytree(small_index, idx)
+    failures: list[str] = []
+    answered = 0
+    stop = threading.Event()
+    with Service(idx, workers=2) as service:
+        remote = RemoteIndex(service.url)
+
+        def load() -> None:
+            nonlocal answered
+            client = RemoteIndex(service.url)
+            while not stop.is_set():
+                try:
+                    if not client.match(snippet("alpha"), min_tokens=20):
+                        failures.append("alpha not found")
+                    answered += 1
+                except IndexServiceError as exc:
+                    failures.append(str(exc))
+            client.close()
+
+        threads = [threading.Thread(target=load) for _ in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            assert remote.match(snippet("gamma")) == []
+            added = cli("add", str(idx), corpus(tmp_path / "more", "gamma"), "-q", "-j", "1")
+            assert added.returncode == 0, added.stderr
+            deadline = time.monotonic() + 30
+            while not remote.match(snippet("gamma")) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert remote.match(snippet("gamma")), "the new generation is not served"
+            time.sleep(1.5)  # every worker has polled CURRENT by now
+            for _ in range(6):  # whichever worker answers
+                assert remote.match(snippet("gamma"))
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(30)
+            remote.close()
+    assert failures == []
+    assert answered > 10
+
+
+def test_an_unreachable_service_is_an_error_not_a_hang():
+    client = RemoteIndex(f"http://127.0.0.1:{free_port()}")
+    t = time.monotonic()
+    with pytest.raises(IndexServiceError) as info:
+        client.match("x = 1")
+    assert info.value.unreachable and "unreachable" in str(info.value)
+    assert time.monotonic() - t < 5
+
+
+@pytest.mark.parametrize(
+    "url", ["http://10.1.2.3:8765", "http://example.org", "ftp://127.0.0.1", "https://u:p@h"]
+)
+def test_plain_http_is_refused_beyond_loopback(url):
+    with pytest.raises(IndexOpenError):
+        RemoteIndex(url)
+    assert RemoteIndex("https://index.internal.example").url.startswith("https://")
+    assert RemoteIndex("http://[::1]:9/").url == "http://[::1]:9"

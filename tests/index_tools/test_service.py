@@ -53,9 +53,10 @@ def test_query_over_http_prints_the_same_json_as_the_local_index(service, small_
     assert json.loads(local.stdout)["matches"], "the query must find the quoted function"
     assert remote.stdout == local.stdout
     # the text report too
-    assert cli("query", service.url, input=text).stdout == cli(
-        "query", str(small_index), input=text
-    ).stdout
+    assert (
+        cli("query", service.url, input=text).stdout
+        == cli("query", str(small_index), input=text).stdout
+    )
 
 
 def test_the_api_answers_match_stats_and_health(service):
@@ -121,9 +122,7 @@ def test_metrics_count_requests_latency_errors_and_the_generation(service):
     assert f'recitation_index_generation_info{{generation="{generation}"}} 1.0' in text
 
 
-def test_a_generation_published_while_serving_is_picked_up_without_a_failure(
-    small_index, tmp_path
-):
+def test_a_generation_published_while_serving_is_picked_up_without_a_failure(small_index, tmp_path):
     idx = tmp_path / "idx"
     shutil.copytree(small_index, idx)
     failures: list[str] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +19,9 @@ ZSTD_LEVEL = 6
 _hasher = WordHasher()
 # each frame carries its checksum: a changed byte of a stored text is an error when read
 _compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
-_decompressor = zstandard.ZstdDecompressor()
+# a ZstdDecompressor is not safe to use from two threads at once: an Index is (several
+# lookups of the index service, two indexes in the language server), so one per thread
+_decompressors = threading.local()
 
 
 _EMPTY_FPS = np.empty(0, dtype=np.uint64)
@@ -134,4 +137,7 @@ def look_past(
 
 
 def decompress(ztext: bytes) -> str:
-    return _decompressor.decompress(ztext).decode("utf-8", "surrogatepass")
+    decompressor = getattr(_decompressors, "zstd", None)
+    if decompressor is None:
+        decompressor = _decompressors.zstd = zstandard.ZstdDecompressor()
+    return decompressor.decompress(ztext).decode("utf-8", "surrogatepass")

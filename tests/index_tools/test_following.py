@@ -1,0 +1,89 @@
+"""Several threads on one index: stored texts decompress correctly from any thread, and
+FollowingIndex switches to a published generation while lookups run, closing the old one
+only when its last lookup is done."""
+
+from __future__ import annotations
+
+import threading
+
+from service_helpers import corpus, snippet
+
+from index_tools import BuildOptions, FollowingIndex, add_to_index, build_index
+from index_tools.process import _compressor, decompress
+
+OPTIONS = BuildOptions(jobs=1, progress=False)
+
+
+def test_stored_texts_decompress_from_many_threads_at_once():
+    text = "".join(f"value_{i} = compute({i * 7}, 'row')\n" for i in range(40_000))
+    frame = _compressor.compress(text.encode())
+    wrong: list[str] = []
+
+    def run() -> None:
+        try:
+            for _ in range(40):
+                if decompress(frame) != text:
+                    wrong.append("different text")
+        except Exception as exc:  # a shared decompressor fails with "Data corruption"
+            wrong.append(repr(exc))
+
+    threads = [threading.Thread(target=run) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+
+
+def test_a_published_generation_is_followed_and_the_old_one_closed_when_released(tmp_path):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "a", "alpha")], idx, OPTIONS)
+    switched: list[str] = []
+    following = FollowingIndex(idx, poll_seconds=0.0, on_switch=switched.append)
+    first = following.generation
+    with following.using() as old:  # a lookup under way on the first generation
+        add_to_index(idx, [corpus(tmp_path / "b", "beta")], OPTIONS)
+        with following.using() as new:
+            assert new.generation != first and switched == [new.generation]
+            assert new.match(snippet("beta"), min_tokens=20)
+        # the old generation is still open for the lookup that holds it
+        assert old.match(snippet("alpha"), min_tokens=20)
+        assert old._docs_env is not None and old._text
+    assert old._text.closed  # released: closed
+    with following.using() as current:
+        assert current.match(snippet("alpha"), min_tokens=20)
+    following.close()
+
+
+def test_lookups_from_threads_never_fail_while_generations_are_published(tmp_path):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "a", "alpha", "beta")], idx, OPTIONS)
+    following = FollowingIndex(idx, poll_seconds=0.0)
+    stop = threading.Event()
+    failures: list[str] = []
+    done = [0]
+
+    def lookups() -> None:
+        while not stop.is_set():
+            try:
+                with following.using() as index:
+                    if not index.match(snippet("alpha"), min_tokens=20):
+                        failures.append("alpha not found")
+                done[0] += 1
+            except Exception as exc:
+                failures.append(repr(exc))
+
+    threads = [threading.Thread(target=lookups) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(3):
+            add_to_index(idx, [corpus(tmp_path / f"more{i}", f"more{i}")], OPTIONS)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    with following.using() as index:
+        assert index.match(snippet("more2"), min_tokens=20)
+    following.close()
+    assert failures == [] and done[0] > 0

@@ -73,10 +73,13 @@ def serve(config: ServiceConfig, listen: Listen) -> None:
         f"with {listen.workers} worker(s)",
         flush=True,
     )
+    from .protocol import NoDelayH11Protocol
+
     try:
         uvicorn.run(
             "index_tools.service.app:create_app",
             factory=True,
+            http=NoDelayH11Protocol,
             host=listen.host,
             port=listen.port,
             workers=listen.workers,

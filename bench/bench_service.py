@@ -8,7 +8,9 @@ python, as the language server asks) are looked up
 2. by 64 concurrent clients for a bounded time (closed loop: each sends its next query when
    answered), over HTTP (`serve --workers N`) and, beside it, by 64 threads in process:
    throughput, p50/p99, and the time each HTTP answer spent outside the lookup itself
-   (client latency minus the lookup's `Server-Timing`);
+   (client latency minus the lookup's `Server-Timing`: queueing included); then the same
+   clients paced, with exponential pauses, at half the throughput measured (as editors
+   send lookups between edits), over HTTP and in process;
 
 then two fault runs on the first index (a copy, for `add` to publish into):
 
@@ -188,10 +190,14 @@ def summary(times: list[float]) -> dict:
 # --- 2. concurrent clients ---------------------------------------------------------------
 
 
-async def http_load(port: int, pairs, clients: int, seconds: float, retry: bool = False):
-    """Closed-loop clients until `seconds` pass. With `retry`, a failed request is sent
-    again (backoff 50 ms doubling to 1 s) until answered: a logical request is lost only
-    when it is still unanswered at the end plus REQUEST_TIMEOUT."""
+async def http_load(
+    port: int, pairs, clients: int, seconds: float, retry: bool = False, rate: float = 0.0
+):
+    """Closed-loop clients until `seconds` pass; with `rate` (lookups per second, all
+    clients together), each waits an exponential pause before each request, as editors
+    do between edits. With `retry`, a failed request is sent again (backoff 50 ms
+    doubling to 1 s) until answered: a logical request is lost only when it is still
+    unanswered at the end plus REQUEST_TIMEOUT."""
     stats = {"latency": [], "outside": [], "errors": 0, "statuses": {}, "generations": {}}
     stats["answered_at"] = []
     deadline = time.perf_counter() + seconds
@@ -201,6 +207,8 @@ async def http_load(port: int, pairs, clients: int, seconds: float, retry: bool 
         nonlocal lost
         conn, rng = Connection(port), random.Random(n)
         while time.perf_counter() < deadline:
+            if rate:
+                await asyncio.sleep(rng.expovariate(rate / clients))
             ctx, sug = rng.choice(pairs)
             body, t, backoff = body_of(ctx, sug), time.perf_counter(), 0.05
             while True:
@@ -233,7 +241,7 @@ async def http_load(port: int, pairs, clients: int, seconds: float, retry: bool 
     return stats
 
 
-def thread_load(idx, pairs, clients: int, seconds: float) -> dict:
+def thread_load(idx, pairs, clients: int, seconds: float, rate: float = 0.0) -> dict:
     latency: list[float] = []
     errors = [0]
     lock = threading.Lock()
@@ -242,6 +250,8 @@ def thread_load(idx, pairs, clients: int, seconds: float) -> dict:
     def client(n: int) -> None:
         rng = random.Random(n)
         while time.perf_counter() < deadline:
+            if rate:
+                time.sleep(rng.expovariate(rate / clients))
             ctx, sug = rng.choice(pairs)
             t = time.perf_counter()
             try:
@@ -348,6 +358,12 @@ async def run(args) -> str:
             seq = await sequential(idx, port, pairs)
             over = await http_load(port, pairs, args.clients, args.seconds)
             local = await asyncio.to_thread(thread_load, idx, pairs, args.clients, args.seconds)
+            # paced: the same clients, at a share of what the service answered flat out
+            rate = args.paced_load * len(over["latency"]) / over["seconds"]
+            over_paced = await http_load(port, pairs, args.clients, args.seconds, rate=rate)
+            local_paced = await asyncio.to_thread(
+                thread_load, idx, pairs, args.clients, args.seconds, rate
+            )
         finally:
             service.kill()
             idx.close()
@@ -384,6 +400,26 @@ async def run(args) -> str:
                 local["latency"],
                 local["seconds"],
                 f"errors {local['errors']}; one process, one GIL",
+            ),
+            "",
+            f"The same {args.clients} clients paced (exponential pauses, {rate:.1f} lookups/s "
+            f"in all: {args.paced_load:.0%} of the HTTP throughput above), {args.seconds:.0f} s:",
+            "",
+            "| path | answered | per s | p50 ms | p99 ms | notes |",
+            "| --- | ---: | ---: | ---: | ---: | --- |",
+            load_row(
+                f"HTTP, {args.workers} workers",
+                over_paced["latency"],
+                over_paced["seconds"],
+                f"errors {over_paced['errors']}, lost {over_paced['lost']}; outside the lookup: "
+                f"p50 {pct(over_paced['outside'], 50):.1f} ms, "
+                f"p99 {pct(over_paced['outside'], 99):.1f} ms",
+            ),
+            load_row(
+                f"in process, {args.clients} threads",
+                local_paced["latency"],
+                local_paced["seconds"],
+                f"errors {local_paced['errors']}",
             ),
             "",
         ]
@@ -438,6 +474,9 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--paced-load", type=float, default=0.5, help="paced run: share of the HTTP throughput"
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()

@@ -37,19 +37,22 @@ class _Held:
 class FollowingIndex:
     """The generation CURRENT names, reopened when a newer one is published.
 
-    Raises IndexOpenError when the index cannot be opened at first; a newer generation
-    that cannot be opened is logged and the current one kept.
-    `on_switch(generation)` is called (on the thread that switched) after each switch."""
+    Raises IndexOpenError when the index cannot be opened at first. A newer generation
+    that cannot be opened leaves the current one in use and is tried again at the next
+    poll; `on_error(exc)` hears of it (default: a log line). `on_switch(generation)` is
+    called after each switch. Both are called on the thread of the lookup that checked."""
 
     def __init__(
         self,
         path: str | os.PathLike,
         poll_seconds: float = POLL_SECONDS,
         on_switch: Callable[[str], None] | None = None,
+        on_error: Callable[[IndexOpenError], None] | None = None,
     ):
         self.path = Path(path)
         self.poll_seconds = poll_seconds
         self.on_switch = on_switch
+        self.on_error = on_error
         self._lock = threading.Lock()
         self._held = _Held(open_index(self.path))
         self._checked_at = time.monotonic()
@@ -97,6 +100,8 @@ class FollowingIndex:
                 fresh = open_index(self.path)
             except IndexOpenError as exc:
                 log.warning("index %s: keeping %s: %s", self.path, self.generation, exc)
+                if self.on_error is not None:
+                    self.on_error(exc)
                 return
             with self._lock:
                 old, self._held = self._held, _Held(fresh)

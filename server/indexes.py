@@ -1,10 +1,12 @@
 """Open indexes, one per path, shared by the folders that use it.
 
 Each index gets one worker thread: every lookup on it runs there, off the event loop, and
-never concurrently with another lookup on the same index. Before a lookup the worker checks
-(at most once a second) which generation the index's CURRENT names: after `build` or `add`
-published a new one, it opens it, switches, and closes the old one — lookups queued behind
-the switch are answered from the new generation, none is dropped.
+never concurrently with another lookup on the same index. The index is followed across
+generations by the engine's `FollowingIndex` (shared with `recitation-index serve`): at most
+once a second a lookup checks which generation CURRENT names; after `build` or `add`
+published a new one, it is opened, used, and the old one closed — lookups queued behind the
+switch are answered from the new generation, none is dropped. A new generation that cannot
+be opened is an error status.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from index_tools import IndexOpenError, current_generation, default_index_path, open_index
+from index_tools import FollowingIndex, IndexOpenError, current_generation, default_index_path
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ class IndexHandle:
         self.state = LOADING
         self.message = ""
         self.summary: dict[str, Any] | None = None
-        self._index = None
+        self._following: FollowingIndex | None = None
         self._generation: str | None = None
         self._checked_at = time.monotonic()
         self._closed = False
@@ -95,8 +97,9 @@ class IndexHandle:
             )
             return
         try:
-            index = open_index(self.path)
-            summary = dict(index.summary())
+            following = FollowingIndex(
+                self.path, POLL_SECONDS, on_switch=self._switched, on_error=self._broken
+            )
         except IndexOpenError as exc:
             self.state, self.message = ERROR, f"Cannot open the index at {self.path}: {exc}"
             return
@@ -105,12 +108,28 @@ class IndexHandle:
             self.state = ERROR
             self.message = f"Cannot open the index at {self.path}: {type(exc).__name__}: {exc}"
             return
-        self._index, self.summary = index, summary
-        self._generation = getattr(index, "generation", None)
+        self._following = following
+        self._describe(following.generation)
+
+    def _describe(self, generation: str) -> None:
+        assert self._following is not None
+        summary = dict(self._following.summary())
+        self.summary, self._generation = summary, generation
         name = summary.get("name") or self.path.name
         files = summary.get("files")
         self.state = READY
         self.message = f"Index {name}" + (f": {files} files" if files is not None else "")
+
+    def _switched(self, generation: str) -> None:
+        """A newly published generation is in use (on the worker thread)."""
+        log.info("index %s: now %s", self.path, generation)
+        self._describe(generation)
+        self._changed()
+
+    def _broken(self, exc: IndexOpenError) -> None:
+        """A newly published generation cannot be opened: an error status, not the old
+        corpus shown as if it were current (on the worker thread)."""
+        self._fail(ERROR, f"Cannot open the index at {self.path}: {exc}")
 
     async def match(
         self, suggestion: str, context: str, min_tokens: int, language: str = ""
@@ -130,37 +149,41 @@ class IndexHandle:
 
     def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[dict]:
         self._follow()
-        if self._index is None:
+        following = self._following
+        if following is None:
             return []
         try:
-            matches = self._index.match(
-                suggestion, context=context, min_tokens=min_tokens, language=language or None
-            )
+            # `using` switches to a newly published generation first (FollowingIndex)
+            with following.using() as index:
+                matches = index.match(
+                    suggestion, context=context, min_tokens=min_tokens, language=language or None
+                )
         except IndexOpenError as exc:  # damage found while reading: a status, not a crash
-            self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")
+            if self._following is following:  # (not already failed by `_broken`)
+                self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")
             return []
         return [m.to_dict() for m in matches]
 
     def _follow(self) -> None:
-        """On the worker thread: switch to a newly published generation, if any."""
+        """On the worker thread, while no index is open (missing, broken): open the one a
+        build has published since, if any."""
         now = time.monotonic()
-        if self._closed or now - self._checked_at < POLL_SECONDS:
+        if self._following is not None or self._closed or now - self._checked_at < POLL_SECONDS:
             return
         self._checked_at = now
         current = current_generation(self.path)
         if current is None or current == self._generation:
             return
         old_state, old_message = self.state, self.message
-        previous, self._index = self._index, None
-        self._close_index(previous)
         self._open()
         if (self.state, self.message) != (old_state, old_message) or self.ready:
             log.info("index %s: now %s (%s)", self.path, current, self.state)
             self._changed()
 
     def _fail(self, state: str, message: str) -> None:
-        previous, self._index = self._index, None
-        self._close_index(previous)
+        following, self._following = self._following, None
+        if following is not None:
+            following.close()
         self.state, self.message, self.summary = state, message, None
         self._changed()
 
@@ -170,14 +193,6 @@ class IndexHandle:
                 self.on_change(self)
             except Exception:
                 log.exception("index change callback")
-
-    def _close_index(self, index) -> None:
-        closer = getattr(index, "close", None)
-        if callable(closer):
-            try:
-                closer()
-            except Exception:
-                log.exception("closing index %s", self.path)
 
     def close(self) -> None:
         """Retire the handle: lookups already queued are still answered (from this index),
@@ -190,8 +205,9 @@ class IndexHandle:
         self._executor.shutdown(wait=False)
 
     def _retire(self) -> None:
-        index, self._index = self._index, None
-        self._close_index(index)
+        following, self._following = self._following, None
+        if following is not None:
+            following.close()
 
 
 class IndexManager:

@@ -16,6 +16,7 @@ export const COMPLETION_MODES: readonly CompletionMode[] = ['warn', 'block', 'of
 export interface ServerSettings {
     enable: boolean;
     indexPath: string;
+    remoteIndex: string;
     minTokens: number;
     contextTokens: number;
     minInsertWords: number;
@@ -33,6 +34,7 @@ export interface LaunchSettings {
 export const DEFAULTS: ServerSettings = {
     enable: true,
     indexPath: '',
+    remoteIndex: '',
     minTokens: 60,
     contextTokens: 200,
     minInsertWords: 10,
@@ -84,10 +86,18 @@ function joinPath(base: string, rel: string): string {
 }
 
 /** An index path as the server should see it: variables expanded, relative to the folder. */
+/** `https://...` (or `http://` on loopback, as the server accepts): an index service. */
+export function isServiceUrl(value: string): boolean {
+    return /^https?:\/\//i.test(value.trim());
+}
+
 export function resolveIndexPath(value: string, ctx: PathContext): string {
     const raw = value.trim();
     if (raw === '') {
         return '';
+    }
+    if (isServiceUrl(raw)) {
+        return raw; // an index service: a URL, not a path
     }
     const expanded = expandVariables(raw, ctx);
     if (!isAbsolutePath(expanded) && ctx.workspaceFolder) {
@@ -141,6 +151,7 @@ export function resolveServerSettings(config: ConfigReader, ctx: PathContext): S
     return {
         enable: asBool(config.get('enable'), DEFAULTS.enable),
         indexPath: resolveIndexPath(asString(config.get('indexPath'), DEFAULTS.indexPath), ctx),
+        remoteIndex: asString(config.get('remoteIndex'), DEFAULTS.remoteIndex).trim(),
         minTokens: asInt(config.get('minTokens'), DEFAULTS.minTokens, 1),
         contextTokens: asInt(config.get('contextTokens'), DEFAULTS.contextTokens, 0),
         minInsertWords: asInt(config.get('minInsertWords'), DEFAULTS.minInsertWords, 1),
@@ -177,7 +188,7 @@ export interface InitializationOptions {
 
 /** Key names of the settings the server reads; a change to any of them is sent live. */
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
-    'enable', 'indexPath', 'minTokens', 'contextTokens', 'minInsertWords', 'scanOnOpen', 'severity', 'completionMode',
+    'enable', 'indexPath', 'remoteIndex', 'minTokens', 'contextTokens', 'minInsertWords', 'scanOnOpen', 'severity', 'completionMode',
 ];
 
 /**

@@ -85,6 +85,14 @@ describe('index paths', () => {
         assert.equal(resolveIndexPath('C:\\index', ctx), 'C:\\index');
     });
 
+    it('leaves an index service URL as it is', () => {
+        assert.equal(resolveIndexPath(' https://index.example/recitation ', ctx), 'https://index.example/recitation');
+        assert.equal(resolveIndexPath('http://127.0.0.1:8765', ctx), 'http://127.0.0.1:8765');
+        const settings = resolveServerSettings(reader({ remoteIndex: 'https://index.example' }), ctx);
+        assert.equal(settings.remoteIndex, 'https://index.example');
+        assert.ok(SERVER_KEYS.includes('remoteIndex'));
+    });
+
     it('expands ${env:NAME} and leaves ${workspaceFolder} without a folder as it is', () => {
         assert.equal(expandVariables('${env:IDX}/a', { userHome: '/h' }, { IDX: '/data' }), '/data/a');
         assert.equal(expandVariables('${workspaceFolder}/a', { userHome: '/h' }), '${workspaceFolder}/a');

@@ -311,4 +311,11 @@ def _json(value: Any) -> bytes:
 
 def create_app() -> IndexService:
     """The application of one worker, configured by `serve` through the environment."""
-    return IndexService(ServiceConfig.from_env())
+    config = ServiceConfig.from_env()
+    if not log.handlers:  # warnings always; each query only with --log-queries
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO if config.log_queries else logging.WARNING)
+        log.propagate = False
+    return IndexService(config)

@@ -60,6 +60,7 @@ class Service:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
+        self.output = ""  # what it wrote on stderr, once stopped
 
     def start(self, timeout: float = 30.0) -> Service:
         command = [sys.executable, "-m", "index_tools.cli", "serve", str(self.index)]
@@ -94,6 +95,7 @@ class Service:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(15)
+        self.output = self.process.stderr.read().decode("utf-8", "replace")
         self.process.stdout.close()
         self.process.stderr.close()
         self.process = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import threading
 import time
 from pathlib import Path
@@ -40,7 +41,8 @@ def service(small_index):
 def guarded(small_index, tmp_path_factory):
     token = tmp_path_factory.mktemp("token") / "token"
     token.write_text("s3cret-token\n")
-    with Service(small_index, "--token-file", str(token), "--max-request-bytes", "4096") as s:
+    args = ("--token-file", str(token), "--max-request-bytes", "4096", "--read-timeout", "1")
+    with Service(small_index, *args) as s:
         s.token_file = token
         yield s
 
@@ -190,3 +192,32 @@ def test_plain_http_is_refused_beyond_loopback(url):
         RemoteIndex(url)
     assert RemoteIndex("https://index.internal.example").url.startswith("https://")
     assert RemoteIndex("http://[::1]:9/").url == "http://[::1]:9"
+
+
+def test_a_body_that_does_not_arrive_in_time_gets_408(guarded):
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as s:
+        s.sendall(
+            b"POST /v1/match HTTP/1.1\r\nhost: x\r\nauthorization: Bearer s3cret-token\r\n"
+            b'content-type: application/json\r\ncontent-length: 100\r\n\r\n{"sugg'
+        )
+        answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
+    assert b"read_timeout" in answer
+
+
+def test_the_check_command_takes_a_url_too(service, small_index, tmp_path):
+    f = tmp_path / "copied.py"
+    f.write_text("import os\n\n" + snippet("beta"))
+    local = cli("check", str(f), "--index", str(small_index), "--format", "json")
+    remote = cli("check", str(f), "--index", service.url, "--format", "json")
+    assert local.returncode == remote.returncode == 1
+    assert remote.stdout == local.stdout
+
+
+@pytest.mark.parametrize("log_queries", [False, True])
+def test_code_is_logged_only_when_asked(small_index, log_queries):
+    args = ("--log-queries",) if log_queries else ()
+    secret = "very_private_function_name_" + "x" * 8
+    with Service(small_index, *args) as s:
+        assert s.match(f"def {secret}(): pass\n")[0] == 200
+    assert (secret in s.output) is log_queries, s.output

@@ -113,11 +113,11 @@ class RemoteHandle:
 
     def _failed(self, exc: IndexServiceError) -> None:
         """On the worker thread: say what is wrong, and try again later."""
-        what = "index service unreachable" if exc.unreachable else "index service error"
-        log.warning("%s: %s", what, exc)
+        log.warning("%s", exc)
         changed = self.state != ERROR
         self.state, self.summary = ERROR, None
-        self.message = f"error: {what}: {exc}"
+        # "index service unreachable: URL: reason", or what the service answered
+        self.message = f"error: {exc}"
         delay, self._backoff = self._backoff, min(self._backoff * 2, LAST_RETRY_SECONDS)
         if self._loop is not None and not self._closed:
             with contextlib.suppress(RuntimeError):  # the loop is closing

@@ -140,6 +140,8 @@ def cmd_stats(args) -> int:
     from .store import verify
 
     path = _index_path(args.index)
+    if args.verify and is_remote(path):
+        raise UsageError("--verify reads the index's files: run it where the index is served")
     # --verify reads every byte before anything maps the files: damage that the open of a
     # large index trusts (see `Index`) is reported here, never crashed on
     problems = verify(path) if args.verify else []

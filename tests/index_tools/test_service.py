@@ -73,6 +73,13 @@ def test_the_api_answers_match_stats_and_health(service):
     assert status == 200 and json.loads(raw)["status"] == "ok"
 
 
+def test_stats_over_http(service):
+    shown = cli("stats", service.url, "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["files"] == 2
+    refused = cli("stats", service.url, "--verify")
+    assert refused.returncode == 2 and "where the index is served" in refused.stderr
+
+
 def test_malformed_requests_get_400_and_unknown_routes_404(service):
     for body in (b"{not json", b"[1, 2]", b'{"context": "x"}', b'{"suggestion": 3}'):
         status, raw, _ = service.request("POST", "/v1/match", body)

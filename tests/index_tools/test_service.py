@@ -228,3 +228,10 @@ def test_code_is_logged_only_when_asked(small_index, log_queries):
     with Service(small_index, *args) as s:
         assert s.match(f"def {secret}(): pass\n")[0] == 200
     assert (secret in s.output) is log_queries, s.output
+
+
+def test_a_lookup_over_its_time_limit_gets_503(small_index):
+    with Service(small_index, "--lookup-timeout", "0.00001") as s:
+        status, answer = s.match(snippet("alpha") * 20)
+        assert status == 503 and answer["reason"] == "lookup_timeout"
+        assert s.get("/v1/health")[0] == 200  # and the service goes on

@@ -22,7 +22,7 @@ from typing import Any
 from ..following import FollowingIndex
 from ..query_json import query_report
 from ..store import IndexOpenError
-from .metrics import ServiceMetrics
+from .metrics import ServiceMetrics, forget_dead_workers
 
 log = logging.getLogger("recitation.service")
 
@@ -318,4 +318,5 @@ def create_app() -> IndexService:
         log.addHandler(handler)
         log.setLevel(logging.INFO if config.log_queries else logging.WARNING)
         log.propagate = False
+    forget_dead_workers()
     return IndexService(config)

@@ -8,6 +8,7 @@ the workers start); `/metrics`, whichever worker answers it, reads them all.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # lookups take from a fraction of a millisecond to a second on large indexes
@@ -71,3 +72,23 @@ class ServiceMetrics:
         from prometheus_client import REGISTRY
 
         return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+
+
+def forget_dead_workers() -> None:
+    """Drop the live gauges of workers that died (uvicorn starts a new one in their place):
+    the generation a dead worker served is not served any more."""
+    directory = os.environ.get(METRICS_DIR_ENV)
+    if not directory or os.name != "posix":  # os.kill(pid, 0) probes only on POSIX
+        return
+    from prometheus_client import multiprocess
+
+    for path in Path(directory).glob("gauge_live*_*.db"):
+        try:
+            pid = int(path.stem.rsplit("_", 1)[1])
+            os.kill(pid, 0)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            multiprocess.mark_process_dead(pid)
+        except PermissionError:
+            continue

@@ -5,8 +5,11 @@ metrics; a generation published by `add` is served without a failed request."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -235,3 +238,18 @@ def test_a_lookup_over_its_time_limit_gets_503(small_index):
         status, answer = s.match(snippet("alpha") * 20)
         assert status == 503 and answer["reason"] == "lookup_timeout"
         assert s.get("/v1/health")[0] == 200  # and the service goes on
+
+
+@pytest.mark.skipif(os.name != "posix", reason="liveness is probed with signal 0")
+def test_live_gauges_of_dead_workers_are_forgotten(tmp_path, monkeypatch):
+    from index_tools.service.metrics import METRICS_DIR_ENV, forget_dead_workers
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    for pid in (gone.pid, os.getpid()):
+        (tmp_path / f"gauge_livemax_{pid}.db").write_bytes(b"")
+    (tmp_path / f"counter_{gone.pid}.db").write_bytes(b"")  # counts stay: they happened
+    monkeypatch.setenv(METRICS_DIR_ENV, str(tmp_path))
+    forget_dead_workers()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([f"counter_{gone.pid}.db", f"gauge_livemax_{os.getpid()}.db"])

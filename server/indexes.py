@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from index_tools import IndexOpenError, current_generation, default_index_path, open_index
+from index_tools import IndexOpenError, Match, current_generation, default_index_path, open_index
 
 log = logging.getLogger(__name__)
 
@@ -114,9 +114,9 @@ class IndexHandle:
 
     async def match(
         self, suggestion: str, context: str, min_tokens: int, language: str = ""
-    ) -> list[dict]:
-        """The engine's matches as JSON dicts, computed on the index's worker thread. With
-        the document's language id, copies with renamed identifiers are found too."""
+    ) -> list[Match]:
+        """The engine's matches, computed on the index's worker thread. With the
+        document's language id, copies with renamed identifiers are found too."""
         await self.wait()
         if not self.ready:
             return []
@@ -128,7 +128,7 @@ class IndexHandle:
         except RuntimeError:  # the handle was retired (settings changed): nothing to say
             return []
 
-    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[dict]:
+    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[Match]:
         self._follow()
         if self._index is None:
             return []
@@ -139,7 +139,15 @@ class IndexHandle:
         except IndexOpenError as exc:  # damage found while reading: a status, not a crash
             self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")
             return []
-        return [m.to_dict() for m in matches]
+        return list(matches)
+
+    async def poll(self) -> None:
+        """Look for a newly published generation now (a missing index that was built)."""
+        if self._closed or self._opened is None or not self._opened.done():
+            return
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(RuntimeError):  # retired meanwhile
+            await loop.run_in_executor(self._executor, self._follow)
 
     def _follow(self) -> None:
         """On the worker thread: switch to a newly published generation, if any."""

@@ -19,6 +19,8 @@ SECTION = "recitation"
 
 SeverityName = Literal["error", "warning", "information", "hint", "off"]
 CompletionMode = Literal["warn", "block", "off"]
+AttributionStyle = Literal["comment", "spdx"]
+Underline = Literal["all", "firstLine"]
 
 
 @dataclass
@@ -47,6 +49,8 @@ class Settings:
     scan_on_open: bool = False
     severity: SeveritySettings = field(default_factory=SeveritySettings)
     completion_mode: CompletionMode = "warn"
+    attribution_style: AttributionStyle = "comment"  # the quick fix: a comment or SPDX tags
+    underline: Underline = "all"  # "firstLine": only a long quote's first line is underlined
 
 
 # Limits on numeric settings: (smallest, largest).

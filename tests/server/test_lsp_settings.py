@@ -159,8 +159,12 @@ async def test_opening_the_index_reports_progress(client, fixture_index, workspa
 
 async def test_dynamic_registration_of_configuration_changes(client, fixture_index, workspace):
     await start_session(client, index=fixture_index, folders=[workspace["a"]])
-    (registration,) = await wait_for(lambda: client.registrations, what="registration")
-    assert registration.method == types.WORKSPACE_DID_CHANGE_CONFIGURATION
+    await wait_for(lambda: len(client.registrations) == 2, what="registrations")
+    configuration, watcher = client.registrations
+    assert configuration.method == types.WORKSPACE_DID_CHANGE_CONFIGURATION
+    # the decisions file is watched, so that edits to it apply at once
+    assert watcher.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    assert watcher.register_options["watchers"][0]["globPattern"] == "**/.recitation.toml"
 
 
 async def test_scan_on_open(client, fixture_index, workspace):

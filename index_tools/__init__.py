@@ -3,7 +3,9 @@ and the matcher. Never imports `server`."""
 
 from .build import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
 from .index import Index, open_index
+from .licensing import license_category
 from .model import (
+    KIND_LABELS,
     KINDS,
     MATCH_JSON_VERSION,
     Document,
@@ -14,6 +16,7 @@ from .model import (
     Position,
     Range,
     Source,
+    describe_kind,
     describe_match,
 )
 from .paths import default_index_path
@@ -25,6 +28,7 @@ from .words import TOKENIZER_VERSION, Word, tokenize
 __all__ = [
     "FORMAT_VERSION",
     "KINDS",
+    "KIND_LABELS",
     "MATCH_JSON_VERSION",
     "TOKENIZER_VERSION",
     "BuildError",
@@ -47,7 +51,9 @@ __all__ = [
     "comment_safe",
     "current_generation",
     "default_index_path",
+    "describe_kind",
     "describe_match",
+    "license_category",
     "open_index",
     "printable",
     "tokenize",

@@ -11,8 +11,21 @@ from typing import Literal
 
 from .safe_text import clean_link, printable, with_fragment
 
-Kind = Literal["recitation", "repetitive", "license", "common"]
-KINDS: tuple[Kind, ...] = ("recitation", "repetitive", "license", "common")
+Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
+KINDS: tuple[Kind, ...] = ("recitation", "license", "repetitive", "inventory", "idiom")
+# What each kind is, as a sentence can say it ("...: a license text").
+KIND_LABELS: dict[str, str] = {
+    "recitation": "code quoted from public code",
+    "license": "a license text",
+    "repetitive": "a repetitive sequence",
+    "inventory": "a standard inventory (list/table)",
+    "idiom": "a common idiom or template",
+}
+
+
+def describe_kind(kind: str) -> str:
+    """A short human description of a kind, for hovers and reports ("a license text")."""
+    return KIND_LABELS.get(kind, kind)
 
 
 @dataclass(frozen=True)
@@ -256,8 +269,9 @@ def describe_match(m: Match) -> str:
         "recitation": "Quoted from public code",
         "repetitive": "Repetitive code also found in public code",
         "license": "License text quoted from public code",
-        "common": "Common idiom found in public code",
-    }[m.kind]
+        "inventory": "Standard inventory (list/table) also found in public code",
+        "idiom": "Common idiom or template also found in public code",
+    }.get(m.kind, "Quoted from public code")
     if not m.exact:
         what = "Renamed copy of public code"
     line = f"{what}: {m.length} words"

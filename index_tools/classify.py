@@ -6,7 +6,8 @@ In order:
 - `repetitive`: one short pattern repeated (`\\s+\\d+\\s+...`, `row[0], row[1], ...`,
   `-1, -1, ...`, a hundred `\\n`).
 - `inventory`: a list or table of literal items (natural numbers, primes, letters, tickers,
-  states, column names): literals and separators, distinct short items.
+  states, column names): literals and separators, distinct short items; or rows of one
+  shape (an enum of status codes, the vertices of a cube).
 - `idiom`: code with nothing of an author's own in it — no prose in comments or strings,
   no composed names of its own, few arbitrary numbers, short — the standard way of doing
   something (quicksort with list comprehensions, a BeautifulSoup table walk), and the text
@@ -16,6 +17,7 @@ In order:
 
 from __future__ import annotations
 
+import collections
 import re
 
 import numpy as np
@@ -125,8 +127,24 @@ def is_inventory(text: str) -> bool:
     items = literal_items(text)
     if not items or len(items) < 8:
         return False
-    short = sum(len(re.findall(r"\w+|[^\w\s]", i)) <= 6 for i in items) / len(items)
+    short = sum(len(re.findall(r"\w+|[^\w\s]", i)) <= 10 for i in items) / len(items)
     return short >= 0.8 and len(set(items)) / len(items) >= 0.5
+
+
+def _line_shape(line: str) -> str:
+    """A line with its strings, names and numbers replaced by one letter each."""
+    line = re.sub(r"'[^']*'|\"[^\"]*\"", "s", line.split("#")[0])
+    line = re.sub(r"\b\d[\w.]*", "0", line)
+    return re.sub(r"[A-Za-z_]\w*", "a", "".join(line.split()))
+
+
+def is_table(text: str) -> bool:
+    """Rows of one shape: `NAME = 100, 'Text', 'Text'`, `glVertex3f( 1.0,-1.0, 1.0)`."""
+    shapes = [_line_shape(ln) for ln in text.splitlines()]
+    shapes = [s for s in shapes if s]
+    if len(shapes) < 6:
+        return False
+    return collections.Counter(shapes).most_common(1)[0][1] / len(shapes) >= 0.7
 
 
 def is_authored(f: SpanFeatures) -> bool:
@@ -147,6 +165,8 @@ def classify(words: list[str], text: str) -> Kind:
         return "inventory"
     if is_repetitive(words):
         return "repetitive"
+    if is_table(text):
+        return "inventory"
     if template_share(words) >= TEMPLATE_SHARE:
         return "idiom"
     return "recitation" if is_authored(span_features(text, words)) else "idiom"

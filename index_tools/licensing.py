@@ -192,3 +192,53 @@ def _drop_variants(ids: list[str]) -> list[str]:
             continue
         kept.append(i)
     return kept
+
+
+def identify_license_text(text: str) -> str:
+    """A license file's or header's SPDX expression, both detectors layered: our phrase
+    matcher first (fast, and right more often on real files: `bench/results/licenses.md`),
+    the SPDX templates where it finds nothing; NOASSERTION when neither does."""
+    from .sources.licenses import detect_license
+
+    found = detect_license(text)
+    if found != NOASSERTION:
+        return normalize_expression(found) or found
+    return match_license_text(text) or NOASSERTION
+
+
+_COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*|--|;|<!--|\"\"\"|''')")
+
+
+def header_comment(text: str) -> str:
+    """The comment block a file opens with (after a shebang or encoding line)."""
+    lines = []
+    for line in text[:HEADER_CHARS].splitlines():
+        if _COMMENT_LINE.match(line) or (lines and not line.strip()):
+            lines.append(line)
+        elif lines or line.startswith("#!"):
+            if lines:
+                break
+        elif line.strip():
+            break
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=4096)
+def _header_license(header: str) -> str | None:
+    from .classify import is_license
+    from .words import word_texts
+
+    if not is_license(word_texts(header)):
+        return None
+    found = identify_license_text(header)
+    return None if found == NOASSERTION else found
+
+
+def file_license(text: str) -> str | None:
+    """A file's own license: its `SPDX-License-Identifier:` line, else the license its header
+    comment states; None when it states none (the repository's license applies)."""
+    spdx = spdx_identifier_line(text)
+    if spdx:
+        return spdx
+    header = header_comment(text)
+    return _header_license(header) if header else None

@@ -29,7 +29,8 @@ KIND_HEADLINES = {
     "recitation": "Quoted from public code",
     "repetitive": "Repetitive code also found in public code",
     "license": "License text quoted from public code",
-    "common": "Common idiom found in public code",
+    "inventory": "Standard inventory (list/table) also found in public code",
+    "idiom": "Common idiom or template also found in public code",
 }
 
 

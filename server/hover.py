@@ -17,14 +17,16 @@ KIND_NAMES = {
     "recitation": "quoted code",
     "repetitive": "repetitive code",
     "license": "license text",
-    "common": "a common idiom",
+    "inventory": "a standard inventory",
+    "idiom": "a common idiom or template",
 }
 
 KIND_REASONS = {
     "recitation": "a recitation: this code reproduces indexed public code verbatim",
     "repetitive": "repetitive code (a long run of repeated lines), so it is probably harmless",
     "license": "license or legal text, which is meant to be copied",
-    "common": "a common idiom found in very many files",
+    "inventory": "a standard inventory (list/table), such as numbers, letters or tickers",
+    "idiom": "a common idiom, template or generated boilerplate",
 }
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&\"'=:$%^])")

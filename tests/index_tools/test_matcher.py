@@ -106,12 +106,6 @@ def test_whole_file_match_and_kinds(corpus):
     assert idx.match(license_text, min_tokens=30) == []
 
 
-def test_common_kind_by_file_count(corpus):
-    idx = corpus["index"]
-    (m,) = idx.match(HAVERSINE, common_files=3)
-    assert m.kind == "common"
-
-
 def test_utf16_range_after_astral_characters(corpus):
     idx = corpus["index"]
     prefix = "# 🚀🚀 rover 𝔘 "  # two astral emoji + a mathematical letter: 2 UTF-16 units each

@@ -85,7 +85,7 @@ def is_repetitive(words: list[str]) -> bool:
     if len(ids) / n > 0.3:
         return False
     for period in range(1, min(32, n // 3) + 1):
-        if (seq[period:] == seq[:-period]).mean() >= 0.9:
+        if (seq[period:] == seq[:-period]).mean() >= 0.75:
             return True
     return False
 

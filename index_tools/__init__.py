@@ -17,6 +17,7 @@ from .decisions import FILE_NAME as DECISIONS_FILE
 from .index import Index, open_index
 from .license_categories import CATEGORIES, license_category
 from .model import (
+    KIND_LABELS,
     KINDS,
     MATCH_JSON_VERSION,
     Document,
@@ -28,6 +29,7 @@ from .model import (
     Range,
     Source,
     count_phrase,
+    describe_kind,
     describe_match,
 )
 from .paths import default_index_path
@@ -44,6 +46,7 @@ __all__ = [
     "DECISIONS_FILE",
     "FORMAT_VERSION",
     "KINDS",
+    "KIND_LABELS",
     "MATCH_JSON_VERSION",
     "TOKENIZER_VERSION",
     "Action",
@@ -76,6 +79,7 @@ __all__ = [
     "count_phrase",
     "current_generation",
     "default_index_path",
+    "describe_kind",
     "describe_match",
     "find_attribution",
     "judge",

@@ -24,9 +24,10 @@ from .verdict import Verdict, at_least, judge
 # what each kind shows as unless told otherwise (the editor's defaults)
 DEFAULT_KIND_ACTIONS: dict[str, Action] = {
     "recitation": "warning",
+    "license": "hint",
     "repetitive": "hint",
-    "license": "information",
-    "common": "hint",
+    "inventory": "hint",
+    "idiom": "hint",
 }
 
 

@@ -1,62 +1,76 @@
-"""Which of the note's buckets a verified match falls in.
+"""What kind of quote a verified span is, from what the span is made of (never from how
+many files hold it: that count is shown on the match, not turned into a kind).
 
-`license`: license or legal text; `repetitive`: a span made of few distinct word shapes
-(regexes like `\\s+\\d+\\s+...`, tables of numbers); `common`: a standard idiom found in very
-many files; anything else is a `recitation`.
+In order:
+- `license`: legal text — a license's or a notice's own wording.
+- `repetitive`: one short pattern repeated (`\\s+\\d+\\s+...`, `row[0], row[1], ...`,
+  `-1, -1, ...`, a hundred `\\n`).
+- `inventory`: a list or table of literal items (natural numbers, primes, letters, tickers,
+  states, column names): literals and separators, distinct short items; or rows of one
+  shape (an enum of status codes, the vertices of a cube).
+- `idiom`: code with nothing of an author's own in it — no prose in comments or strings,
+  no composed names of its own, few arbitrary numbers, short — the standard way of doing
+  something (quicksort with list comprehensions, a BeautifulSoup table walk), and the text
+  of known templates and generated boilerplate (shipped reference data).
+- `recitation`: the rest — code that carries its author's choices.
 """
 
 from __future__ import annotations
 
+import collections
+import re
+
 import numpy as np
 
 from .model import Kind
+from .span_features import SpanFeatures, segments, span_features
+from .templates import template_share
 
-COMMON_FILES = 50  # a span found in at least this many files is a common idiom
-
-_LICENSE_PHRASES = (
+# Wording only legal text uses: one of these makes a span legal text.
+_LEGAL_PHRASES = (
     "permission is hereby granted",
-    "without warranty",
-    "warranties of merchantability",
-    "licensed under",
-    "the above copyright notice",
     "redistribution and use in source and binary forms",
-    "gnu general public license",
-    "gnu lesser general public license",
-    "apache license",
-    "mozilla public license",
-    "spdx - license - identifier",
-    "all rights reserved",
     "this program is free software",
     "this library is free software",
+    "distributed in the hope that it will be useful",
+    "without warranty of any kind",
+    "without even the implied warranty",
+    "warranties of merchantability",
+    "unless required by applicable law or agreed to in writing",
     "you may not use this file except in compliance",
+    "the above copyright notice and this permission notice",
+    "gnu general public license",
+    "gnu lesser general public license",
+    "gnu affero general public license",
+    "mozilla public license",
+    "spdx - license - identifier",
     "provided that the above copyright",
-    "copyright ( c )",
     "python software foundation license",
 )
-
-
-_LICENSE_WORDS = frozenset(
-    [
-        "permission",
-        "warranty",
-        "warranties",
-        "license",
-        "licensed",
-        "licence",
-        "copyright",
-        "redistribution",
-        "gnu",
-        "spdx",
-        "rights",
-    ]
+# Wording common in legal notices; two of them make a notice.
+_NOTICE_PHRASES = (
+    "all rights reserved",
+    "licensed under",
+    "this source code is licensed",
+    "copyright ( c )",
+    "apache license",
+    "the license",
+    "copyrighted material",
+    "terms and conditions",
 )
+
+IDIOM_MAX_WORDS = 150  # longer spans of code are somebody's work, however plain
+PROSE_WORDS = 8  # words of prose (comments, docstrings, messages) that make it authored
+SPECIFIC_NAMES = 1  # composed names the span defines (`frame_delta`, `firstFrame`)
+SPECIFIC_NUMBERS = 3  # arbitrary numeric literals (not 0, 1, 2, 10...)
+TEMPLATE_SHARE = 0.5  # share of the span's k-grams found in the shipped templates
 
 
 def is_license(words: list[str]) -> bool:
-    if not any(w.lower() in _LICENSE_WORDS for w in set(words)):
-        return False
     text = " ".join(w.lower() for w in words)
-    return sum(p in text for p in _LICENSE_PHRASES) >= 2
+    if any(p in text for p in _LEGAL_PHRASES):
+        return True
+    return sum(p in text for p in _NOTICE_PHRASES) >= 2
 
 
 def is_repetitive(words: list[str]) -> bool:
@@ -64,23 +78,95 @@ def is_repetitive(words: list[str]) -> bool:
     n = len(words)
     if n == 0:
         return False
-    if len(set(words)) / n < 0.2:
+    if len(set(words)) / n < 0.12:
         return True
     ids: dict[str, int] = {}
     seq = np.array([ids.setdefault("0" if w[0].isdigit() else w, len(ids)) for w in words])
     if len(ids) / n > 0.3:
         return False
-    for period in range(1, min(16, n // 4) + 1):
-        if (seq[period:] == seq[:-period]).mean() >= 0.9:
+    for period in range(1, min(32, n // 3) + 1):
+        if (seq[period:] == seq[:-period]).mean() >= 0.75:
             return True
     return False
 
 
-def classify(words: list[str], file_count: int, common_files: int = COMMON_FILES) -> Kind:
+_SEPARATORS = frozenset(",;/|:")
+_LITERAL_CODE = frozenset({"True", "False", "None", "null", "true", "false"})
+
+
+def literal_items(text: str) -> list[str] | None:
+    """The items of a span that is nothing but literals and separators, else None. A span
+    can start inside a string: then it reads right with the opening quote put back."""
+    first_quote = re.search(r"['\"]", text)
+    if first_quote and text[: first_quote.start()].strip(" \t\n,;:") == "":
+        for candidate in (text, first_quote.group() + text):
+            items = _literal_items(candidate)
+            if items is not None:
+                return items
+        return None
+    return _literal_items(text)
+
+
+def _literal_items(text: str) -> list[str] | None:
+    code_words = [
+        w
+        for kind, piece in segments(text)
+        if kind == "code"
+        for w in re.findall(r"[A-Za-z_]\w*", piece)
+    ]
+    if any(
+        w not in _LITERAL_CODE and not re.fullmatch(r"0[xX][0-9a-fA-F]+", w) for w in code_words
+    ):
+        return None
+    items = [i.strip(" \t\n'\"[](){}") for i in re.split(r"[,;/|\n]", text)]
+    return [i for i in items if i]
+
+
+def is_inventory(text: str) -> bool:
+    """A list or table of distinct short literal items."""
+    items = literal_items(text)
+    if not items or len(items) < 8:
+        return False
+    short = sum(len(re.findall(r"\w+|[^\w\s]", i)) <= 10 for i in items) / len(items)
+    return short >= 0.8 and len(set(items)) / len(items) >= 0.5
+
+
+def _line_shape(line: str) -> str:
+    """A line with its strings, names and numbers replaced by one letter each."""
+    line = re.sub(r"'[^']*'|\"[^\"]*\"", "s", line.split("#")[0])
+    line = re.sub(r"\b\d[\w.]*", "0", line)
+    return re.sub(r"[A-Za-z_]\w*", "a", "".join(line.split()))
+
+
+def is_table(text: str) -> bool:
+    """Rows of one shape: `NAME = 100, 'Text', 'Text'`, `glVertex3f( 1.0,-1.0, 1.0)`."""
+    shapes = [_line_shape(ln) for ln in text.splitlines()]
+    shapes = [s for s in shapes if s]
+    if len(shapes) < 6:
+        return False
+    return collections.Counter(shapes).most_common(1)[0][1] / len(shapes) >= 0.7
+
+
+def is_authored(f: SpanFeatures) -> bool:
+    """Whether a span of code carries its author's own choices."""
+    return (
+        f.words >= IDIOM_MAX_WORDS
+        or max(f.prose_words, f.sentence_words) >= PROSE_WORDS
+        or len(f.specific_names) >= SPECIFIC_NAMES
+        or f.specific_numbers >= SPECIFIC_NUMBERS
+    )
+
+
+def classify(words: list[str], text: str) -> Kind:
+    """The kind of a span: its words (the note's words) and its text as quoted."""
     if is_license(words):
         return "license"
+    if is_inventory(text):
+        return "inventory"
     if is_repetitive(words):
         return "repetitive"
-    if file_count >= common_files:
-        return "common"
-    return "recitation"
+    if is_table(text):
+        return "inventory"
+    if template_share(words) >= TEMPLATE_SHARE:
+        return "idiom"
+    return "recitation" if is_authored(span_features(text, words)) else "idiom"

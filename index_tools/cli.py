@@ -451,7 +451,7 @@ adopting it on an existing codebase:
         action="append",
         metavar="KIND=ACTION",
         help="what a kind shows as, like the editor's setting (recitation=warning, "
-        "license=information, repetitive=hint, common=hint); ACTION: off, hint, "
+        "license, repetitive, inventory, idiom=hint); ACTION: off, hint, "
         "information, warning, error",
     )
     c.add_argument(

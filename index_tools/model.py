@@ -11,8 +11,21 @@ from typing import Literal
 
 from .safe_text import clean_link, printable, with_fragment
 
-Kind = Literal["recitation", "repetitive", "license", "common"]
-KINDS: tuple[Kind, ...] = ("recitation", "repetitive", "license", "common")
+Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
+KINDS: tuple[Kind, ...] = ("recitation", "license", "repetitive", "inventory", "idiom")
+# What each kind is, as a sentence can say it ("...: a license text").
+KIND_LABELS: dict[str, str] = {
+    "recitation": "code quoted from public code",
+    "license": "a license text",
+    "repetitive": "a repetitive sequence",
+    "inventory": "a standard inventory (list/table)",
+    "idiom": "a common idiom or template",
+}
+
+
+def describe_kind(kind: str) -> str:
+    """A short human description of a kind, for hovers and reports ("a license text")."""
+    return KIND_LABELS.get(kind, kind)
 
 
 @dataclass(frozen=True)
@@ -254,7 +267,8 @@ HEADLINES = {
     "recitation": "Quoted",
     "repetitive": "Repetitive code",
     "license": "License text",
-    "common": "Common idiom",
+    "inventory": "Standard list",
+    "idiom": "Common idiom",
 }
 
 

@@ -11,12 +11,19 @@ from .safe_text import clean_link, printable
 from .verdict import Verdict
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_LEVEL = {"recitation": "warning", "repetitive": "note", "license": "note", "common": "note"}
+_LEVEL = {
+    "recitation": "warning",
+    "license": "note",
+    "repetitive": "note",
+    "inventory": "note",
+    "idiom": "note",
+}
 _RULE_TEXT = {
     "recitation": "Code quoted from indexed public code",
     "repetitive": "Repetitive code that also occurs in indexed public code",
     "license": "License or legal text quoted from indexed public code",
-    "common": "A common idiom found in many indexed files",
+    "inventory": "A standard list or table (numbers, letters, tickers...) in indexed files",
+    "idiom": "A common idiom, template or generated boilerplate in indexed files",
 }
 
 

@@ -20,9 +20,10 @@ MAX_PARTS = 4
 MAX_RENAMED = 6
 
 KIND_NOTES = {
-    "repetitive": "Repetitive code: long runs of the same few words, common everywhere.",
+    "repetitive": "Repetitive code: long runs of the same few words, found everywhere.",
     "license": "License text: meant to be copied, with its notice.",
-    "common": "A common idiom: a standard way of writing this.",
+    "inventory": "A standard list or table: the same facts wherever they are written down.",
+    "idiom": "A common idiom or template: a standard way of writing this.",
 }
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&\"'=:$%^])")

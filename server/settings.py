@@ -28,9 +28,10 @@ class SeveritySettings:
     """Diagnostic severity per match kind."""
 
     recitation: SeverityName = "warning"
+    license: SeverityName = "hint"
     repetitive: SeverityName = "hint"
-    license: SeverityName = "information"
-    common: SeverityName = "hint"
+    inventory: SeverityName = "hint"
+    idiom: SeverityName = "hint"
 
     def for_kind(self, kind: str) -> str:
         return getattr(self, kind, "warning") if kind in _SEVERITY_KINDS else "warning"

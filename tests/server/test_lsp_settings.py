@@ -103,7 +103,7 @@ async def test_live_configuration_change_clears_and_restores(client, fixture_ind
 async def test_invalid_settings_warn_and_fall_back_to_defaults(client, fixture_index, workspace):
     a = workspace["a"]
     client.set_configuration(
-        {"minTokens": "many", "minInsertWords": 5, "severity": {"common": "loud"}},
+        {"minTokens": "many", "minInsertWords": 5, "severity": {"idiom": "loud"}},
         section="recitation",
         scope_uri=a.as_uri(),
     )
@@ -111,7 +111,7 @@ async def test_invalid_settings_warn_and_fall_back_to_defaults(client, fixture_i
     (message,) = await wait_for(lambda: client.messages, what="window/showMessage")
     assert message.type == types.MessageType.Warning
     assert "recitation.minTokens" in message.message
-    assert "recitation.severity.common" in message.message
+    assert "recitation.severity.idiom" in message.message
     assert "minInsertWords" not in message.message
     # the server runs with the defaults for the bad fields and the good ones applied
     uri = (a / "x.py").as_uri()

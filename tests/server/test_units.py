@@ -54,13 +54,13 @@ def test_bad_fields_fall_back_one_by_one():
             "minTokens": 0,
             "contextTokens": 50,
             "completionMode": "loud",
-            "severity": {"license": "off", "common": 7},
+            "severity": {"license": "off", "idiom": 7},
             "unknownKey": 1,
         }
     )
     assert settings.enable is True and settings.min_tokens == 60
     assert settings.context_tokens == 50 and settings.completion_mode == "warn"
-    assert settings.severity.license == "off" and settings.severity.common == "hint"
+    assert settings.severity.license == "off" and settings.severity.idiom == "hint"
     assert len(problems) == 4
     assert any("completionMode" in p and "'block'" in p for p in problems)
 
@@ -69,10 +69,10 @@ def test_layers_override_in_order_and_merge_severity():
     settings, problems = layered_settings(
         {"recitation": {"minTokens": 70, "severity": {"license": "error"}}},
         None,
-        {"severity": {"common": "off"}, "enable": False},
+        {"severity": {"idiom": "off"}, "enable": False},
     )
     assert settings.min_tokens == 70 and not settings.enable
-    assert settings.severity.license == "error" and settings.severity.common == "off"
+    assert settings.severity.license == "error" and settings.severity.idiom == "off"
     assert not problems
     _, problems = layered_settings("nonsense")
     assert problems

@@ -53,8 +53,8 @@ describe('resolveServerSettings', () => {
     });
 
     it('merges a partial severity map over the defaults, per kind', () => {
-        const settings = resolveServerSettings(reader({ severity: { recitation: 'error', license: 'off', common: 'loud' } }), ctx);
-        assert.deepEqual(settings.severity, { recitation: 'error', repetitive: 'hint', license: 'off', common: 'hint' });
+        const settings = resolveServerSettings(reader({ severity: { recitation: 'error', license: 'off', idiom: 'loud' } }), ctx);
+        assert.deepEqual(settings.severity, { recitation: 'error', license: 'off', repetitive: 'hint', inventory: 'hint', idiom: 'hint' });
     });
 
     it('rounds fractional numbers down', () => {

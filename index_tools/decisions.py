@@ -241,7 +241,7 @@ def parse_decisions(text: str, where: str = FILE_NAME) -> Decisions:
         try:
             fingerprints = QuoteIdentity.parse_fingerprints(str(entry.get("fingerprints", "")))
         except ValueError as e:
-            raise fail(f"dismissed {entry['id']}: {e}", entry["id"]) from None
+            raise fail(f"dismissed {entry['id']}: {e}", "fingerprints") from None
         words = entry.get("words", 0)
         identity = QuoteIdentity(entry["id"], words if isinstance(words, int) else 0, fingerprints)
         dismissed.append(

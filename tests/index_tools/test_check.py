@@ -150,3 +150,19 @@ def test_exit_codes_are_in_the_help():
     assert r.returncode == 0
     assert "0  no open quote at or above --fail-on" in r.stdout
     assert "--update-baseline" in r.stdout and "--exclude" in r.stdout
+
+
+def test_the_pre_commit_hook_runs_check_on_the_staged_files(index, repo):
+    """pre-commit runs `entry` with the staged files' paths appended."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    hook = (root / ".pre-commit-hooks.yaml").read_text()
+    entry = next(line.split(":", 1)[1].split() for line in hook.splitlines() if "entry:" in line)
+    assert entry[:2] == ["recitation-index", "check"]
+    assert 'recitation-index = "index_tools.cli:main"' in (root / "pyproject.toml").read_text()
+    assert "language: python" in hook and "id: recitation-check" in hook
+    r = check(index, "src/clean.py", cwd=repo)
+    assert r.returncode == 0
+    r = check(index, "src/clean.py", "src/geo.py", cwd=repo)
+    assert r.returncode == 1 and "src/geo.py:4:1: warning:" in r.stdout

@@ -170,6 +170,11 @@ def source_names(source: Source) -> list[str]:
     return names
 
 
+def literal_pattern(text: str) -> str:
+    """An allow pattern that matches `text` itself, even when it holds glob characters."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
 def _matches(pattern: str, name: str) -> bool:
     p = pattern.strip().strip("/").lower()
     if "://" in p:

@@ -515,10 +515,12 @@ class Relay:
     # -- completion ----------------------------------------------------------------------
 
     def completion_scope(self, uri: Any) -> tuple[Any, ProxyIndex | None]:
-        settings = self.scopes.for_uri(uri if isinstance(uri, str) else None).settings
-        if not settings.enable or settings.completion_mode == "off":
+        scope = self.scopes.for_uri(uri if isinstance(uri, str) else None)
+        settings = scope.settings
+        scope.decisions.refresh()
+        policed = bool(scope.decisions.decisions.policy.completions)
+        if not settings.enable or (settings.completion_mode == "off" and not policed):
             return settings, None
-        scope = self.scopes.for_uri(uri)
         path = resolve_index_path(settings.index_path, scope.uri)
         index = self.indexes.get(str(path))
         if index is None:

@@ -59,7 +59,7 @@ async def test_completion_items(tmp_path, widgets_index, mode):
                     item["labelDetails"]["description"] == "public code \u00b7 MIT \u00b7 widgets"
                 )
                 assert item["documentation"]["kind"] == "markdown"
-                assert "Quoted: " in item["documentation"]["value"]
+                assert "Quoted: " in item["documentation"]["value"].replace("\\", "")
                 assert "widgets shapes.py" in item["documentation"]["value"].replace("\\", "")
                 assert item["sortText"] > "z" + label
                 assert item["insertText"] == next(i["text"] for i in ITEMS if i["label"] == label)

@@ -63,6 +63,11 @@ IDIOM_MAX_WORDS = 150  # longer spans of code are somebody's work, however plain
 PROSE_WORDS = 8  # words of prose (comments, docstrings, messages) that make it authored
 SPECIFIC_NAMES = 1  # composed names the span defines (`frame_delta`, `firstFrame`)
 SPECIFIC_NUMBERS = 3  # arbitrary numeric literals (not 0, 1, 2, 10...)
+COMMENT_WORDS = 3  # lowercase words in one comment: an explanatory comment of the author's
+MESSAGES = 2  # string literals that are labels or messages in words (`'learning rate'`)
+OWN_VARIABLES = 2  # composed variable names that are no API's (`subscription_key`)
+MEMBERS = 3  # `self.` attributes that are no API's (`self.conv1`, `self.fc1`)
+BOUND_NAMES = 7  # distinct names the span binds: the state of somebody's procedure
 TEMPLATE_SHARE = 0.5  # share of the span's k-grams found in the shipped templates
 
 
@@ -123,36 +128,64 @@ def _literal_items(text: str) -> list[str] | None:
 
 
 def is_inventory(text: str) -> bool:
-    """A list or table of distinct short literal items."""
+    """A list or table of distinct short literal items (words, not phrases of prose)."""
     items = literal_items(text)
     if not items or len(items) < 8:
         return False
     short = sum(len(re.findall(r"\w+|[^\w\s]", i)) <= 10 for i in items) / len(items)
-    return short >= 0.8 and len(set(items)) / len(items) >= 0.5
+    phrases = sum(len(re.findall(r"[A-Za-z]{2,}", i)) >= 4 for i in items) / len(items)
+    return short >= 0.8 and phrases <= 0.2 and len(set(items)) / len(items) >= 0.5
 
 
-def _line_shape(line: str) -> str:
-    """A line with its strings, names and numbers replaced by one letter each."""
-    line = re.sub(r"'[^']*'|\"[^\"]*\"", "s", line.split("#")[0])
-    line = re.sub(r"\b\d[\w.]*", "0", line)
-    return re.sub(r"[A-Za-z_]\w*", "a", "".join(line.split()))
+def _row_shape(row: str) -> str:
+    """A row with its strings, names and numbers replaced by one letter each, brackets
+    dropped and a run of string items counted as one (rows of 2 or 3 fields alike)."""
+    row = re.sub(r"'[^']*'|\"[^\"]*\"", "s", row.split("#")[0])
+    row = re.sub(r"\b\d[\w.]*", "0", row)
+    row = re.sub(r"[A-Za-z_]\w*", "a", "".join(row.split()))
+    return re.sub(r"(,s)+", ",s", re.sub(r"[()\[\]]", "", row))
+
+
+def _rows(text: str) -> list[str]:
+    """Logical lines: a line whose brackets are still open goes on on the next one."""
+    rows: list[str] = []
+    depth = 0
+    for line in text.splitlines():
+        code = re.sub(r"'[^']*'|\"[^\"]*\"", "s", line.split("#")[0])
+        if depth > 0 and rows:
+            rows[-1] += " " + line
+        else:
+            rows.append(line)
+        depth = max(
+            0, depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+        )
+    return rows
 
 
 def is_table(text: str) -> bool:
-    """Rows of one shape: `NAME = 100, 'Text', 'Text'`, `glVertex3f( 1.0,-1.0, 1.0)`."""
-    shapes = [_line_shape(ln) for ln in text.splitlines()]
+    """Rows of one shape, each a key and values or a tuple of values:
+    `NAME = 100, 'Text', 'Text'`, `glVertex3f( 1.0,-1.0, 1.0)` (not `print("...")` lines,
+    which are statements, not records)."""
+    shapes = [_row_shape(r) for r in _rows(text)]
     shapes = [s for s in shapes if s]
     if len(shapes) < 6:
         return False
-    return collections.Counter(shapes).most_common(1)[0][1] / len(shapes) >= 0.7
+    shape, n = collections.Counter(shapes).most_common(1)[0]
+    return n / len(shapes) >= 0.7 and any(c in shape for c in ",=:")
 
 
 def is_authored(f: SpanFeatures) -> bool:
-    """Whether a span of code carries its author's own choices."""
+    """Whether a span of code carries its author's own choices: any one of these is enough."""
     return (
         f.words >= IDIOM_MAX_WORDS
         or max(f.prose_words, f.sentence_words) >= PROSE_WORDS
+        or f.comment_run >= COMMENT_WORDS
+        or f.messages >= MESSAGES
         or len(f.specific_names) >= SPECIFIC_NAMES
+        or len(f.own_variables) >= OWN_VARIABLES
+        or len(f.members) >= MEMBERS
+        or len(f.defined) >= BOUND_NAMES
+        or f.parallel_assignments >= 1
         or f.specific_numbers >= SPECIFIC_NUMBERS
     )
 

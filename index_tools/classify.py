@@ -46,6 +46,11 @@ _LEGAL_PHRASES = (
     "spdx - license - identifier",
     "provided that the above copyright",
     "python software foundation license",
+    "express or implied warranty",
+    "in no event shall",
+    "in no event will",
+    "held liable for any damages",
+    "permission is granted to anyone",
 )
 # Wording common in legal notices; two of them make a notice.
 _NOTICE_PHRASES = (
@@ -57,6 +62,10 @@ _NOTICE_PHRASES = (
     "the license",
     "copyrighted material",
     "terms and conditions",
+    "license agreement",
+    "intellectual property",
+    "open source",
+    "gpl - compatible",
 )
 
 IDIOM_MAX_WORDS = 150  # longer spans of code are somebody's work, however plain
@@ -99,9 +108,15 @@ _SEPARATORS = frozenset(",;/|:")
 _LITERAL_CODE = frozenset({"True", "False", "None", "null", "true", "false"})
 
 
+# An alphabet written out inside a string: `B/C/D/.../0/1/2/`
+_CHARACTER_SET_RE = re.compile(r"\s*\w(?:\s*[,;/|]\s*\w)+\s*[,;/|]?\s*")
+
+
 def literal_items(text: str) -> list[str] | None:
     """The items of a span that is nothing but literals and separators, else None. A span
     can start inside a string: then it reads right with the opening quote put back."""
+    if _CHARACTER_SET_RE.fullmatch(text):
+        return [i.strip() for i in re.split(r"[,;/|]", text) if i.strip()]
     first_quote = re.search(r"['\"]", text)
     if first_quote and text[: first_quote.start()].strip(" \t\n,;:") == "":
         for candidate in (text, first_quote.group() + text):
@@ -138,12 +153,12 @@ def is_inventory(text: str) -> bool:
 
 
 def _row_shape(row: str) -> str:
-    """A row with its strings, names and numbers replaced by one letter each, brackets
-    dropped and a run of string items counted as one (rows of 2 or 3 fields alike)."""
-    row = re.sub(r"'[^']*'|\"[^\"]*\"", "s", row.split("#")[0])
+    """A row with its strings ($), numbers (0) and names (a) replaced by one character each,
+    brackets dropped and a run of string items counted as one (rows of 2 or 3 fields alike)."""
+    row = re.sub(r"'[^']*'?|\"[^\"]*\"?", "$", row.split("#")[0])
     row = re.sub(r"\b\d[\w.]*", "0", row)
     row = re.sub(r"[A-Za-z_]\w*", "a", "".join(row.split()))
-    return re.sub(r"(,s)+", ",s", re.sub(r"[()\[\]]", "", row))
+    return re.sub(r"(,\$)+,?", ",$", re.sub(r"[()\[\]]", "", row))
 
 
 def _rows(text: str) -> list[str]:
@@ -194,12 +209,12 @@ def classify(words: list[str], text: str) -> Kind:
     """The kind of a span: its words (the note's words) and its text as quoted."""
     if is_license(words):
         return "license"
+    if template_share(words) >= TEMPLATE_SHARE:
+        return "idiom"
     if is_inventory(text):
         return "inventory"
     if is_repetitive(words):
         return "repetitive"
     if is_table(text):
         return "inventory"
-    if template_share(words) >= TEMPLATE_SHARE:
-        return "idiom"
     return "recitation" if is_authored(span_features(text, words)) else "idiom"

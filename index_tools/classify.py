@@ -8,11 +8,12 @@ In order:
 - `inventory`: a list or table of literal items (natural numbers, primes, letters, tickers,
   states, column names): literals and separators, distinct short items; or rows of one
   shape (an enum of status codes, the vertices of a cube).
-- `idiom`: code with nothing of an author's own in it — no prose in comments or strings,
-  no composed names of its own, few arbitrary numbers, short — the standard way of doing
-  something (quicksort with list comprehensions, a BeautifulSoup table walk), and the text
-  of known templates and generated boilerplate (shipped reference data).
-- `recitation`: the rest — code that carries its author's choices.
+- `idiom`: the text of known templates and generated boilerplate (shipped reference data,
+  checked right after licenses); or code with no sign of its author (`is_authored`): no
+  prose, no explanatory comment, no names of its own that no API has (`vocabulary.py`),
+  no parallel state updates, few bound names and arbitrary numbers, short — the standard
+  way of doing something (quicksort with list comprehensions, a BeautifulSoup table walk).
+- `recitation`: the default for code — any one sign of its author's choices.
 """
 
 from __future__ import annotations

@@ -288,3 +288,20 @@ async def test_code_pasted_before_an_index_exists_is_checked_once_it_is_built(
     assert diag.range.start.line == 3  # moved by the edit made while it waited
     assert diag.severity == types.DiagnosticSeverity.Warning
     assert any(s["state"] == "ready" for s in client.statuses)
+
+
+async def test_underline_first_line_only(client, fixture_index, workspace):
+    await start_session(
+        client, index=fixture_index, folders=[workspace["a"]], settings={"underline": "firstLine"}
+    )
+    uri = (workspace["a"] / "long.py").as_uri()
+    diag = await flagged(client, uri, BEFORE, HULL)
+    first = HULL.split("\n", 1)[0]
+    assert diag.range == types.Range(types.Position(2, 0), types.Position(2, len(first)))
+    # the hover still answers anywhere in the quote
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(8, 4)
+        )
+    )
+    assert hover is not None and hover.range.end.line > 8

@@ -166,3 +166,8 @@ def test_the_pre_commit_hook_runs_check_on_the_staged_files(index, repo):
     assert r.returncode == 0
     r = check(index, "src/clean.py", "src/geo.py", cwd=repo)
     assert r.returncode == 1 and "src/geo.py:4:1: warning:" in r.stdout
+
+
+def test_a_mistyped_path_is_an_error_not_a_pass(index, repo):
+    r = check(index, "src", "scr/geo.py", cwd=repo)
+    assert r.returncode == 2 and "cannot read scr/geo.py: no such file or folder" in r.stderr

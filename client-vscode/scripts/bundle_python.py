@@ -203,6 +203,13 @@ def install(wheels: list[Path], out: Path, target: Target, version: str) -> None
     )  # fmt: skip
     if run.returncode != 0:
         sys.exit(f"[bundle-python] installing into {out} failed:\n{run.stderr}")
+    # pip records the wheel's local path (the cache on this machine): not for the package.
+    for direct_url in out.glob("*.dist-info/direct_url.json"):
+        direct_url.unlink()
+        record = direct_url.with_name("RECORD")
+        lines = record.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if not line.split(",")[0].endswith("/direct_url.json")]
+        record.write_text("".join(kept), encoding="utf-8")
     # Console scripts and test suites are not needed at run time.
     shutil.rmtree(out / "bin", ignore_errors=True)
     for tests in out.glob("numpy/**/tests"):

@@ -46,6 +46,7 @@ fi
 
 "$PY" "$ROOT/scripts/version.py" --check
 cd "$HERE"
+cp "$ROOT/LICENSE" LICENSE.txt  # the project's license, kept in one place
 node esbuild.mjs --production
 mkdir -p "$ROOT/build"
 start=$SECONDS

@@ -49,6 +49,12 @@ cd "$HERE"
 cp "$ROOT/LICENSE" LICENSE.txt  # the project's license, kept in one place
 node esbuild.mjs --production
 mkdir -p "$ROOT/build"
+# Relative links of the readme (the screenshot in docs/) point into the repository: vsce's own
+# guess ignores the package's folder in it, so the bases are given with that folder.
+read -r CONTENT_URL IMAGES_URL < <(node -e '
+  const r = require("./package.json").repository;
+  const base = r.url.replace(/\.git$/, "") + "/%s/HEAD/" + r.directory;
+  console.log(base.replace("%s", "blob"), base.replace("%s", "raw"));')
 start=$SECONDS
 for t in "${targets[@]}"; do
   out="${RECITATION_VSIX:-$ROOT/build/recitation-$t.vsix}"
@@ -58,7 +64,8 @@ for t in "${targets[@]}"; do
   # --allow-package-all-secrets: vsce's secret scan reads every file of the thousands in
   # the bundled third-party wheels and takes minutes per target; what is packed is our own
   # sources and the published wheels, and test/packaging checks the list of files.
-  npx vsce package --no-dependencies --allow-package-all-secrets --target "$t" -o "$out"
+  npx vsce package --no-dependencies --allow-package-all-secrets \
+    --baseContentUrl "$CONTENT_URL" --baseImagesUrl "$IMAGES_URL" --target "$t" -o "$out"
   echo "[package] $(du -h "$out" | cut -f1) $out" >&2
 done
 echo "[package] ${#targets[@]} target(s) in $((SECONDS - start)) s" >&2

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { before, describe, it } from 'node:test';
 
 import { readBinaryHeader } from './binaries';
-import { extractBundle, openBundle, targets, type Bundle } from './bundle';
+import { extractBundle, openBundle, repoRoot, targets, type Bundle } from './bundle';
 import { ALL_TARGETS, PLATFORM_ONLY, TARGETS, type TargetSpec } from './targets';
 import { readZipEntry } from './zip';
 
@@ -100,6 +100,18 @@ for (const target of targets) {
             ]) {
                 assert.ok(bundle.names.has(name), name);
             }
+        });
+
+        it('shows the screenshot on the marketplace page, from the repository', () => {
+            const readme = bundle.entries.find((e) => e.name === 'extension/readme.md');
+            assert.ok(readme);
+            const images = [...readZipEntry(bundle.vsix, readme).toString('utf8').matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1]);
+            assert.ok(images.length > 0, 'the readme shows an image');
+            for (const image of images) {
+                // An absolute URL; the browser resolves the `..` out of the package's folder.
+                assert.match(new URL(image).pathname, /\/raw\/HEAD\/docs\/screenshot-vscode\.png$/, image);
+            }
+            assert.ok(fs.existsSync(path.join(repoRoot, 'docs', 'screenshot-vscode.png')));
         });
 
         it(`targets ${target}`, () => {

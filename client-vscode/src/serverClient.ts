@@ -9,6 +9,7 @@ import {
     LanguageClient,
     RevealOutputChannelOn,
     State,
+    type ExecutableOptions,
     type LanguageClientOptions,
     type ServerOptions,
 } from 'vscode-languageclient/node';
@@ -127,11 +128,14 @@ export class RecitationServer implements vscode.Disposable {
             this.log.debug(`PYTHONPATH=${plan.env.PYTHONPATH}`);
         }
 
-        const serverOptions: ServerOptions = {
-            command: plan.command,
-            args: plan.args,
-            options: { env: plan.env, cwd: folder?.uri.fsPath ?? os.homedir() },
+        // Passed on to child_process.spawn as they are; windowsHide keeps a console window
+        // from opening for the server on Windows (not in the client's declared options).
+        const spawnOptions: ExecutableOptions & { windowsHide: boolean } = {
+            env: plan.env,
+            cwd: folder?.uri.fsPath ?? os.homedir(),
+            windowsHide: true,
         };
+        const serverOptions: ServerOptions = { command: plan.command, args: plan.args, options: spawnOptions };
         const clientOptions: LanguageClientOptions = {
             documentSelector: [
                 { scheme: 'file' },

@@ -61,9 +61,10 @@ for t in "${targets[@]}"; do
   "$PY" scripts/bundle_python.py "$t"
   # --no-dependencies: esbuild has already bundled the JavaScript dependencies into
   # dist/extension.js, so node_modules is not packed.
-  # --allow-package-all-secrets: vsce's secret scan reads every file of the thousands in
-  # the bundled third-party wheels and takes minutes per target; what is packed is our own
-  # sources and the published wheels, and test/packaging checks the list of files.
+  # --allow-package-all-secrets: vsce's secret scan reads each of the 4,000-odd files of
+  # the bundled third-party wheels: about 2 minutes per target here instead of 20 s (13
+  # minutes for all six). What is packed is our own sources and published wheels, and
+  # test/packaging checks the list of files.
   npx vsce package --no-dependencies --allow-package-all-secrets \
     --baseContentUrl "$CONTENT_URL" --baseImagesUrl "$IMAGES_URL" --target "$t" -o "$out"
   echo "[package] $(du -h "$out" | cut -f1) $out" >&2

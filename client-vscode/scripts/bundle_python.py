@@ -6,8 +6,10 @@ bundled/manifest.json  the target, the Python versions carried and the ones left
 
 Wheels are downloaded once per target and Python version into a cache outside the work tree
 (RECITATION_WHEEL_CACHE, default ~/.cache/recitation-wheels) and installed from there without
-the network. pip evaluates dependency markers (`sys_platform == "win32"`) for the machine it
-runs on, so the set of wheels is completed here with the markers of the target.
+the network. A cached set is reused as it is (delete its folder to take newer releases); a
+version found without wheels is asked about again after a day. pip evaluates dependency
+markers (`sys_platform == "win32"`) for the machine it runs on, so the set of wheels is
+completed here with the markers of the target.
 
 usage: python bundle_python.py TARGET [--pythons 3.10 3.11 ...]
 """
@@ -23,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +45,7 @@ except ModuleNotFoundError:
 HERE = Path(__file__).resolve().parent.parent
 ROOT = HERE.parent
 PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
+RECHECK_MISSING_S = 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,10 @@ def download(name: str, target: Target, version: str, deps: list[str]) -> dict:
     stamp = folder / f"complete-{key}.json"
     if stamp.is_file():
         result = json.loads(stamp.read_text())
-        if "missing" in result or all((folder / w).is_file() for w in result["wheels"]):
+        if "missing" in result:
+            if time.time() - stamp.stat().st_mtime < RECHECK_MISSING_S:
+                return result
+        elif all((folder / w).is_file() for w in result["wheels"]):
             return result
     folder.mkdir(parents=True, exist_ok=True)
     print(f"[bundle-python] {name} Python {version}: downloading wheels", file=sys.stderr)

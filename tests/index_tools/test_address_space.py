@@ -45,7 +45,7 @@ def test_build_and_query_with_an_address_space_smaller_than_the_map(tmp_path):
         from index_tools import BuildOptions, build_index
         from index_tools.cli import main
         build_index(["corpus"], "idx", BuildOptions(jobs=1, progress=False))
-        raise SystemExit(main(["check", "suggestion.py", "--index", "idx", "--min-tokens", "20"]))
+        raise SystemExit(main(["check", "suggestion.py", "--index", "idx", "--min-tokens", "20", "--fail-on", "hint"]))
         """,
         tmp_path,
     )

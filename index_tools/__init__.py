@@ -1,11 +1,32 @@
 """Recitation's index engine: words, fingerprints, the LMDB index, corpus sources, builders
 and the matcher. Never imports `server`."""
 
+from .attribution import (
+    Attribution,
+    find_attribution,
+    plain_attribution,
+    source_groups,
+    spdx_snippet_tags,
+)
 from .build import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
+from .decisions import (
+    ACTIONS,
+    Action,
+    CompletionAction,
+    Decisions,
+    DecisionsError,
+    DecisionsFile,
+    Dismissal,
+    literal_pattern,
+    load_decisions,
+)
+from .decisions import FILE_NAME as DECISIONS_FILE
 from .following import FollowingIndex
 from .index import Index, open_index
+from .license_categories import CATEGORIES, license_category
 from .merge import merge_matches
 from .model import (
+    KIND_LABELS,
     KINDS,
     MATCH_JSON_VERSION,
     Document,
@@ -16,24 +37,39 @@ from .model import (
     Position,
     Range,
     Source,
+    count_phrase,
+    describe_kind,
     describe_match,
 )
 from .paths import default_index_path
 from .query_json import query_report
+from .quote_identity import QuoteIdentity
 from .remote import IndexServiceError, RemoteIndex, is_remote, open_location
 from .safe_text import clean_link, comment_safe, printable
 from .store import FORMAT_VERSION, IndexOpenError
 from .store import current_name as current_generation
+from .verdict import Verdict, judge
 from .words import TOKENIZER_VERSION, Word, tokenize
 
 __all__ = [
+    "ACTIONS",
+    "CATEGORIES",
+    "DECISIONS_FILE",
     "FORMAT_VERSION",
     "KINDS",
+    "KIND_LABELS",
     "MATCH_JSON_VERSION",
     "TOKENIZER_VERSION",
+    "Action",
+    "Attribution",
     "BuildError",
     "BuildOptions",
     "BuildSummary",
+    "CompletionAction",
+    "Decisions",
+    "DecisionsError",
+    "DecisionsFile",
+    "Dismissal",
     "Document",
     "FollowingIndex",
     "Index",
@@ -44,22 +80,34 @@ __all__ = [
     "Origin",
     "Part",
     "Position",
+    "QuoteIdentity",
     "Range",
     "RemoteIndex",
     "Source",
+    "Verdict",
     "Word",
     "add_to_index",
     "build_index",
     "clean_link",
     "comment_safe",
+    "count_phrase",
     "current_generation",
     "default_index_path",
+    "describe_kind",
     "describe_match",
+    "find_attribution",
     "is_remote",
+    "judge",
+    "license_category",
+    "literal_pattern",
+    "load_decisions",
     "merge_matches",
     "open_location",
     "open_index",
+    "plain_attribution",
     "printable",
     "query_report",
+    "source_groups",
+    "spdx_snippet_tags",
     "tokenize",
 ]

@@ -21,7 +21,7 @@ from .build import (
     BuildError,
     InterruptedAfterPublish,
 )
-from .model import MATCH_JSON_VERSION, Match, describe_match
+from .model import Match, count_phrase, describe_match
 from .paths import DEFAULT_SOURCES, default_index_path
 from .query_json import query_report
 from .remote import is_remote
@@ -44,7 +44,7 @@ examples:
   recitation-index add ./idx ~/src/another-repo
   recitation-index stats ./idx --json
   git show HEAD:src/geo.py | recitation-index query ./idx
-  recitation-index check src/*.py --format sarif > recitation.sarif
+  recitation-index check . --format sarif > recitation.sarif
 
 The default index lives in the user cache directory; RECITATION_INDEX overrides it."""
 
@@ -192,12 +192,12 @@ def _source_text(s) -> str:
     return printable(text, 2000)
 
 
-def _match_text(m: Match, show_sources: int = 5) -> str:
+def match_details(m: Match, reason: str = "", show_sources: int = 5) -> str:
+    """The lines under a match's headline: where it sits, why it shows, sources, parts."""
     r = m.range
     out = [
-        f"{describe_match(m)}",
         f"  kind: {m.kind}; suggestion lines {r.start.line + 1}\u2013{r.end.line + 1}, "
-        f"{m.suggestion_words} of its words",
+        f"{m.suggestion_words} of its words" + (f"; {printable(reason, 300)}" if reason else "")
     ]
     if m.renamed:
         out.append(
@@ -208,15 +208,18 @@ def _match_text(m: Match, show_sources: int = 5) -> str:
     if len(m.sources) > show_sources:
         out.append(f"  ... and {len(m.sources) - show_sources} more sources")
     for p in m.parts:
-        bound = "" if p.file_count_exact else "at least "
-        files = "file" if p.file_count == 1 else "files"
         out.append(
             f"  part: {p.length} words (suggestion lines {p.range.start.line + 1}\u2013"
-            f"{p.range.end.line + 1}) found in {bound}{p.file_count} {files}; {p.kind}"
+            f"{p.range.end.line + 1}) found in {count_phrase(p.file_count, p.file_count_exact)}; "
+            f"{p.kind}"
         )
         for s in p.sources[:2]:
             out.append(f"    - {_source_text(s)}")
     return "\n".join(out)
+
+
+def _match_text(m: Match) -> str:
+    return f"{describe_match(m)}\n{match_details(m)}"
 
 
 def cmd_query(args) -> int:
@@ -243,43 +246,15 @@ def cmd_query(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .sarif import sarif_report
+    from .check import CheckUsageError, run_check
 
     if args.min_tokens < 1:
         raise UsageError("--min-tokens must be at least 1")
-    results: list[tuple[str, Match]] = []
     with _open(_index_path(args.index)) as idx:
-        for f in args.files:
-            text = _read_text(f)
-            language = args.language or language_for_path(f)
-            for m in idx.match(text, "", min_tokens=args.min_tokens, language=language):
-                results.append((f, m))
-    if args.format == "json":
-        print(
-            json.dumps(
-                {
-                    "version": MATCH_JSON_VERSION,
-                    "results": [{"file": f, **m.to_dict()} for f, m in results],
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
-    elif args.format == "sarif":
-        rel = [(os.path.relpath(f) if os.path.isabs(f) else f, m) for f, m in results]
-        print(json.dumps(sarif_report(rel, _version()), indent=2, ensure_ascii=False))
-    else:
-        for f, m in results:
-            # a file name can hold a newline or an escape sequence: one printable line
-            where = printable(f, 1000)
-            print(
-                f"{where}:{m.range.start.line + 1}:{m.range.start.character + 1}: " + _match_text(m)
-            )
-        n = len(results)
-        print(
-            f"{n} quoted span{'s' if n != 1 else ''} in {len(args.files)} file(s)", file=sys.stderr
-        )
-    return 1 if results else 0
+        try:
+            return run_check(args, idx, _version())
+        except CheckUsageError as e:
+            raise UsageError(str(e)) from None
 
 
 def cmd_serve(args) -> int:
@@ -481,13 +456,68 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser(
         "check",
-        help="scan whole files (CI, pre-commit)",
-        description="Scan files; exit 0 when clean, 1 when quoted code was found.",
+        help="scan files and folders (CI, pre-commit)",
+        formatter_class=fmt,
+        description="""\
+Scan files and folders for quoted code, with the editor's verdicts: a quote that names its
+source nearby is attributed, the decisions file (.recitation.toml, in the file's folder or
+above) dismisses quotes, allows sources and sets the license policy. A folder inside a git
+work tree contributes its tracked files only.""",
+        epilog="""\
+exit status:
+  0  no open quote at or above --fail-on
+  1  at least one (attributed, dismissed, allowed and baselined quotes never fail)
+  2  bad usage, an unreadable decisions file or baseline, a missing or damaged index
+
+adopting it on an existing codebase:
+  recitation-index check . --baseline .recitation-baseline.json --update-baseline
+  recitation-index check . --baseline .recitation-baseline.json   # only new quotes fail""",
     )
-    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("paths", nargs="+", metavar="PATH", help="files and folders to scan")
     c.add_argument("--index", metavar="DIR", help="default: the default index")
     c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     c.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
+    c.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="skip paths matching GLOB (relative, / separated; repeatable), e.g. 'vendor/*'",
+    )
+    c.add_argument(
+        "--decisions",
+        metavar="FILE",
+        help="the decisions file to use for every file (default: .recitation.toml in the "
+        "file's folder or the nearest one above it, up to the repository's root)",
+    )
+    c.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="quotes recorded in FILE do not fail (see --update-baseline)",
+    )
+    c.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="record today's open quotes in the --baseline FILE and exit 0",
+    )
+    c.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "information", "hint"),
+        default="warning",
+        help="the least severity that fails the check (warning)",
+    )
+    c.add_argument(
+        "--severity",
+        action="append",
+        metavar="KIND=ACTION",
+        help="what a kind shows as, like the editor's setting (recitation=warning, "
+        "license, repetitive, inventory, idiom=hint); ACTION: off, hint, "
+        "information, warning, error",
+    )
+    c.add_argument(
+        "--show-suppressed",
+        action="store_true",
+        help="also list attributed, dismissed, allowed and baselined quotes (text format)",
+    )
     c.add_argument(
         "--language",
         metavar="LANG",

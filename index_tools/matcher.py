@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .classify import COMMON_FILES, classify
+from .classify import classify
 from .fingerprint import kgram_fingerprints, winnow, winnow_past
 from .model import Match, Part, Position, Range, Source
 from .normalize import canonical, identifier_mask, keywords, normalized_hashes
@@ -120,7 +120,6 @@ class Options:
     window: int
     min_tokens: int
     max_sources: int
-    common_files: int
 
 
 # --- 1. lookups -------------------------------------------------------------------------------
@@ -572,7 +571,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
             pcount = _count(index, s)
             parts.append(
                 Part(
-                    kind=classify(words[s.start : s.end], pcount, opts.common_files),
+                    kind=classify(words[s.start : s.end], place.chars(s.start, s.end)[2]),
                     length=s.length,
                     query_start=s.start,
                     query_end=s.end,
@@ -587,7 +586,10 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
             )
         out.append(
             Match(
-                kind=classify(words[primary.start : primary.end], count, opts.common_files),
+                kind=classify(
+                    words[primary.start : primary.end],
+                    place.chars(primary.start, primary.end)[2],
+                ),
                 length=end - start,
                 query_start=start,
                 query_end=end,
@@ -620,7 +622,6 @@ def find_matches(
     *,
     language: str | None = None,
     max_sources: int = 10,
-    common_files: int = COMMON_FILES,
 ) -> list[Match]:
     """Matches of `suggestion` (with `context` before it) in `index`, one per quoted
     region, in query order.
@@ -629,7 +630,7 @@ def find_matches(
     for it, copies with consistently renamed identifiers are reported too (`exact` false)
     where no exact span covers them.
     """
-    opts = Options(index.k, index.window, max(int(min_tokens), 1), max_sources, common_files)
+    opts = Options(index.k, index.window, max(int(min_tokens), 1), max_sources)
     context_all = word_texts(context) if context else []
     context_kept = context_all[-MAX_CONTEXT_WORDS:]
     suggestion_words = word_texts(suggestion)

@@ -38,6 +38,8 @@ def _merged(group: list[Match]) -> Match:
     out.query_start = min(m.query_start for m in group)
     out.query_end = max(m.query_end for m in group)
     out.length = out.query_end - out.query_start
+    out.char_start = min(m.char_start for m in group)
+    out.char_end = max(m.char_end for m in group)
     # where the suggestion begins in the query, as the matches tell it
     suggestion_at = min(m.query_end - m.suggestion_words for m in group)
     out.suggestion_words = out.query_end - max(out.query_start, suggestion_at)

@@ -11,8 +11,21 @@ from typing import Literal
 
 from .safe_text import clean_link, printable, with_fragment
 
-Kind = Literal["recitation", "repetitive", "license", "common"]
-KINDS: tuple[Kind, ...] = ("recitation", "repetitive", "license", "common")
+Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
+KINDS: tuple[Kind, ...] = ("recitation", "license", "repetitive", "inventory", "idiom")
+# What each kind is, as a sentence can say it ("...: a license text").
+KIND_LABELS: dict[str, str] = {
+    "recitation": "code quoted from public code",
+    "license": "a license text",
+    "repetitive": "a repetitive sequence",
+    "inventory": "a standard inventory (list/table)",
+    "idiom": "a common idiom or template",
+}
+
+
+def describe_kind(kind: str) -> str:
+    """A short human description of a kind, for hovers and reports ("a license text")."""
+    return KIND_LABELS.get(kind, kind)
 
 
 @dataclass(frozen=True)
@@ -250,42 +263,51 @@ class Match:
         )
 
 
+HEADLINES = {
+    "recitation": "Quoted",
+    "repetitive": "Repetitive code",
+    "license": "License text",
+    "inventory": "Standard list",
+    "idiom": "Common idiom",
+}
+
+
+def count_phrase(n: int, exact: bool) -> str:
+    """`1 file`, `132 files`, `at least 4096 files`."""
+    return f"{'' if exact else 'at least '}{n:,} {'file' if n == 1 else 'files'}"
+
+
 def describe_match(m: Match) -> str:
-    """One line, as the CLI, the diagnostics and the references log say it."""
-    what = {
-        "recitation": "Quoted from public code",
-        "repetitive": "Repetitive code also found in public code",
-        "license": "License text quoted from public code",
-        "common": "Common idiom found in public code",
-    }[m.kind]
-    if not m.exact:
-        what = "Renamed copy of public code"
-    line = f"{what}: {m.length} words"
-    if 0 < m.primary_length < m.query_end - m.query_start:
-        line += f", {m.primary_length} of them"
+    """One line, what matters first, as the CLI, the diagnostics and the references log
+    say it: `Quoted: python/cpython Lib/shutil.py L224–L288 · PSF-2.0 · 408 words · 1 file`."""
+    head = HEADLINES.get(m.kind, "Quoted") if m.exact else "Renamed copy"
+    fields = []
     src = m.best_source
     if src is not None:
         lines = (
             f"L{src.start_line}"
             if src.start_line == src.end_line
-            else (f"L{src.start_line}\u2013L{src.end_line}")
+            else f"L{src.start_line}\u2013L{src.end_line}"
         )
         # corpus metadata: printable even when the match was read back from a client
         where = " ".join(printable(p) for p in (src.repository, src.path) if p)
-        line += f" match {where} {lines} ({printable(src.license, 120) or 'NOASSERTION'})"
-    files = "file" if m.file_count == 1 else "files"
-    bound = "" if m.file_count_exact else "at least "
-    line = f"{line}; found in {bound}{m.file_count} {files}"
+        fields += [f"{where} {lines}".strip(), printable(src.license, 120) or "NOASSERTION"]
+    else:
+        fields.append("indexed code")
+    files = count_phrase(m.file_count, m.file_count_exact)
+    if 0 < m.primary_length < m.query_end - m.query_start:
+        fields.append(f"{m.length:,} words, {m.primary_length:,} of them in {files}")
+    else:
+        fields += [f"{m.length:,} words", files]
     if m.renamed:
         shown = ", ".join(f"{printable(a)} \u2192 {printable(b)}" for a, b in m.renamed[:4])
         more = f", +{len(m.renamed) - 4} more" if len(m.renamed) > 4 else ""
-        line += f" (renamed: {shown}{more})"
+        fields.append(f"renamed {shown}{more}")
     if m.parts:
         most = max(m.parts, key=lambda p: p.file_count)
-        bound = "" if most.file_count_exact else "at least "
         n = len(m.parts)
-        line += (
-            f"; {n} nested part{'s' if n > 1 else ''}, up to {most.length} words "
-            f"in {bound}{most.file_count} files"
+        fields.append(
+            f"{n} nested part{'s' if n > 1 else ''} "
+            f"(up to {count_phrase(most.file_count, most.file_count_exact)})"
         )
-    return line
+    return f"{head}: " + " \u00b7 ".join(fields)

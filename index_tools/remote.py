@@ -18,8 +18,10 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .matcher import MAX_CONTEXT_WORDS
 from .model import Match
 from .store import IndexOpenError
+from .words import tokenize
 
 TOKEN_ENV = "RECITATION_INDEX_TOKEN"
 TOKEN_FILE_ENV = "RECITATION_INDEX_TOKEN_FILE"
@@ -98,7 +100,8 @@ class RemoteIndex:
     def match(
         self, suggestion: str, context: str = "", min_tokens: int = 60, language: str | None = None
     ) -> list[Match]:
-        return [Match.from_dict(m) for m in self.query(suggestion, context, min_tokens, language)]
+        found = [Match.from_dict(m) for m in self.query(suggestion, context, min_tokens, language)]
+        return with_char_offsets(found, suggestion, context)
 
     def query(
         self, suggestion: str, context: str = "", min_tokens: int = 60, language: str | None = None
@@ -210,6 +213,22 @@ class RemoteIndex:
         if not isinstance(answer, dict):
             raise IndexServiceError(f"{self.url}: the answer is not a JSON object", False, status)
         return answer
+
+
+def with_char_offsets(matches: list[Match], suggestion: str, context: str) -> list[Match]:
+    """Set each match's character offsets in `context + suggestion` (not in the JSON) from
+    its word span, as the matcher counts words: the context's last MAX_CONTEXT_WORDS, then
+    the suggestion's."""
+    if not matches:
+        return matches
+    kept = tokenize(context)[-MAX_CONTEXT_WORDS:]
+    shift = len(context)
+    words = [(w.start, w.end) for w in kept]
+    words += [(w.start + shift, w.end + shift) for w in tokenize(suggestion)]
+    for m in matches:
+        if 0 <= m.query_start < m.query_end <= len(words):
+            m.char_start, m.char_end = words[m.query_start][0], words[m.query_end - 1][1]
+    return matches
 
 
 def open_location(location: str | os.PathLike, token: str | None = None):

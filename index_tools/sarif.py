@@ -8,14 +8,22 @@ import xxhash
 
 from .model import KINDS, Match, Part, describe_match
 from .safe_text import clean_link, printable
+from .verdict import Verdict
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_LEVEL = {"recitation": "warning", "repetitive": "note", "license": "note", "common": "note"}
+_LEVEL = {
+    "recitation": "warning",
+    "license": "note",
+    "repetitive": "note",
+    "inventory": "note",
+    "idiom": "note",
+}
 _RULE_TEXT = {
     "recitation": "Code quoted from indexed public code",
     "repetitive": "Repetitive code that also occurs in indexed public code",
     "license": "License or legal text quoted from indexed public code",
-    "common": "A common idiom found in many indexed files",
+    "inventory": "A standard list or table (numbers, letters, tickers...) in indexed files",
+    "idiom": "A common idiom, template or generated boilerplate in indexed files",
 }
 
 
@@ -50,8 +58,24 @@ def artifact_uri(path: str) -> str:
     return quote(path.replace("\\", "/"), safe="/-._~!$&'()*+,;=@")
 
 
-def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
-    """`results`: (file path relative to the repository root, match) pairs."""
+# a verdict's action as a SARIF level
+_ACTION_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+
+
+def _suppressions(verdict: Verdict) -> list[dict]:
+    """An attributed quote is suppressed in the source; a dismissed, allowed or baselined
+    one by a decision kept outside it."""
+    if not verdict.suppressed:
+        return []
+    kind = "inSource" if verdict.state == "attributed" else "external"
+    return [{"kind": kind, "status": "accepted", "justification": printable(verdict.reason, 500)}]
+
+
+def sarif_report(
+    results: list[tuple[str, Match]] | list[tuple[str, Match, Verdict | None]], version: str
+) -> dict:
+    """`results`: (file path relative to the repository root, match[, verdict]). With a
+    verdict, the level is its action and suppressed results carry `suppressions`."""
     rules = [
         {
             "id": f"recitation/{kind}",
@@ -63,7 +87,9 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
         for kind in KINDS
     ]
     out = []
-    for path, m in results:
+    for path, m, *rest in results:
+        verdict = rest[0] if rest else None
+        level = _LEVEL[m.kind] if verdict is None else _ACTION_LEVEL.get(verdict.action, "none")
         uri = artifact_uri(path)
         r = m.range
         text = describe_match(m)
@@ -75,7 +101,7 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
             {
                 "ruleId": f"recitation/{m.kind}",
                 "ruleIndex": KINDS.index(m.kind),
-                "level": _LEVEL[m.kind],
+                "level": level,
                 "message": {"text": text},
                 "locations": [
                     {
@@ -109,7 +135,9 @@ def sarif_report(results: list[tuple[str, Match]], version: str) -> dict:
                     "renamed": [{"from": a, "to": b} for a, b in m.renamed],
                     "sources": [s.to_dict() for s in m.sources],
                     "parts": [p.to_dict() for p in m.parts],
+                    **({"verdict": verdict.to_dict()} if verdict is not None else {}),
                 },
+                **({"suppressions": _suppressions(verdict)} if verdict is not None else {}),
             }
         )
     return {

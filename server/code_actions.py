@@ -1,15 +1,25 @@
-"""Quick fixes on a flagged range: add an attribution comment in the language's comment
-syntax, open the source, dismiss the match for this workspace."""
+"""Quick fixes on a flagged range: attribute it (a comment, or SPDX snippet tags around it,
+in the language's comment syntax), open the source, allow the source's repository, dismiss
+the quote (both recorded in the folder's decisions file)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
-from index_tools import comment_safe, printable
+from index_tools import (
+    DECISIONS_FILE,
+    Verdict,
+    comment_safe,
+    literal_pattern,
+    plain_attribution,
+    printable,
+    source_groups,
+    spdx_snippet_tags,
+)
 
-from .diagnostics import StoredMatch, is_web_link, line_span
+from .diagnostics import StoredMatch
 from .documents import TextDocument
-from .protocol import CMD_DISMISS, CMD_OPEN_SOURCE
+from .protocol import CMD_ALLOW_SOURCE, CMD_DISMISS, CMD_OPEN_SOURCE
 
 # languageId -> (comment start, comment end)
 _HASH = ("# ", "")
@@ -102,87 +112,125 @@ def comment_syntax(language_id: str) -> tuple[str, str]:
 LINE_COMMENT_ENDS = {"php": "?>"}
 
 
+def _comment(text: str, language_id: str) -> str:
+    """`text` as one comment line. Corpus metadata in it is reduced to printable text that
+    cannot end the comment early or be read as a directive (an encoding declaration, an
+    editor modeline)."""
+    start, end = comment_syntax(language_id)
+    ends_at = end or LINE_COMMENT_ENDS.get((language_id or "").lower(), "")
+    return f"{start}{comment_safe(text, ends_at, max_len=500)}{end}"
+
+
 def attribution_text(stored: StoredMatch) -> str:
     """`Adapted from <url> (MIT)` for the best source."""
-    sources = stored.sources
-    if not sources:
-        return "Adapted from public code"
-    best = sources[0]
-    url = best.get("url") or ""
-    if is_web_link(url):
-        where = url
-    else:
-        parts = (best.get("repository"), best.get("path"), line_span(best))
-        where = " ".join(str(p) for p in parts if p) or "public code"
-    lic = best.get("license") or ""
-    text = f"Adapted from {where}" + (f" ({lic})" if lic else "")
-    return printable(text, 1000)
+    return plain_attribution(stored.match.best_source)
 
 
 def attribution_comment(stored: StoredMatch, language_id: str) -> str:
-    """The attribution as one comment line. Its text comes from corpus metadata: it is
-    reduced to printable text that cannot end the comment early or be read as a directive
-    (an encoding declaration, an editor modeline)."""
-    start, end = comment_syntax(language_id)
-    ends_at = end or LINE_COMMENT_ENDS.get((language_id or "").lower(), "")
-    body = comment_safe(attribution_text(stored), ends_at, max_len=500)
-    return f"{start}{body}{end}"
+    return _comment(attribution_text(stored), language_id)
 
 
-def attribution_edit(doc: TextDocument, stored: StoredMatch) -> types.TextEdit:
-    """Insert the comment on its own line above the quoted range, with that line's indent."""
-    line = doc.position_at(stored.start).line
+def _indent_of(doc: TextDocument, line: int) -> str:
     text = doc.line_text(line)
-    indent = text[: len(text) - len(text.lstrip(" \t"))]
-    comment = attribution_comment(stored, doc.language_id)
-    at = types.Position(line, 0)
-    return types.TextEdit(range=types.Range(at, at), new_text=f"{indent}{comment}\n")
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def _eol(doc: TextDocument) -> str:
+    return "\r\n" if "\r\n" in doc.text else "\n"
+
+
+def attribution_edits(doc: TextDocument, stored: StoredMatch, style: str) -> list[types.TextEdit]:
+    """The attribution above the quoted range, with its first line's indent: one comment,
+    or SPDX snippet tags around the lines of the range."""
+    first = doc.position_at(stored.start).line
+    indent = _indent_of(doc, first)
+    eol = _eol(doc)
+    at = types.Position(first, 0)
+    if style != "spdx":
+        text = f"{indent}{attribution_comment(stored, doc.language_id)}{eol}"
+        return [types.TextEdit(range=types.Range(at, at), new_text=text)]
+    before, after = spdx_snippet_tags(stored.match.best_source)
+    head = "".join(f"{indent}{_comment(t, doc.language_id)}{eol}" for t in before)
+    last = doc.position_at(max(stored.start, stored.end - 1)).line
+    tail = "".join(f"{indent}{_comment(t, doc.language_id)}{eol}" for t in after)
+    if last + 1 < doc.line_count():
+        end_at = types.Position(last + 1, 0)
+    else:  # the quote ends the document, without a line break after it
+        end_at = doc.position_at(len(doc.text))
+        tail = eol + tail.rstrip("\r\n")
+    return [
+        types.TextEdit(range=types.Range(at, at), new_text=head),
+        types.TextEdit(range=types.Range(end_at, end_at), new_text=tail),
+    ]
 
 
 def code_actions(
-    doc: TextDocument, matches: list[StoredMatch], diagnostics: list[types.Diagnostic]
+    doc: TextDocument,
+    judged: list[tuple[StoredMatch, Verdict]],
+    diagnostics: list[types.Diagnostic],
+    style: str = "comment",
 ) -> list[types.CodeAction]:
     actions: list[types.CodeAction] = []
-    for m in matches:
+    for m, verdict in judged:
         related = [
             d
             for d in diagnostics
             if d.source == "recitation" and isinstance(d.data, dict) and d.data.get("id") == m.id
-        ]
-        dismiss = types.Command(
-            title="Dismiss this match in this workspace",
-            command=CMD_DISMISS,
-            arguments=[doc.uri, m.id],
-        )
-        actions.append(
-            types.CodeAction(
-                title=f"Add attribution comment: {attribution_text(m)}",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=related or None,
-                is_preferred=True,
-                edit=types.WorkspaceEdit(changes={doc.uri: [attribution_edit(doc, m)]}),
-            )
-        )
+        ] or None
+        best = m.match.best_source
+        if verdict.state != "attributed":
+            styles = ["spdx", "comment"] if style == "spdx" else ["comment", "spdx"]
+            for i, st in enumerate(styles):
+                license = best.license if best is not None else ""
+                title = (
+                    f"Add attribution comment: {attribution_text(m)}"
+                    if st == "comment"
+                    else f"Add SPDX snippet tags ({printable(license or 'NOASSERTION', 80)})"
+                )
+                actions.append(
+                    types.CodeAction(
+                        title=title,
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=related,
+                        is_preferred=i == 0,
+                        edit=types.WorkspaceEdit(changes={doc.uri: attribution_edits(doc, m, st)}),
+                    )
+                )
         url = m.best_url
-        if url:
-            best = m.sources[0]
-            label = " ".join(str(p) for p in (best.get("repository"), best.get("path")) if p)
+        if url and best is not None:
+            label = " ".join(p for p in (best.repository, best.path) if p)
             actions.append(
                 types.CodeAction(
                     title=f"Open source: {printable(label or url)}",
                     kind=types.CodeActionKind.QuickFix,
-                    diagnostics=related or None,
+                    diagnostics=related,
                     command=types.Command(
                         title="Open source", command=CMD_OPEN_SOURCE, arguments=[url]
                     ),
                 )
             )
+        repos = dict.fromkeys(g[0].repository for g in source_groups(m.match) if g[0].repository)
+        for repo in repos:
+            actions.append(
+                types.CodeAction(
+                    title=f"Allow {printable(repo, 200)} in this workspace (our own code)",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=related,
+                    command=types.Command(
+                        title="Allow source",
+                        command=CMD_ALLOW_SOURCE,
+                        arguments=[doc.uri, literal_pattern(repo)],
+                    ),
+                )
+            )
         actions.append(
             types.CodeAction(
-                title=dismiss.title,
+                title=f"Dismiss this quote (recorded in {DECISIONS_FILE})",
                 kind=types.CodeActionKind.QuickFix,
-                diagnostics=related or None,
-                command=dismiss,
+                diagnostics=related,
+                command=types.Command(
+                    title="Dismiss this quote", command=CMD_DISMISS, arguments=[doc.uri, m.id]
+                ),
             )
         )
     return actions

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.05
+MAX_DEFERRED = 32  # spans kept per document while no index is ready; more: the whole text
 
 
 @dataclass
@@ -67,10 +68,16 @@ class Checker:
         self._batch: dict[str, list[PendingCheck]] = {}  # taken from pending, not yet looked up
         self._tasks: dict[str, asyncio.Task] = {}
         self._last_added: dict[str, float] = {}
+        # insertions that arrived while no index was ready, checked once one is
+        self._deferred: dict[str, list[PendingCheck]] = {}
 
     def on_edit(self, doc: TextDocument, edit: Edit) -> None:
         """Keep pending spans on the text they cover."""
-        for check in [*self._pending.get(doc.uri, ()), *self._batch.get(doc.uri, ())]:
+        for check in [
+            *self._pending.get(doc.uri, ()),
+            *self._batch.get(doc.uri, ()),
+            *self._deferred.get(doc.uri, ()),
+        ]:
             if check.whole:
                 check.end = len(doc.text)
                 continue
@@ -82,7 +89,28 @@ class Checker:
         if uri not in self._tasks:
             self._tasks[uri] = asyncio.ensure_future(self._run(uri))
 
+    def defer(self, uri: str, check: PendingCheck) -> None:
+        """Keep a check until an index is ready (bounded: past MAX_DEFERRED spans the
+        document is checked whole)."""
+        kept = merge_checks([*self._deferred.get(uri, ()), check])
+        if len(kept) > MAX_DEFERRED:
+            kept = [PendingCheck(0, 0, whole=True)]
+        self._deferred[uri] = kept
+
+    def deferred(self, uri: str) -> list[PendingCheck]:
+        return list(self._deferred.get(uri, ()))
+
+    def resume(self, uris: list[str]) -> int:
+        """Check what was kept for these documents; returns how many spans."""
+        n = 0
+        for uri in uris:
+            for check in self._deferred.pop(uri, ()):
+                self.add(uri, check)
+                n += 1
+        return n
+
     def cancel(self, uri: str) -> None:
+        self._deferred.pop(uri, None)
         self._pending.pop(uri, None)
         self._batch.pop(uri, None)
         self._last_added.pop(uri, None)

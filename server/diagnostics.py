@@ -1,18 +1,18 @@
 """The one store of matches per document, and how a match becomes a diagnostic.
 
-A stored match keeps its span as document offsets; every edit moves it, and an edit that
-changes the quoted words removes it. Diagnostics are always built from this store.
+A stored match keeps the engine's typed `Match` and its span as document offsets; every
+edit moves it, and an edit that changes the quoted words removes it. Diagnostics are always
+built from this store, with the verdict the team's decisions give (see `index_tools.judge`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from dataclasses import dataclass
 
 from lsprotocol import types
 
-from index_tools import Match, clean_link, describe_match, printable
+from index_tools import Match, QuoteIdentity, Source, Verdict, clean_link, describe_match, printable
 
 from .documents import Edit, TextDocument, map_span
 from .protocol import SOURCE
@@ -25,54 +25,43 @@ SEVERITIES = {
     "hint": types.DiagnosticSeverity.Hint,
 }
 
-KIND_HEADLINES = {
-    "recitation": "Quoted from public code",
-    "repetitive": "Repetitive code also found in public code",
-    "license": "License text quoted from public code",
-    "common": "Common idiom found in public code",
-}
-
-
-def quote_key(words: tuple[str, ...]) -> str:
-    """Identifies a quoted snippet independently of where it sits (used to dismiss it)."""
-    return hashlib.sha1("\x1f".join(words).encode("utf-8", "surrogatepass")).hexdigest()
-
 
 @dataclass
 class StoredMatch:
     id: str
-    match: dict  # the engine's Match.to_dict()
+    match: Match
     start: int  # document offsets of the quoted range
     end: int
     words: tuple[str, ...]  # the words of the quoted range when it was found
-    key: str
+    identity: QuoteIdentity  # what identifies the quote by its content (dismissals)
 
     @classmethod
-    def create(cls, match: dict, start: int, end: int, words: tuple[str, ...]) -> StoredMatch:
-        return cls(uuid.uuid4().hex[:12], match, start, end, words, quote_key(words))
+    def create(cls, match: Match, start: int, end: int, words: tuple[str, ...]) -> StoredMatch:
+        identity = QuoteIdentity.of_words(words)
+        return cls(uuid.uuid4().hex[:12], match, start, end, words, identity)
 
     @property
     def kind(self) -> str:
-        return self.match.get("kind", "recitation")
+        return self.match.kind
 
     @property
     def length(self) -> int:
-        return int(self.match.get("length", 0))
+        return self.match.length
 
     @property
-    def sources(self) -> list[dict]:
-        return list(self.match.get("sources") or [])
+    def sources(self) -> list[Source]:
+        return self.match.sources
 
     @property
     def best_url(self) -> str:
-        for source in self.sources[:1]:
-            url = source.get("url") or ""
-            if is_web_link(url):
-                return url
-        return ""
+        best = self.match.best_source
+        return best.url if best is not None and is_web_link(best.url) else ""
 
-    def data(self) -> dict:
-        return {**self.match, "id": self.id}
+    def data(self, verdict: Verdict | None = None) -> dict:
+        out = {**self.match.to_dict(), "id": self.id, "quoteId": self.identity.id}
+        if verdict is not None:
+            out["verdict"] = verdict.to_dict()
+        return out
 
 
 def is_web_link(url: str) -> bool:
@@ -84,56 +73,43 @@ def is_web_link(url: str) -> bool:
     return bool(base) and clean_link(base) == base and fragment == printable(fragment)
 
 
-def line_span(source: dict) -> str:
-    a, b = source.get("start_line"), source.get("end_line")
+def line_span(source: Source) -> str:
+    a, b = source.start_line, source.end_line
     if not a:
         return ""
     return f"L{a}" if not b or b == a else f"L{a}\u2013L{b}"
 
 
-def describe_source(source: dict) -> str:
-    """`python/cpython Lib/json/decoder.py L5–L20 (PSF-2.0)`."""
-    parts = [p for p in (source.get("repository"), source.get("path"), line_span(source)) if p]
-    text = " ".join(str(p) for p in parts) or "an indexed file"
-    lic = source.get("license") or ""
-    return f"{text} ({lic})" if lic else text
-
-
-def files_phrase(match: dict) -> str:
-    n = int(match.get("file_count", 0) or 0)
-    noun = "file" if n == 1 else "files"
-    if match.get("file_count_exact", True):
-        return f"found in {n} {noun}"
-    return f"found in at least {n} {noun}"
-
-
-def message_for(match: dict) -> str:
-    """One line: what was quoted, from where, and how common it is (the engine's wording,
-    shared with the CLI and the references log)."""
-    try:
-        text = describe_match(Match.from_dict(match))
-    except (KeyError, TypeError, ValueError):
-        text = _fallback_message(match)
+def message_for(match: Match, verdict: Verdict | None = None) -> str:
+    """One line, what matters first (the engine's wording, shared with the CLI and the
+    references log); an attributed quote says so first."""
+    text = describe_match(match)
+    if verdict is not None and verdict.state == "attributed":
+        text = "Attributed: " + text.split(": ", 1)[-1]
     return printable(text, 4000)  # corpus metadata never breaks or reorders the line
 
 
-def _fallback_message(match: dict) -> str:
-    headline = KIND_HEADLINES.get(match.get("kind", ""), KIND_HEADLINES["recitation"])
-    sources = match.get("sources") or []
-    where = describe_source(sources[0]) if sources else "indexed code"
-    return f"{headline}: {match.get('length', 0)} words match {where}; {files_phrase(match)}"
-
-
-def to_diagnostic(doc: TextDocument, stored: StoredMatch, severity: str) -> types.Diagnostic:
+def to_diagnostic(
+    doc: TextDocument, stored: StoredMatch, verdict: Verdict, first_line_only: bool = False
+) -> types.Diagnostic:
     href = stored.best_url
+    end = stored.end
+    if first_line_only:
+        line = doc.position_at(stored.start).line
+        starts = doc.line_starts
+        if line + 1 < len(starts):
+            end = min(end, starts[line + 1])
+            while end > stored.start and doc.text[end - 1] in "\r\n":
+                end -= 1
     return types.Diagnostic(
-        range=doc.range_of(stored.start, stored.end),
-        message=message_for(stored.match),
-        severity=SEVERITIES.get(severity, types.DiagnosticSeverity.Warning),
+        range=doc.range_of(stored.start, end),
+        message=message_for(stored.match, verdict),
+        severity=SEVERITIES.get(verdict.action, types.DiagnosticSeverity.Warning),
         source=SOURCE,
         code=stored.kind,
         code_description=types.CodeDescription(href=href) if href else None,
-        data=stored.data(),
+        data=stored.data(verdict),
+        tags=None,
     )
 
 
@@ -145,6 +121,9 @@ class MatchStore:
 
     def get(self, uri: str) -> list[StoredMatch]:
         return self._by_uri.get(uri, [])
+
+    def uris(self) -> list[str]:
+        return list(self._by_uri)
 
     def add(self, uri: str, stored: StoredMatch) -> bool:
         """Store a match unless the same words are already flagged at the same place."""
@@ -165,23 +144,6 @@ class MatchStore:
     def overlapping(self, uri: str, start: int, end: int) -> list[StoredMatch]:
         """Matches whose range overlaps `[start, end]` (touching counts)."""
         return [m for m in self.get(uri) if m.start <= end and start <= m.end]
-
-    def remove(self, uri: str, match_id: str) -> StoredMatch | None:
-        items = self.get(uri)
-        for i, m in enumerate(items):
-            if m.id == match_id:
-                return items.pop(i)
-        return None
-
-    def remove_key(self, key: str, uris: list[str]) -> int:
-        removed = 0
-        for uri in uris:
-            items = self.get(uri)
-            keep = [m for m in items if m.key != key]
-            removed += len(items) - len(keep)
-            if uri in self._by_uri:
-                self._by_uri[uri] = keep
-        return removed
 
     def clear(self, uri: str) -> None:
         self._by_uri.pop(uri, None)

@@ -10,11 +10,21 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from index_tools import DECISIONS_FILE, DecisionsError, QuoteIdentity, judge
+
 from .code_actions import code_actions
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
 from .hover import hover_markdown, hover_plaintext
-from .protocol import CHECK, CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN, plain
+from .protocol import (
+    CHECK,
+    CMD_ALLOW_SOURCE,
+    CMD_DISMISS,
+    CMD_OPEN_SOURCE,
+    CMD_RESCAN,
+    DECISIONS,
+    plain,
+)
 from .server import RecitationServer
 from .words import count_words
 
@@ -64,7 +74,34 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
                 )
             except Exception as exc:
                 log.info("dynamic registration refused: %s", exc)
+        if ls.client_supports("workspace.did_change_watched_files.dynamic_registration"):
+            try:
+                await ls.client_register_capability_async(
+                    types.RegistrationParams(
+                        registrations=[
+                            types.Registration(
+                                id="recitation-decisions",
+                                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                    watchers=[
+                                        types.FileSystemWatcher(glob_pattern=f"**/{DECISIONS_FILE}")
+                                    ]
+                                ),
+                            )
+                        ]
+                    )
+                )
+            except Exception as exc:
+                log.info("file watching refused: %s", exc)
         await ls.refresh_settings()
+        ls.refresh_decisions()
+        ls.start_watching()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(
+        ls: RecitationServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        ls.refresh_decisions()  # polling also sees it; this is sooner
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: RecitationServer, params: Any) -> None:
@@ -120,6 +157,8 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: RecitationServer, params: types.DidSaveTextDocumentParams) -> None:
+        if params.text_document.uri.endswith("/" + DECISIONS_FILE):
+            ls.refresh_decisions()
         doc = ls.documents.get(params.text_document.uri)
         settings = ls.settings_for(params.text_document.uri)
         if doc is not None and settings.enable and settings.scan_on_open and doc.text.strip():
@@ -143,7 +182,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         if doc is None:
             return None
         offset = doc.offset_at(params.position)
-        found = [m for m in ls.visible_matches(doc.uri) if m.start <= offset < m.end]
+        found = [(m, v) for m, v in ls.judged_matches(doc.uri) if m.start <= offset < m.end]
         if not found:
             return None
         formats = get_capability(ls.client_capabilities, "text_document.hover.content_format", None)
@@ -157,7 +196,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
             )
         return types.Hover(
             contents=contents,
-            range=doc.range_of(found[0].start, found[0].end),
+            range=doc.range_of(found[0][0].start, found[0][0].end),
         )
 
     @server.feature(
@@ -172,8 +211,9 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
             return None
         start = doc.offset_at(params.range.start)
         end = doc.offset_at(params.range.end)
-        found = [m for m in ls.visible_matches(doc.uri) if m.start <= end and start <= m.end]
-        return code_actions(doc, found, list(params.context.diagnostics or [])) or None
+        found = [(m, v) for m, v in ls.judged_matches(doc.uri) if m.start <= end and start <= m.end]
+        style = ls.settings_for(doc.uri).attribution_style
+        return code_actions(doc, found, list(params.context.diagnostics or []), style) or None
 
     # -- commands ------------------------------------------------------------------------
 
@@ -195,7 +235,27 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
             stored = next(iter(ls.matches.overlapping(uri, a, b)), None)
         if stored is None:
             return {"dismissed": 0}
-        return {"dismissed": ls.dismiss(uri, stored)}
+        return ls.dismiss(uri, stored)
+
+    @server.command(CMD_ALLOW_SOURCE)
+    def allow_source(ls: RecitationServer, *args: Any) -> dict:
+        args = tuple(plain(list(args)))
+        if len(args) != 2 or not all(isinstance(a, str) and a.strip() for a in args):
+            raise JsonRpcInvalidParams("recitation.allowSource expects [uri, pattern]")
+        uri, pattern = args
+        scope = ls.scopes.for_uri(uri)
+        try:
+            scope.decisions.allow(pattern.strip())
+        except (DecisionsError, OSError) as exc:
+            ls.show(types.MessageType.Error, f"Recitation could not allow {pattern}: {exc}")
+            return {"allowed": False, "error": str(exc)}
+        ls.publish_scope(scope)
+        ls.show(
+            types.MessageType.Info,
+            f"Recitation: quotes of {pattern} are no longer flagged here "
+            f"(recorded in {DECISIONS_FILE}).",
+        )
+        return {"allowed": True, "file": scope.decisions.to_dict()["file"]}
 
     @server.command(CMD_OPEN_SOURCE)
     async def open_source(ls: RecitationServer, *args: Any) -> dict:
@@ -249,8 +309,49 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         matches = await handle.match(
             text, context, min_tokens or scope.settings.min_tokens, language
         )
+        decisions = scope.decisions.decisions
+        out = []
+        for m in matches:
+            verdict = judge(
+                m, QuoteIdentity.of_text(m.text), decisions, scope.settings.severity.for_kind
+            )
+            out.append({**m.to_dict(), "verdict": verdict.to_dict()})
         return {
             "query_words": count_words(context) + count_words(text),
             "suggestion_words": count_words(text),
-            "matches": matches,
+            "matches": out,
+        }
+
+    # -- recitation/decisions --------------------------------------------------------------
+
+    @server.feature(DECISIONS)
+    def decisions(ls: RecitationServer, params: Any) -> dict:
+        params = plain(params) if params is not None else {}
+        if not isinstance(params, dict):
+            raise JsonRpcInvalidParams("recitation/decisions expects {uri?, remove?}")
+        uri = params.get("uri")
+        remove = params.get("remove")
+        if uri is not None and not isinstance(uri, str):
+            raise JsonRpcInvalidParams("uri must be a string")
+        scope = ls.scopes.for_uri(uri) if uri else ls.scopes.default()
+        removed = None
+        if remove is not None:
+            if not isinstance(remove, dict) or not (
+                isinstance(remove.get("dismissed"), str) or isinstance(remove.get("allowed"), str)
+            ):
+                raise JsonRpcInvalidParams("remove must be {dismissed: id} or {allowed: pattern}")
+            try:
+                if isinstance(remove.get("dismissed"), str):
+                    removed = scope.decisions.undismiss(remove["dismissed"])
+                else:
+                    removed = scope.decisions.disallow(remove["allowed"])
+            except (DecisionsError, OSError) as exc:
+                raise RequestFailed(f"cannot change the decisions: {exc}") from exc
+            ls.publish_scope(scope)
+        else:
+            scope.decisions.refresh()
+        return {
+            "folder": scope.uri,
+            **scope.decisions.to_dict(),
+            **({"removed": removed} if removed is not None else {}),
         }

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .indexes import IndexHandle
+from .indexes import IndexHandle, uri_to_path
 from .settings import Settings
+from .workspace_decisions import FolderDecisions
 
 
 @dataclass
@@ -15,8 +16,11 @@ class Scope:
     name: str
     settings: Settings = field(default_factory=Settings)
     problems_shown: tuple[str, ...] = ()
-    dismissed: set[str] = field(default_factory=set)  # quote keys dismissed in this scope
     index: IndexHandle | None = None
+    decisions: FolderDecisions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.decisions = FolderDecisions(uri_to_path(self.uri) if self.uri else None)
 
 
 def _prefix(uri: str) -> str:

@@ -1,30 +1,29 @@
-"""Hover on a flagged range: the sources as links, how common the snippet is, and why it
-was flagged. Every piece of corpus metadata is reduced to printable text (no control or
-bidi characters, no credentials) and escaped; only clean http(s) links are rendered."""
+"""Hover on a flagged range: what the diagnostic line cannot hold. The editor already shows
+the line (`Quoted: python/cpython Lib/shutil.py L224–L288 · PSF-2.0 · 408 words · 1 file`);
+the hover adds the sources as links with their licenses, the parts found in more files with
+their own counts, the renamed names, and why it shows as it does. Every piece of corpus
+metadata is reduced to printable text (no control or bidi characters, no credentials) and
+escaped; only clean http(s) links are rendered."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import quote
 
-from index_tools import printable
+from index_tools import Match, Part, Source, Verdict, count_phrase, printable
 
-from .diagnostics import StoredMatch, files_phrase, is_web_link, line_span
+from .diagnostics import StoredMatch, is_web_link, line_span
 
 MAX_SOURCES = 5
 MAX_PARTS = 4
-KIND_NAMES = {
-    "recitation": "quoted code",
-    "repetitive": "repetitive code",
-    "license": "license text",
-    "common": "a common idiom",
-}
+MAX_RENAMED = 6
 
-KIND_REASONS = {
-    "recitation": "a recitation: this code reproduces indexed public code verbatim",
-    "repetitive": "repetitive code (a long run of repeated lines), so it is probably harmless",
-    "license": "license or legal text, which is meant to be copied",
-    "common": "a common idiom found in very many files",
+KIND_NOTES = {
+    "repetitive": "Repetitive code: long runs of the same few words, found everywhere.",
+    "license": "License text: meant to be copied, with its notice.",
+    "inventory": "A standard list or table: the same facts wherever they are written down.",
+    "idiom": "A common idiom or template: a standard way of writing this.",
 }
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&\"'=:$%^])")
@@ -40,117 +39,93 @@ def safe_url(url: str) -> str:
     return quote(url, safe=":/?#@!$&*+,;=%-._~")
 
 
-def source_line(source: dict) -> str:
-    repo = source.get("repository") or ""
-    path = source.get("path") or ""
-    label = escape(" ".join(p for p in (repo, path, line_span(source)) if p) or "indexed file")
-    url = source.get("url") or ""
-    head = f"[{label}]({safe_url(url)})" if is_web_link(url) else label
-    details = []
-    if source.get("license"):
-        details.append(escape(source["license"]))
-    if source.get("commit"):
-        details.append("commit " + escape(str(source["commit"])[:12]))
-    occurrences = int(source.get("occurrences") or 1)
-    if occurrences > 1:
-        details.append(f"{occurrences} identical files")
-    return f"- {head}" + (" \u00b7 " + " \u00b7 ".join(details) if details else "")
+def _label(source: Source) -> str:
+    return " ".join(p for p in (source.repository, source.path, line_span(source)) if p)
 
 
-def renamed_pairs(match: dict) -> list[tuple[str, str]]:
-    """(name in the source, name here) for a copy with renamed identifiers."""
-    pairs = []
-    for r in match.get("renamed") or []:
-        if isinstance(r, dict) and "from" in r and "to" in r:
-            pairs.append((str(r["from"]), str(r["to"])))
-    return pairs
+def source_line(source: Source, markdown: bool = True) -> str:
+    """`[python/cpython Lib/shutil.py L224–L288](link) · PSF-2.0 · commit 3a1b2c3d4e5f`."""
+    esc: Callable[[object], str] = escape if markdown else printable
+    label = esc(_label(source) or "indexed file")
+    url = source.url if is_web_link(source.url) else ""
+    if markdown:
+        head = f"[{label}]({safe_url(url)})" if url else label
+    else:
+        head = f"{label} <{url}>" if url else label
+    details = [esc(source.license or "NOASSERTION")]
+    if source.commit:
+        details.append("commit " + esc(source.commit[:12]))
+    if source.occurrences > 1:
+        details.append(f"{source.occurrences} identical files")
+    return f"{head} \u00b7 " + " \u00b7 ".join(details)
 
 
-def hover_markdown(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -> str:
-    blocks = []
-    for m in matches:
-        match = m.match
-        kind = m.kind
-        lines = [
-            f"**Recitation**: {m.length} words quoted from public code, "
-            f"{escape(files_phrase(match))}.",
-            "",
-            f"Flagged as {escape(KIND_REASONS.get(kind, kind))}.",
-            "",
-        ]
-        renamed = renamed_pairs(match)
-        if renamed:
-            shown = ", ".join(f"{escape(a)} \u2192 {escape(b)}" for a, b in renamed[:6])
-            more = f", and {len(renamed) - 6} more" if len(renamed) > 6 else ""
-            lines[-1:-1] = [f"A copy with renamed identifiers: {shown}{more}.", ""]
-        sources = m.sources
-        if sources:
-            lines.append("Sources:")
-            lines.extend(source_line(s) for s in sources[:max_sources])
-            if len(sources) > max_sources:
-                lines.append(f"- and {len(sources) - max_sources} more")
-        parts = match_parts(match)
-        if parts:
-            lines += ["", "Parts of it found in other files:"]
-            for p in parts[:MAX_PARTS]:
-                first = (p.get("sources") or [None])[0]
-                where = f": {source_line(first)[2:]}" if first else ""
-                lines.append(f"- {part_phrase(p)}{where}")
-            if len(parts) > MAX_PARTS:
-                lines.append(f"- and {len(parts) - MAX_PARTS} more parts")
-        blocks.append("\n".join(lines))
+def _lines_of(part: Part) -> str:
+    r = part.range
+    if r is None:
+        return ""
+    a, b = r.start.line + 1, r.end.line + 1
+    return f"line {a}" if a == b else f"lines {a}\u2013{b}"
+
+
+def _why(match: Match, verdict: Verdict | None) -> str:
+    if verdict is None:
+        return ""
+    if verdict.state == "attributed":
+        return f"Attributed on line {verdict.attribution.line + 1}: shown as a hint only."
+    note = KIND_NOTES.get(match.kind, "")
+    if verdict.reason.startswith("license policy"):
+        return f"Shown as {verdict.action} by this folder's {verdict.reason}." + (
+            f" {note}" if note else ""
+        )
+    return note
+
+
+def _block(m: StoredMatch, verdict: Verdict | None, markdown: bool) -> list[str]:
+    match = m.match
+    esc: Callable[[object], str] = escape if markdown else printable
+    bold = (lambda t: f"**{t}**") if markdown else (lambda t: t)
+    lines: list[str] = []
+
+    def section(head: str) -> None:
+        if lines and markdown:
+            lines.append("")  # a paragraph break between sections
+        lines.append(head)
+
+    sources = match.sources
+    if sources:
+        count = count_phrase(match.file_count, match.file_count_exact)
+        section(bold(f"Sources ({count}):"))
+        lines.extend(f"- {source_line(s, markdown)}" for s in sources[:MAX_SOURCES])
+        if len(sources) > MAX_SOURCES:
+            lines.append(f"- and {len(sources) - MAX_SOURCES} more")
+    if match.parts:
+        section(bold("Parts also found elsewhere:"))
+        for p in match.parts[:MAX_PARTS]:
+            where = f" \u2014 {source_line(p.sources[0], markdown)}" if p.sources else ""
+            span = _lines_of(p)
+            lines.append(
+                f"- {p.length} words{f' ({span})' if span else ''} in "
+                f"{count_phrase(p.file_count, p.file_count_exact)}{where}"
+            )
+        if len(match.parts) > MAX_PARTS:
+            lines.append(f"- and {len(match.parts) - MAX_PARTS} more parts")
+    if match.renamed:
+        shown = ", ".join(f"{esc(a)} \u2192 {esc(b)}" for a, b in match.renamed[:MAX_RENAMED])
+        more = f", and {len(match.renamed) - MAX_RENAMED} more" if len(match.renamed) > 6 else ""
+        section(f"{bold('Renamed here:')} {shown}{more}")
+    why = _why(match, verdict)
+    if why:
+        section(f"_{esc(why)}_" if markdown else why)
+    return lines
+
+
+def hover_markdown(judged: list[tuple[StoredMatch, Verdict | None]]) -> str:
+    """One block per quote under the cursor (quotes never overlap: usually one)."""
+    blocks = ["\n".join(_block(m, v, True)) for m, v in judged]
     return "\n\n---\n\n".join(blocks)
 
 
-def match_parts(match: dict) -> list[dict]:
-    """The nested parts of a match that carry their own counts (well-formed ones only)."""
-    parts = match.get("parts") or []
-    return [p for p in parts if isinstance(p, dict) and "length" in p and "file_count" in p]
-
-
-def _plain(text: object) -> str:
-    return printable(text, 1000)
-
-
-def part_phrase(part: dict, esc=escape) -> str:
-    lines = ""
-    r = part.get("range")
-    if isinstance(r, dict):
-        try:
-            lines = f" (lines {int(r['start']['line']) + 1}\u2013{int(r['end']['line']) + 1})"
-        except (KeyError, TypeError, ValueError):
-            lines = ""
-    kind = KIND_NAMES.get(part.get("kind", ""), "quoted code")
-    return f"{int(part['length'])} words{lines}, {kind}, {esc(files_phrase(part))}"
-
-
-def hover_plaintext(matches: list[StoredMatch], max_sources: int = MAX_SOURCES) -> str:
+def hover_plaintext(judged: list[tuple[StoredMatch, Verdict | None]]) -> str:
     """The same content for clients that cannot render markdown."""
-    blocks = []
-    for m in matches:
-        lines = [
-            f"Recitation: {m.length} words quoted from public code, {files_phrase(m.match)}.",
-            f"Flagged as {KIND_REASONS.get(m.kind, m.kind)}.",
-        ]
-        sources = m.sources
-        if sources:
-            lines.append("Sources:")
-            for source in sources[:max_sources]:
-                parts = (source.get("repository"), source.get("path"), line_span(source))
-                label = " ".join(str(p) for p in parts if p) or "indexed file"
-                url = source.get("url") or ""
-                extra = [str(source[k]) for k in ("license",) if source.get(k)]
-                if is_web_link(url):
-                    extra.append(url)
-                lines.append(
-                    "- " + _plain(label) + (" (" + _plain(", ".join(extra)) + ")" if extra else "")
-                )
-            if len(sources) > max_sources:
-                lines.append(f"- and {len(sources) - max_sources} more")
-        parts = match_parts(m.match)
-        if parts:
-            lines.append("Parts of it found in other files:")
-            for p in parts[:MAX_PARTS]:
-                lines.append("- " + part_phrase(p, _plain))
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+    return "\n\n".join("\n".join(_block(m, v, False)) for m, v in judged)

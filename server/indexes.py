@@ -16,14 +16,22 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
-from index_tools import FollowingIndex, IndexOpenError, current_generation, default_index_path
+from index_tools import (
+    FollowingIndex,
+    IndexOpenError,
+    Match,
+    current_generation,
+    default_index_path,
+)
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 LOADING = "loading"
 READY = "ready"
@@ -133,9 +141,9 @@ class IndexHandle:
 
     async def match(
         self, suggestion: str, context: str, min_tokens: int, language: str = ""
-    ) -> list[dict]:
-        """The engine's matches as JSON dicts, computed on the index's worker thread. With
-        the document's language id, copies with renamed identifiers are found too."""
+    ) -> list[Match]:
+        """The engine's matches, computed on the index's worker thread. With the
+        document's language id, copies with renamed identifiers are found too."""
         await self.wait()
         if not self.ready:
             return []
@@ -147,22 +155,49 @@ class IndexHandle:
         except RuntimeError:  # the handle was retired (settings changed): nothing to say
             return []
 
-    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[dict]:
+    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[Match]:
+        found = self._with_index(
+            lambda index: index.match(
+                suggestion, context=context, min_tokens=min_tokens, language=language or None
+            )
+        )
+        return list(found) if found is not None else []
+
+    def _with_index(self, work: Callable[..., T], *args: Any) -> T | None:
+        """On the worker thread: `work(index, *args)` on the current generation (switching
+        to a newly published one first: FollowingIndex), None without an index."""
         self._follow()
         following = self._following
         if following is None:
-            return []
+            return None
         try:
-            # `using` switches to a newly published generation first (FollowingIndex)
             with following.using() as index:
-                matches = index.match(
-                    suggestion, context=context, min_tokens=min_tokens, language=language or None
-                )
+                return work(index, *args)
         except IndexOpenError as exc:  # damage found while reading: a status, not a crash
             if self._following is following:  # (not already failed by `_broken`)
                 self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")
-            return []
-        return [m.to_dict() for m in matches]
+            return None
+
+    async def run(self, work: Callable[..., T], *args: Any) -> T | None:
+        """`work(index, *args)` on the index's worker thread (after following a newly
+        published generation), for callers that batch several lookups; None without an
+        index."""
+        await self.wait()
+        if not self.ready:
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, self._with_index, work, *args)
+        except RuntimeError:  # retired meanwhile
+            return None
+
+    async def poll(self) -> None:
+        """Look for a newly published generation now (a missing index that was built)."""
+        if self._closed or self._opened is None or not self._opened.done():
+            return
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(RuntimeError):  # retired meanwhile
+            await loop.run_in_executor(self._executor, self._follow)
 
     def _follow(self) -> None:
         """On the worker thread, while no index is open (missing, broken): open the one a

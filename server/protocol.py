@@ -20,11 +20,13 @@ SOURCE = "recitation"
 STATUS = "recitation/status"  # notification, server -> client
 MATCH = "recitation/match"  # notification, server -> client
 CHECK = "recitation/check"  # request, client -> server
+DECISIONS = "recitation/decisions"  # request, client -> server
 
 CMD_DISMISS = "recitation.dismiss"
 CMD_OPEN_SOURCE = "recitation.openSource"
 CMD_RESCAN = "recitation.rescan"
-COMMANDS = (CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN)
+CMD_ALLOW_SOURCE = "recitation.allowSource"
+COMMANDS = (CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN, CMD_ALLOW_SOURCE)
 
 STATES = ("ready", "disabled", "no-index", "error")
 

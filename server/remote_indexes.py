@@ -90,7 +90,7 @@ class RemoteHandle:
 
     async def match(
         self, suggestion: str, context: str, min_tokens: int, language: str = ""
-    ) -> list[dict]:
+    ) -> list[Match]:
         await self.wait()
         if not self.ready or self._closed:
             return []
@@ -102,14 +102,17 @@ class RemoteHandle:
         except RuntimeError:  # retired meanwhile
             return []
 
-    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[dict]:
+    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[Match]:
         if not self.ready or self._client is None:
             return []
         try:
-            return self._client.query(suggestion, context, min_tokens, language or None)
+            return self._client.match(suggestion, context, min_tokens, language or None)
         except IndexServiceError as exc:
             self._failed(exc)
             return []
+
+    async def poll(self) -> None:
+        """Nothing to do: an unreachable service is tried again on its own backoff."""
 
     def _failed(self, exc: IndexServiceError) -> None:
         """On the worker thread: say what is wrong, and try again later."""
@@ -200,12 +203,14 @@ class CombinedHandle:
 
     async def match(
         self, suggestion: str, context: str, min_tokens: int, language: str = ""
-    ) -> list[dict]:
+    ) -> list[Match]:
         found = await asyncio.gather(
             *(p.match(suggestion, context, min_tokens, language) for p in self.parts)
         )
-        lists = [[Match.from_dict(m) for m in ms] for ms in found]
-        return [m.to_dict() for m in merge_matches(*lists)]
+        return merge_matches(*found)
+
+    async def poll(self) -> None:
+        await asyncio.gather(*(p.poll() for p in self.parts))
 
     def _part_changed(self, _part) -> None:
         if self.on_change is not None:

@@ -24,10 +24,12 @@ from pygls.exceptions import FeatureRequestError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
+from index_tools import DecisionsError, Match, Verdict, judge
+
 from . import __version__
 from .detection import Checker, PendingCheck
 from .diagnostics import MatchStore, StoredMatch, to_diagnostic
-from .documents import UTF16, DocumentStore, offset_in
+from .documents import DocumentStore, TextDocument
 from .folders import Scope, Scopes
 from .framing import FrameReader
 from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager
@@ -40,6 +42,20 @@ log = logging.getLogger(__name__)
 
 # How long to wait for the client to answer workspace/configuration before carrying on.
 CONFIGURATION_TIMEOUT = 5.0
+WATCH_SECONDS = 1.0  # how often decisions files and missing indexes are looked at
+
+
+class DocumentLines:
+    """A document's lines as a sequence, read only where asked (attribution search)."""
+
+    def __init__(self, doc: TextDocument):
+        self._doc = doc
+
+    def __len__(self) -> int:
+        return self._doc.line_count()
+
+    def __getitem__(self, line: int) -> str:
+        return self._doc.line_text(line)
 
 
 class RecitationServer(LanguageServer):
@@ -60,6 +76,7 @@ class RecitationServer(LanguageServer):
         self._refreshing: asyncio.Lock | None = None
         self._settings_known: asyncio.Event | None = None
         self.global_pulled = False  # settings for documents outside the folders were read
+        self._watching: asyncio.Task | None = None
 
     # -- transport -----------------------------------------------------------------------
 
@@ -287,12 +304,7 @@ class RecitationServer(LanguageServer):
                 self.work_done_progress.end(
                     token, types.WorkDoneProgressEnd(message=handle.message or handle.state)
                 )
-        for scope in self.active_scopes():
-            if scope.index is handle:
-                self.send_status(scope)
-                for doc in self.documents:  # warnings follow the index's state
-                    if self.scopes.for_uri(doc.uri) is scope:
-                        self.publish(doc.uri)
+        self._index_changed(handle)
 
     def _index_changed(self, handle) -> None:
         """A new generation was published (or the index broke): say so, and show the
@@ -300,9 +312,11 @@ class RecitationServer(LanguageServer):
         for scope in self.active_scopes():
             if scope.index is handle:
                 self.send_status(scope)
-                for doc in self.documents:
-                    if self.scopes.for_uri(doc.uri) is scope:
-                        self.publish(doc.uri)
+                uris = [d.uri for d in self.documents if self.scopes.for_uri(d.uri) is scope]
+                for uri in uris:
+                    self.publish(uri)
+                if handle.ready:  # what arrived while there was no index is checked now
+                    self.checker.resume(uris)
 
     def send_status(self, scope: Scope) -> None:
         if not scope.settings.enable:
@@ -317,33 +331,62 @@ class RecitationServer(LanguageServer):
 
     # -- diagnostics ---------------------------------------------------------------------
 
-    def visible(self, scope: Scope, m: StoredMatch) -> bool:
-        s = scope.settings
-        return (
-            s.enable
-            and scope.index is not None
-            and scope.index.state not in (NO_INDEX, ERROR)
-            and s.severity.for_kind(m.kind) != "off"
-            and m.length >= s.min_tokens
-            and m.key not in scope.dismissed
+    def verdict(self, scope: Scope, doc: TextDocument, m: StoredMatch) -> Verdict:
+        """What the team's decisions make of a match where it now sits."""
+        first = doc.position_at(m.start).line
+        last = doc.position_at(max(m.start, m.end - 1)).line
+        return judge(
+            m.match,
+            m.identity,
+            scope.decisions.decisions,
+            scope.settings.severity.for_kind,
+            DocumentLines(doc),
+            first,
+            last,
         )
 
-    def visible_matches(self, uri: str) -> list[StoredMatch]:
+    def index_usable(self, scope: Scope) -> bool:
+        return (
+            scope.settings.enable
+            and scope.index is not None
+            and scope.index.state not in (NO_INDEX, ERROR)
+        )
+
+    def judged_matches(self, uri: str) -> list[tuple[StoredMatch, Verdict]]:
+        """The document's matches that are shown, with their verdicts."""
+        doc = self.documents.get(uri)
         scope = self.scopes.for_uri(uri)
-        return [m for m in self.matches.get(uri) if self.visible(scope, m)]
+        if doc is None or not self.index_usable(scope):
+            return []
+        out = []
+        for m in self.matches.get(uri):
+            if m.length < scope.settings.min_tokens:
+                continue
+            verdict = self.verdict(scope, doc, m)
+            if verdict.action != "off":
+                out.append((m, verdict))
+        return out
+
+    def visible_matches(self, uri: str) -> list[StoredMatch]:
+        return [m for m, _ in self.judged_matches(uri)]
 
     def publish(self, uri: str) -> None:
         doc = self.documents.get(uri)
         if doc is None:
             return
         scope = self.scopes.for_uri(uri)
+        first_line = scope.settings.underline == "firstLine"
         diagnostics = [
-            to_diagnostic(doc, m, scope.settings.severity.for_kind(m.kind))
-            for m in self.visible_matches(uri)
+            to_diagnostic(doc, m, verdict, first_line) for m, verdict in self.judged_matches(uri)
         ]
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
         )
+
+    def publish_scope(self, scope: Scope) -> None:
+        for doc in self.documents:
+            if self.scopes.for_uri(doc.uri) is scope:
+                self.publish(doc.uri)
 
     # -- checking ------------------------------------------------------------------------
 
@@ -360,6 +403,8 @@ class RecitationServer(LanguageServer):
             self.use_index(scope)
         handle = await scope.index.wait()
         if not handle.ready:
+            # checked once an index is ready (the checker keeps the span on its text)
+            self.checker.defer(uri, check)
             return 0
         if check.whole:
             start, end = 0, len(doc.text)
@@ -369,14 +414,15 @@ class RecitationServer(LanguageServer):
             return 0
         text = doc.text
         suggestion = text[start:end]
-        context = text[context_start(text, start, settings.context_tokens) : start]
+        context_at = context_start(text, start, settings.context_tokens)
+        context = text[context_at:start]
         seq = doc.seq
         t0 = time.perf_counter()
         found = await handle.match(suggestion, context, settings.min_tokens, doc.language_id)
         t1 = time.perf_counter()
         if self.documents.get(uri) is not doc:
             return 0  # closed (or reopened) meanwhile
-        stored = self.accept(doc, scope, found, suggestion, start, seq, check.whole)
+        stored = self.accept(doc, scope, found, text, context_at, start, end, seq, check.whole)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "checked %s: %d words, %d matches; queued %.1f ms, lookup %.1f ms, publish %.1f ms",
@@ -391,35 +437,34 @@ class RecitationServer(LanguageServer):
 
     def accept(
         self,
-        doc,
+        doc: TextDocument,
         scope: Scope,
-        found: list[dict],
-        suggestion: str,
-        base: int,
+        found: list[Match],
+        text_then: str,
+        query_at: int,
+        start: int,
+        end: int,
         seq: int,
         whole: bool,
     ) -> int:
-        """Re-base matches computed on the text at edit `seq` onto the current text; drop
-        those whose words have changed since."""
+        """Store matches computed on `text_then`, the text at edit `seq` (the query began
+        at its offset `query_at`, the suggestion was `[start, end)`), re-based onto the
+        current text; those whose words have changed since are dropped."""
         fresh: list[StoredMatch] = []
         for match in found:
-            rng = match.get("range")
-            if not rng:
-                continue
-            a = offset_in(suggestion, rng["start"]["line"], rng["start"]["character"], UTF16)
-            b = offset_in(suggestion, rng["end"]["line"], rng["end"]["character"], UTF16)
+            # the engine's offsets in the query, clipped to the suggestion
+            a = max(start, query_at + match.char_start)
+            b = min(end, query_at + match.char_end)
             if b <= a:
                 continue
-            words = tuple(words_of(suggestion[a:b]))
-            rebased = doc.rebase(base + a, base + b, seq)
+            words = tuple(words_of(text_then[a:b]))
+            rebased = doc.rebase(a, b, seq)
             if rebased is None:
                 continue
-            start, end, touched = rebased
-            if touched and tuple(words_of(doc.text[start:end])) != words:
-                continue
-            stored = StoredMatch.create(match, start, end, words)
-            if stored.key not in scope.dismissed:
-                fresh.append(stored)
+            a, b, touched = rebased
+            if touched and tuple(words_of(doc.text[a:b])) != words:
+                continue  # the quoted words changed under an edit since the lookup
+            fresh.append(StoredMatch.create(match, a, b, words))
         if whole:
             known = {(m.start, m.end) for m in self.matches.get(doc.uri)}
             self.matches.replace(doc.uri, fresh)
@@ -428,27 +473,83 @@ class RecitationServer(LanguageServer):
             new = [m for m in fresh if self.matches.add(doc.uri, m)]
         if new or whole:
             self.publish(doc.uri)
-        for m in new:
-            if self.visible(scope, m):
+        if self.index_usable(scope):
+            for m in new:
+                verdict = self.verdict(scope, doc, m)
+                if verdict.action == "off" or m.length < scope.settings.min_tokens:
+                    continue
                 rng = doc.range_of(m.start, m.end)
                 self.protocol.notify(
                     MATCH,
                     match_payload(
-                        doc.uri, self.protocol._converter.unstructure(rng), m.match, m.id
+                        doc.uri,
+                        self.protocol._converter.unstructure(rng),
+                        m.match.to_dict(),
+                        m.id,
                     ),
                 )
         return len(fresh)
 
     # -- commands ------------------------------------------------------------------------
 
-    def dismiss(self, uri: str, stored: StoredMatch) -> int:
+    def dismiss(self, uri: str, stored: StoredMatch) -> dict:
+        """Record the quote as dismissed in the folder's decisions file and say so."""
         scope = self.scopes.for_uri(uri)
-        scope.dismissed.add(stored.key)
-        uris = [d.uri for d in self.documents if self.scopes.for_uri(d.uri) is scope]
-        removed = self.matches.remove_key(stored.key, uris)
-        for u in uris:
-            self.publish(u)
-        return removed
+        best = stored.match.best_source
+        source = " ".join(p for p in (best.repository, best.path) if p) if best else ""
+        first_line = next((line for line in stored.match.text.splitlines() if line.strip()), "")
+        try:
+            where = scope.decisions.dismiss(
+                stored.identity, first_line.strip(), source, best.license if best else ""
+            )
+        except (DecisionsError, OSError) as exc:
+            self.show(types.MessageType.Error, f"Recitation could not dismiss the quote: {exc}")
+            return {"dismissed": 0, "error": str(exc)}
+        self.publish_scope(scope)
+        self.show(
+            types.MessageType.Info,
+            f"Recitation: dismissed the {stored.length}-word quote"
+            + (f" of {source}" if source else "")
+            + f", recorded {where}. Undo it from the decisions list.",
+        )
+        return {
+            "dismissed": 1,
+            "quoteId": stored.identity.id,
+            "file": scope.decisions.to_dict()["file"],
+        }
+
+    def show(self, kind: types.MessageType, message: str) -> None:
+        with contextlib.suppress(Exception):
+            self.window_show_message(types.ShowMessageParams(type=kind, message=message[:2000]))
+
+    # -- watching decisions files and missing indexes ------------------------------------
+
+    def start_watching(self) -> None:
+        if self._watching is None:
+            self._watching = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(WATCH_SECONDS)
+            try:
+                self.refresh_decisions()
+                for scope in self.active_scopes():
+                    handle = scope.index
+                    if scope.settings.enable and handle is not None and not handle.ready:
+                        await handle.poll()
+            except Exception:
+                log.exception("watching decisions and indexes")
+
+    def refresh_decisions(self, force: bool = False) -> None:
+        for scope in self.scopes.all():
+            if scope.decisions.refresh(force):
+                if scope.decisions.problem:
+                    self.show(
+                        types.MessageType.Warning,
+                        f"Recitation: {scope.decisions.problem}. "
+                        "The decisions read before stay in force until it is fixed.",
+                    )
+                self.publish_scope(scope)
 
     def shutdown_indexes(self) -> None:
         self.indexes.close_all()

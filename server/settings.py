@@ -19,6 +19,8 @@ SECTION = "recitation"
 
 SeverityName = Literal["error", "warning", "information", "hint", "off"]
 CompletionMode = Literal["warn", "block", "off"]
+AttributionStyle = Literal["comment", "spdx"]
+Underline = Literal["all", "firstLine"]
 
 
 @dataclass
@@ -26,9 +28,10 @@ class SeveritySettings:
     """Diagnostic severity per match kind."""
 
     recitation: SeverityName = "warning"
+    license: SeverityName = "hint"
     repetitive: SeverityName = "hint"
-    license: SeverityName = "information"
-    common: SeverityName = "hint"
+    inventory: SeverityName = "hint"
+    idiom: SeverityName = "hint"
 
     def for_kind(self, kind: str) -> str:
         return getattr(self, kind, "warning") if kind in _SEVERITY_KINDS else "warning"
@@ -48,6 +51,8 @@ class Settings:
     scan_on_open: bool = False
     severity: SeveritySettings = field(default_factory=SeveritySettings)
     completion_mode: CompletionMode = "warn"
+    attribution_style: AttributionStyle = "comment"  # the quick fix: a comment or SPDX tags
+    underline: Underline = "all"  # "firstLine": only a long quote's first line is underlined
 
 
 # Limits on numeric settings: (smallest, largest).

@@ -4,11 +4,11 @@
 
 export const SECTION = 'recitation';
 
-export type Kind = 'recitation' | 'repetitive' | 'license' | 'common';
+export type Kind = 'recitation' | 'license' | 'repetitive' | 'inventory' | 'idiom';
 export type SeverityName = 'error' | 'warning' | 'information' | 'hint' | 'off';
 export type CompletionMode = 'warn' | 'block' | 'off';
 
-export const KINDS: readonly Kind[] = ['recitation', 'repetitive', 'license', 'common'];
+export const KINDS: readonly Kind[] = ['recitation', 'license', 'repetitive', 'inventory', 'idiom'];
 export const SEVERITIES: readonly SeverityName[] = ['error', 'warning', 'information', 'hint', 'off'];
 export const COMPLETION_MODES: readonly CompletionMode[] = ['warn', 'block', 'off'];
 
@@ -39,7 +39,7 @@ export const DEFAULTS: ServerSettings = {
     contextTokens: 200,
     minInsertWords: 10,
     scanOnOpen: false,
-    severity: { recitation: 'warning', repetitive: 'hint', license: 'information', common: 'hint' },
+    severity: { recitation: 'warning', license: 'hint', repetitive: 'hint', inventory: 'hint', idiom: 'hint' },
     completionMode: 'warn',
 };
 
@@ -69,7 +69,7 @@ export function expandVariables(
         }
         return env[envName ?? ''] ?? '';
     });
-    if (out === '~' || out.startsWith('~/')) {
+    if (out === '~' || out.startsWith('~/') || out.startsWith('~\\')) {
         out = ctx.userHome + out.slice(1);
     }
     return out;

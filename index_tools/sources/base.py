@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterator
 
 from index_tools.model import Document
 
+from ..licensing import file_license
 from ..safe_text import clean_origin
 
 
@@ -66,6 +68,9 @@ class CorpusSource:
         self.skipped = Counter()
         for doc in self._documents():
             origin = clean_origin(doc.origin)
+            own = file_license(doc.text)  # a file's own license beats its repository's
+            if own and own != origin.license:
+                origin = dataclasses.replace(origin, license=own)
             if origin is not doc.origin:
                 doc.origin = origin
             yield doc

@@ -84,7 +84,7 @@ def test_query_json(built, tmp_path):
 def test_query_text_and_no_match(built):
     r = run("query", built["out"], stdin=HAVERSINE)
     assert r.returncode == 0
-    assert r.stdout.startswith("Quoted from public code:")
+    assert r.stdout.startswith("Quoted: acme/widgets src/geo.py L")
     assert "acme/widgets src/geo.py" in r.stdout
     r = run("query", built["out"], stdin="print('hello')\n")
     assert r.returncode == 0 and r.stdout.startswith("no quoted span of 60+ words")
@@ -99,7 +99,7 @@ def test_check_exit_codes_and_formats(built, tmp_path):
     assert r.returncode == 0, r.stderr
     r = run("check", clean, quoted, "--index", built["out"])
     assert r.returncode == 1
-    assert f"{quoted}:4:1: Quoted from public code" in r.stdout
+    assert f"{quoted}:4:1: warning: Quoted: acme/widgets src/geo.py" in r.stdout
     r = run("check", quoted, "--index", built["out"], "--format", "json")
     out = json.loads(r.stdout)
     assert out["version"] == 2
@@ -192,7 +192,7 @@ def test_check_finds_a_renamed_copy_by_file_language(built, tmp_path):
     f.write_text(renamed)
     r = run("check", f, "--index", built["out"])
     assert r.returncode == 1
-    assert "Renamed copy of public code" in r.stdout
+    assert "Renamed copy: " in r.stdout
     assert "renamed: lat1 \u2192 p, lon1 \u2192 q, lat2 \u2192 s, lon2 \u2192 t" in r.stdout
     txt = tmp_path / "renamed.txt"  # no language: exact matching only
     txt.write_text(renamed)

@@ -36,6 +36,7 @@ def test_disjoint_matches_stay_apart_in_query_order():
 def test_overlapping_matches_become_one_region_with_both_sources():
     (m,) = merge_matches([match(0, 6, "local")], [match(4, 14, "remote", files=3)])
     assert (m.query_start, m.query_end, m.length) == (0, 14, 14)
+    assert (m.char_start, m.char_end) == (0, 27)
     assert m.text == QUERY[0:27]  # the words of both, once
     assert m.range == Range(Position(0, 0), Position(0, 27))
     assert m.suggestion_words == 14

@@ -56,7 +56,7 @@ def test_renamed_copy_is_reported_with_its_renames(corpus):
     a, b = line_of(GEO, HAVERSINE), line_of(GEO, HAVERSINE, last=True)
     assert acme.url.endswith(f"/src/geo.py#L{a}-L{b}")
     text = describe_match(m)
-    assert text.startswith("Renamed copy of public code: ")
+    assert text.startswith("Renamed copy: ")
     assert "lat1 \u2192 a" in text
     d = m.to_dict()
     assert d["exact"] is False and {"from": "lat1", "to": "a"} in d["renamed"]

@@ -47,8 +47,8 @@ async def test_insertion_gives_diagnostic_with_exact_range_and_message(
     text = before + HULL
     assert diag.range == quoted_range(text, HULL, len(before))
     assert diag.message == (
-        "Quoted from public code: 219 words match acme/widgets src/geo.py "
-        f"L{HULL_LINES[0]}\u2013L{HULL_LINES[1]} (MIT); found in 1 file"
+        f"Quoted: acme/widgets src/geo.py L{HULL_LINES[0]}\u2013L{HULL_LINES[1]} "
+        "\u00b7 MIT \u00b7 219 words \u00b7 1 file"
     )
     assert diag.source == "recitation"
     assert diag.code == "recitation"
@@ -157,7 +157,7 @@ async def test_non_ascii_inside_the_quoted_code(client, fixture_index, workspace
     assert diag.data["length"] == 261
     assert diag.range == quoted_range(greet, suggestion, cut)
     assert "intl-co/greeter lib/greet.js" in diag.message
-    assert "(Apache-2.0)" in diag.message
+    assert "\u00b7 Apache-2.0 \u00b7" in diag.message
 
 
 async def test_edits_right_after_the_insertion_rebase_the_result(client, fixture_index, workspace):
@@ -227,7 +227,7 @@ async def test_a_copy_with_renamed_identifiers_is_flagged_as_such(client, fixtur
     open_doc(client, uri, "")
     insert(client, uri, 2, types.Position(0, 0), renamed)
     (diag,) = await diagnostics_for(client, uri)
-    assert diag.message.startswith("Renamed copy of public code: ")
+    assert diag.message.startswith("Renamed copy: ")
     assert "acme/widgets src/geo.py" in diag.message
     assert diag.data["exact"] is False
     assert {"from": "unique", "to": "uniq"} in diag.data["renamed"]

@@ -51,8 +51,9 @@ async def test_hover_shows_source_links_and_why(client, fixture_index, workspace
     value = result.contents.value
     assert f"]({HULL_URL})" in value
     assert "acme/widgets src/geo\\.py" in value
-    assert "MIT" in value and "found in 1 file" in value
-    assert "a recitation" in value
+    assert "**Sources (1 file):**" in value and "\u00b7 MIT \u00b7 commit" in value
+    # the hover adds to the diagnostic's line, it does not repeat it
+    assert diag.message not in value and "recitation" not in value.lower()
     assert result.range == diag.range
     # outside the flagged range there is nothing to say
     assert await hover_at(client, uri, types.Position(0, 1)) is None
@@ -98,7 +99,9 @@ async def test_attribution_code_action_in_the_languages_comment_syntax(
     assert edit.new_text == f"    # Adapted from {HULL_URL} (MIT)\n"
     assert attribution.diagnostics[0].data["id"] == diag.data["id"]
     assert any(t.startswith("Open source: acme/widgets src/geo.py") for t in titles)
-    assert "Dismiss this match in this workspace" in titles
+    assert titles[1] == "Add SPDX snippet tags (MIT)"
+    assert "Allow acme/widgets in this workspace (our own code)" in titles
+    assert "Dismiss this quote (recorded in .recitation.toml)" in titles
 
 
 async def test_attribution_comment_syntax_follows_the_language(client, fixture_index, workspace):
@@ -151,8 +154,9 @@ async def test_dismiss_clears_the_match_across_the_workspace_folder(
     result = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="recitation.dismiss", arguments=[first, diag.data["id"]])
     )
-    assert result == {"dismissed": 1}
+    assert result["dismissed"] == 1 and result["file"].endswith("/.recitation.toml")
     await wait_for(lambda: len(client.diagnostics.get(first, [1])) == 0, what="dismissal")
+    assert any("recorded in .recitation.toml" in m.message for m in client.messages)
 
     # the same snippet in another file of the folder stays quiet; a different one is flagged
     second = (workspace["a"] / "two.py").as_uri()

@@ -15,7 +15,7 @@ import pytest
 from lsprotocol import types
 from server_helpers import diagnostics_for, end_position, insert, open_doc, start_session
 
-from index_tools import BuildOptions, build_index
+from index_tools import BuildOptions, Match, build_index, judge
 from server.code_actions import attribution_comment, code_actions
 from server.diagnostics import StoredMatch, to_diagnostic
 from server.documents import TextDocument
@@ -185,17 +185,25 @@ def test_matches_from_an_older_engine_or_a_client_are_shown_inert():
         ],
         "renamed": [{"from": "a\u202e", "to": "b\x1b"}],
     }
-    stored = StoredMatch.create(match, 0, len(NAMED), ())
+    stored = StoredMatch.create(Match.from_dict(match), 0, len(NAMED), ())
     doc = TextDocument("file:///a.py", NAMED, 1, "python")
-    diag = to_diagnostic(doc, stored, "warning")
+    verdict = judge(stored.match, stored.identity, None, lambda kind: "warning")
+    diag = to_diagnostic(doc, stored, verdict)
     assert_inert_text(diag.message)
     assert diag.code_description is None  # a link with credentials is not shown at all
-    md, plain = hover_markdown([stored]), hover_plaintext([stored])
+    md, plain = hover_markdown([(stored, verdict)]), hover_plaintext([(stored, verdict)])
     for text in (md, plain):
         assert_inert_text(text)
         assert "https://u:" not in text
     assert not re.findall(r"\]\(([^)]*)\)", md)  # no link at all (the only one had a password)
     for language in ("python", "c", "css", "html", "php"):
         assert_comment_is_inert(attribution_comment(stored, language) + "\n", language)
-    for action in code_actions(doc, [stored], [diag]):
+    for style in ("comment", "spdx"):
+        for action in code_actions(doc, [(stored, verdict)], [diag], style):
+            assert_inert_text(action.title)
+            for edit in action.edit.changes[doc.uri] if action.edit else ():
+                for line in edit.new_text.splitlines(keepends=True):
+                    if line.strip():
+                        assert_comment_is_inert(line.lstrip(), "python")
+    for action in code_actions(doc, [(stored, verdict)], [diag]):
         assert_inert_text(action.title)

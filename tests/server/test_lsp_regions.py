@@ -32,8 +32,8 @@ async def test_nested_part_is_one_diagnostic_with_the_part_in_its_hover(
     await asyncio.sleep(0.3)  # a second (stacked) diagnostic would have arrived by now
     assert len(client.diagnostics[uri]) == 1
     assert (diag.range.start.line, diag.range.end.line) == (2, 21)
-    assert "100 words" in diag.message and "found in 1 file" in diag.message
-    assert "1 nested part" in diag.message
+    assert "\u00b7 100 words \u00b7 1 file \u00b7" in diag.message
+    assert diag.message.endswith("1 nested part (up to 2 files)")
     hover = await client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
@@ -41,7 +41,7 @@ async def test_nested_part_is_one_diagnostic_with_the_part_in_its_hover(
         )
     )
     value = hover.contents.value
-    assert value.count("**Recitation**") == 1  # one block
-    assert "Parts of it found in other files" in value
-    assert "70 words (lines 4\u201317)" in value and "found in 2 files" in value
+    assert value.count("**Sources") == 1 and "---" not in value  # one block
+    assert "**Parts also found elsewhere:**" in value
+    assert "- 70 words (lines 4\u201317) in 2 files \u2014 " in value
     assert "short\\.py" in value

@@ -121,11 +121,22 @@ async def test_check_request_returns_the_engines_json(client, fixture_index, wor
     await start_session(client, index=fixture_index, folders=[workspace["a"]])
     result = await check(client, {"text": HULL, "context": "import math\n"})
     expected = [m.to_dict() for m in open_index(fixture_index).match(HULL, "import math\n", 60)]
-    assert plain_result(result) == {
-        "query_words": 221,
-        "suggestion_words": 219,
-        "matches": expected,
-    }
+    out = plain_result(result)
+    verdicts = [m.pop("verdict") for m in out["matches"]]
+    assert out == {"query_words": 221, "suggestion_words": 219, "matches": expected}
+    # with the verdict the folder's decisions give (none here: the kind's severity)
+    assert verdicts == [
+        {
+            "action": "warning",
+            "state": "open",
+            "reason": "severity for recitation: warning",
+            "license": "MIT",
+            "category": "permissive",
+            "completion": None,
+            "attribution_line": None,
+            "dismissal": None,
+        }
+    ]
     # minTokens above the span's length: nothing
     result = await check(client, {"text": HULL, "minTokens": 500})
     assert plain_result(result)["matches"] == []

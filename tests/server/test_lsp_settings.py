@@ -103,7 +103,7 @@ async def test_live_configuration_change_clears_and_restores(client, fixture_ind
 async def test_invalid_settings_warn_and_fall_back_to_defaults(client, fixture_index, workspace):
     a = workspace["a"]
     client.set_configuration(
-        {"minTokens": "many", "minInsertWords": 5, "severity": {"common": "loud"}},
+        {"minTokens": "many", "minInsertWords": 5, "severity": {"idiom": "loud"}},
         section="recitation",
         scope_uri=a.as_uri(),
     )
@@ -111,7 +111,7 @@ async def test_invalid_settings_warn_and_fall_back_to_defaults(client, fixture_i
     (message,) = await wait_for(lambda: client.messages, what="window/showMessage")
     assert message.type == types.MessageType.Warning
     assert "recitation.minTokens" in message.message
-    assert "recitation.severity.common" in message.message
+    assert "recitation.severity.idiom" in message.message
     assert "minInsertWords" not in message.message
     # the server runs with the defaults for the bad fields and the good ones applied
     uri = (a / "x.py").as_uri()
@@ -159,8 +159,12 @@ async def test_opening_the_index_reports_progress(client, fixture_index, workspa
 
 async def test_dynamic_registration_of_configuration_changes(client, fixture_index, workspace):
     await start_session(client, index=fixture_index, folders=[workspace["a"]])
-    (registration,) = await wait_for(lambda: client.registrations, what="registration")
-    assert registration.method == types.WORKSPACE_DID_CHANGE_CONFIGURATION
+    await wait_for(lambda: len(client.registrations) == 2, what="registrations")
+    configuration, watcher = client.registrations
+    assert configuration.method == types.WORKSPACE_DID_CHANGE_CONFIGURATION
+    # the decisions file is watched, so that edits to it apply at once
+    assert watcher.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    assert watcher.register_options["watchers"][0]["globPattern"] == "**/.recitation.toml"
 
 
 async def test_scan_on_open(client, fixture_index, workspace):

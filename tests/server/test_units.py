@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
 
+from index_tools import Match
 from server.code_actions import attribution_comment, comment_syntax
 from server.diagnostics import StoredMatch, message_for
 from server.documents import UTF8, UTF16, UTF32, Edit, TextDocument, map_span
@@ -53,13 +54,13 @@ def test_bad_fields_fall_back_one_by_one():
             "minTokens": 0,
             "contextTokens": 50,
             "completionMode": "loud",
-            "severity": {"license": "off", "common": 7},
+            "severity": {"license": "off", "idiom": 7},
             "unknownKey": 1,
         }
     )
     assert settings.enable is True and settings.min_tokens == 60
     assert settings.context_tokens == 50 and settings.completion_mode == "warn"
-    assert settings.severity.license == "off" and settings.severity.common == "hint"
+    assert settings.severity.license == "off" and settings.severity.idiom == "hint"
     assert len(problems) == 4
     assert any("completionMode" in p and "'block'" in p for p in problems)
 
@@ -68,10 +69,10 @@ def test_layers_override_in_order_and_merge_severity():
     settings, problems = layered_settings(
         {"recitation": {"minTokens": 70, "severity": {"license": "error"}}},
         None,
-        {"severity": {"common": "off"}, "enable": False},
+        {"severity": {"idiom": "off"}, "enable": False},
     )
     assert settings.min_tokens == 70 and not settings.enable
-    assert settings.severity.license == "error" and settings.severity.common == "off"
+    assert settings.severity.license == "error" and settings.severity.idiom == "off"
     assert not problems
     _, problems = layered_settings("nonsense")
     assert problems
@@ -116,20 +117,25 @@ def test_map_span_keeps_untouched_spans_on_their_text(a, length, s, e_len, new_l
         assert after[ns:ne] == text[start:end]
 
 
+def stored_of(d: dict) -> StoredMatch:
+    return StoredMatch.create(Match.from_dict(d), 0, 1, ("x",))
+
+
 def test_message_wording():
-    assert message_for(match()) == (
-        "Quoted from public code: 87 words match owner/r0 Lib/json/decoder.py L5\u2013L20 "
-        "(PSF-2.0); found in 3 files"
+    assert message_for(Match.from_dict(match())) == (
+        "Quoted: owner/r0 Lib/json/decoder.py L5\u2013L20 \u00b7 PSF-2.0 \u00b7 87 words "
+        "\u00b7 3 files"
     )
-    assert message_for(match(exact=False)).endswith("found in at least 3 files")
-    assert message_for(match(kind="license")).startswith("License text quoted from public code")
+    inexact = Match.from_dict(match(exact=False))
+    assert message_for(inexact).endswith("\u00b7 at least 3 files")
+    assert message_for(Match.from_dict(match(kind="license"))).startswith("License text: owner/r0")
 
 
 def test_hover_lists_a_few_sources_and_counts_the_rest():
-    stored = StoredMatch.create(match(sources=8), 0, 1, ("x",))
-    text = hover_markdown([stored], max_sources=5)
+    text = hover_markdown([(stored_of(match(sources=8)), None)])
     assert text.count("](https://example.org/") == 5
     assert "- and 3 more" in text
+    assert text.startswith("**Sources (3 files):**")
 
 
 def test_escape_neutralizes_markdown_and_html():
@@ -139,7 +145,7 @@ def test_escape_neutralizes_markdown_and_html():
 
 
 def test_comment_syntax_by_language():
-    stored = StoredMatch.create(match(), 0, 1, ("x",))
+    stored = stored_of(match())
     url = "https://example.org/r0/blob/c/f.py#L5-L20"
     assert attribution_comment(stored, "python") == f"# Adapted from {url} (PSF-2.0)"
     assert attribution_comment(stored, "rust") == f"// Adapted from {url} (PSF-2.0)"
@@ -149,14 +155,16 @@ def test_comment_syntax_by_language():
     hostile = match()
     hostile["sources"][0]["url"] = ""
     hostile["sources"][0]["repository"] = "a-->b"
-    comment = attribution_comment(StoredMatch.create(hostile, 0, 1, ("x",)), "html")
+    comment = attribution_comment(stored_of(hostile), "html")
     assert comment.count("-->") == 1 and comment.endswith("-->")
 
 
 def test_plaintext_hover_for_clients_without_markdown():
-    stored = StoredMatch.create(match(sources=7), 0, 1, ("x",))
-    text = hover_plaintext([stored])
-    assert "- owner/r0 Lib/json/decoder.py L5\u2013L20 (PSF-2.0, https://example.org/r0/" in text
+    text = hover_plaintext([(stored_of(match(sources=7)), None)])
+    assert (
+        "- owner/r0 Lib/json/decoder.py L5\u2013L20 <https://example.org/r0/blob/c/f.py#L5-L20>"
+        " \u00b7 PSF-2.0" in text
+    )
     assert "- and 2 more" in text and "\\" not in text
 
 
@@ -164,7 +172,17 @@ def test_renamed_copies_say_so():
     m = match()
     m["exact"] = False
     m["renamed"] = [{"from": "total", "to": "acc_*"}]
-    assert message_for(m).startswith("Renamed copy of public code: 87 words match owner/r0")
-    assert message_for(m).endswith("(renamed: total \u2192 acc_*)")
-    text = hover_markdown([StoredMatch.create(m, 0, 1, ("x",))])
-    assert "A copy with renamed identifiers: total \u2192 acc\\_\\*." in text
+    typed = Match.from_dict(m)
+    assert message_for(typed).startswith("Renamed copy: owner/r0 Lib/json/decoder.py")
+    assert message_for(typed).endswith("\u00b7 renamed total \u2192 acc_*")
+    text = hover_markdown([(stored_of(m), None)])
+    assert "**Renamed here:** total \u2192 acc\\_\\*" in text
+
+
+def test_check_and_the_editor_share_default_severities():
+    import dataclasses
+
+    from index_tools.check import DEFAULT_KIND_ACTIONS
+    from server.settings import SeveritySettings
+
+    assert dataclasses.asdict(SeveritySettings()) == DEFAULT_KIND_ACTIONS

@@ -53,8 +53,8 @@ describe('resolveServerSettings', () => {
     });
 
     it('merges a partial severity map over the defaults, per kind', () => {
-        const settings = resolveServerSettings(reader({ severity: { recitation: 'error', license: 'off', common: 'loud' } }), ctx);
-        assert.deepEqual(settings.severity, { recitation: 'error', repetitive: 'hint', license: 'off', common: 'hint' });
+        const settings = resolveServerSettings(reader({ severity: { recitation: 'error', license: 'off', idiom: 'loud' } }), ctx);
+        assert.deepEqual(settings.severity, { recitation: 'error', license: 'off', repetitive: 'hint', inventory: 'hint', idiom: 'hint' });
     });
 
     it('rounds fractional numbers down', () => {
@@ -72,6 +72,16 @@ describe('index paths', () => {
         assert.equal(resolveIndexPath('${workspaceFolder}/.index', ctx), '/work/project/.index');
         assert.equal(resolveIndexPath('${userHome}/indexes/py', ctx), '/home/ada/indexes/py');
         assert.equal(resolveIndexPath('~/idx', ctx), '/home/ada/idx');
+    });
+
+    it('works with Windows folders: ~\\, backslashes, drive letters', () => {
+        const win = { workspaceFolder: 'C:\\Users\\ada\\proj', userHome: 'C:\\Users\\ada' };
+        assert.equal(resolveIndexPath('~\\indexes\\py', win), 'C:\\Users\\ada\\indexes\\py');
+        assert.equal(resolveIndexPath('~/indexes', win), 'C:\\Users\\ada/indexes');
+        assert.equal(resolveIndexPath('.recitation\\index', win), 'C:\\Users\\ada\\proj\\.recitation\\index');
+        assert.equal(resolveIndexPath('.\\idx', win), 'C:\\Users\\ada\\proj\\idx');
+        assert.equal(resolveIndexPath('D:\\idx', win), 'D:\\idx');
+        assert.equal(resolveIndexPath('\\\\server\\share\\idx', win), '\\\\server\\share\\idx');
     });
 
     it('takes a relative path from the workspace folder', () => {

@@ -1,0 +1,251 @@
+"""Kinds of quotes on real text, through the real builder and matcher, and the licenses a
+source shows: a file's own beats its repository's."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from index_tools import (
+    KIND_LABELS,
+    KINDS,
+    BuildOptions,
+    build_index,
+    describe_kind,
+    license_category,
+    open_index,
+)
+
+SNIPPETS = Path(__file__).resolve().parents[3] / "shared" / "data" / "matched_snippets.csv"
+
+# The opening of Sphinx's quickstart conf.py template (short excerpt), as generated projects
+# carry it.
+SPHINX_CONF = """# -*- coding: utf-8 -*-
+#
+# Configuration file for the Sphinx documentation builder.
+#
+# This file does only contain a selection of the most common options. For a
+# full list see the documentation:
+# http://www.sphinx-doc.org/en/master/config
+
+# -- Path setup --------------------------------------------------------------
+
+# If extensions (or modules to document with autodoc) are in another directory,
+# add these directories to sys.path here. If the directory is relative to the
+# documentation root, use os.path.abspath to make it absolute, like shown here.
+#
+# import os
+# import sys
+# sys.path.insert(0, os.path.abspath('.'))
+"""
+
+
+def note_snippets() -> dict[str, str]:
+    if not SNIPPETS.exists():
+        pytest.skip(f"the seed data set is not beside the checkout ({SNIPPETS})")
+    with open(SNIPPETS, encoding="utf-8", newline="") as f:
+        return {r["matching_part_of_suggestion"][:60]: r["matching_part_of_suggestion"]
+                for r in csv.DictReader(f, delimiter=";")}  # fmt: skip
+
+
+def pick(snippets: dict[str, str], start: str) -> str:
+    return next(t for k, t in snippets.items() if k.startswith(start))
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    s = note_snippets()
+    texts = {
+        "mit": pick(s, "Permission is hereby granted"),
+        "bsd": pick(s, "# Copyright (C) 2010 Google Inc."),
+        "apache": pick(s, "#    Unless required by applicable law"),
+        "motion": pick(s, ", cv2.COLOR_BGR2GRAY)"),
+        "quicksort": pick(s, "(arr):\n    if len(arr) <= 1:\n        return arr\n    pivot"),
+        "primes": pick(s, "= [2, 3, 5, 7, 11"),
+        "regex": pick(s, "\\s+\\d+\\s+"),
+        "sphinx": SPHINX_CONF,
+        "euclid": pick(s, "x, y, u, v = 0, 1, 1, 0"),
+        "forward": pick(s, ")       \n    def forward(self, x):"),
+        "argparse": pick(s, "parser = argparse.ArgumentParser(description='PyTo"),
+        "insertion": pick(s, "for i in range(1, len(array)):\n        key = array[i]"),
+    }
+    tmp = tmp_path_factory.mktemp("kinds")
+    corpus = tmp / "corpus.jsonl"
+    with open(corpus, "w", encoding="utf-8") as f:
+        for name, text in texts.items():
+            copies = 200 if name == "motion" else 3  # widely copied: still a recitation
+            for i in range(copies):
+                f.write(json.dumps({"content": text, "repository": f"r/{name}",
+                                    "path": f"f{i}.py"}) + "\n")  # fmt: skip
+    build_index([str(corpus)], tmp / "index", BuildOptions(jobs=1, progress=False))
+    with open_index(tmp / "index") as idx:
+        yield idx, texts
+
+
+def kind(idx, text: str) -> str:
+    ms = idx.match(text, min_tokens=50)
+    assert ms, "the indexed text is found"
+    return max(ms, key=lambda m: m.length).kind
+
+
+@pytest.mark.parametrize("name", ["euclid", "forward", "argparse"])
+def test_plain_authored_code_is_a_recitation(real, name):
+    """A tuple-assignment algorithm, a tutorial's network, a script's options: no comment,
+    no prose, still somebody's particular code."""
+    idx, texts = real
+    assert kind(idx, texts[name]) == "recitation"
+
+
+def test_textbook_algorithm_is_an_idiom(real):
+    idx, texts = real
+    assert kind(idx, texts["insertion"]) == "idiom"
+
+
+@pytest.mark.parametrize("name", ["mit", "bsd", "apache"])
+def test_license_texts_are_license(real, name):
+    idx, texts = real
+    assert kind(idx, texts[name]) == "license"
+
+
+def test_sphinx_template_is_an_idiom(real):
+    idx, texts = real
+    assert kind(idx, texts["sphinx"]) == "idiom"
+
+
+def test_real_recitation_stays_one_however_many_files(real):
+    idx, texts = real
+    (m,) = idx.match(texts["motion"])
+    assert m.kind == "recitation"
+    assert m.file_count == 200  # shown on the match, not turned into a kind
+
+
+def test_idiom_inventory_repetitive(real):
+    idx, texts = real
+    assert kind(idx, texts["quicksort"]) == "idiom"
+    assert kind(idx, texts["primes"]) == "inventory"
+    assert kind(idx, texts["regex"]) == "repetitive"
+
+
+def test_every_kind_has_a_description():
+    assert set(KIND_LABELS) == set(KINDS)
+    assert describe_kind("license") == "a license text"
+    assert "inventory" in describe_kind("inventory")
+
+
+@pytest.mark.parametrize(
+    "expr, category",
+    [
+        ("MIT", "permissive"),
+        ("Apache-2.0", "permissive"),
+        ("LGPL-2.1", "weak-copyleft"),
+        ("LGPL-2.1-or-later", "weak-copyleft"),
+        ("MPL-2.0", "weak-copyleft"),
+        ("GPL-3.0", "strong-copyleft"),
+        ("GPL-2.0-or-later", "strong-copyleft"),
+        ("AGPL-3.0", "network-copyleft"),
+        ("AGPL-3.0-only", "network-copyleft"),
+        ("MIT OR GPL-3.0", "permissive"),
+        ("MIT AND GPL-3.0", "strong-copyleft"),
+        ("GPL-2.0-only WITH Classpath-exception-2.0", "weak-copyleft"),
+        ("SSPL-1.0", "network-copyleft"),
+        ("LicenseRef-scancode-commercial-license", "restricted"),
+        ("NOASSERTION", "unknown"),
+        ("not-a-license", "unknown"),
+        ("", "unknown"),
+    ],
+)
+def test_license_categories(expr, category):
+    assert license_category(expr) == category
+
+
+def test_file_spdx_line_beats_the_repository_license(tmp_path):
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    (repo / "LICENSE").write_text(
+        "MIT License\n\nPermission is hereby granted, free of charge, to any person "
+        "obtaining a copy of this software...\n"
+    )
+    body = "".join(f"def f{i}(a, b):\n    return a * {i} + b - {i}\n\n" for i in range(40))
+    (repo / "own.py").write_text("# SPDX-License-Identifier: GPL-2.0+\n" + body)
+    out = tmp_path / "index"
+    build_index([str(repo)], out, BuildOptions(jobs=1, progress=False))
+    r = subprocess.run(
+        [sys.executable, "-m", "index_tools.cli", "query", str(out), "--json"],
+        input=body, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out_json = json.loads(r.stdout)
+    matches = out_json["matches"] if isinstance(out_json, dict) else out_json
+    licenses = {s["license"] for m in matches for s in m["sources"]}
+    assert licenses == {"GPL-2.0-or-later"}
+
+
+# Synthetic spans for the classifier alone: each differs from an idiom by one sign.
+PLAIN = """def merge(a, b):
+    out = []
+    while a and b:
+        out.append(a.pop(0) if a[0] < b[0] else b.pop(0))
+    return out + a + b
+"""
+
+
+def test_vocabulary_holds_keywords_builtins_and_stdlib_names():
+    from index_tools.vocabulary import is_common_name
+
+    for name in ("while", "fn", "len", "append", "defaultdict", "Turtle", "self"):
+        assert is_common_name(name), name
+    assert not is_common_name("subscription_key")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "    q, r, t = r, t, q + r\n",  # a state tuple updated together
+        "    # smaller head first\n",  # a short explanatory comment
+        "    total = subscription_key + image_url\n",  # the author's own variable names
+        "    self.conv1 = self.conv2 = self.fc1 = None\n",  # the author's own members
+        "    print('merged lists', 'no duplicates')\n",  # messages in words
+    ],
+)
+def test_one_sign_of_authorship_makes_a_recitation(extra):
+    from index_tools import tokenize
+    from index_tools.classify import classify
+
+    def kind_of(text: str) -> str:
+        return classify([w.text for w in tokenize(text)], text)
+
+    assert kind_of(PLAIN) == "idiom"
+    authored = PLAIN.replace("    return", extra + "    return")
+    assert kind_of(authored) == "recitation"
+
+
+def test_status_table_with_wrapped_rows_is_an_inventory():
+    from index_tools import tokenize
+    from index_tools.classify import classify
+
+    rows = """    RED = 100, 'Red', 'The colour of blood'
+    GREEN = (101, 'Green',
+        'Grass and leaves in summer')
+    BLUE = 102, 'Blue', 'A clear sky at noon'
+    YELLOW = 103, 'Yellow'
+    ORANGE = (104, 'Orange',
+        'Named after a fruit, later a colour')
+    PURPLE = 105, 'Purple', 'Dye made from sea snails'
+    BROWN = 106, 'Brown', 'Earth, wood and coffee'
+    BLACK = (107, 'Black',
+        'Absence of visible light')
+"""
+    assert classify([w.text for w in tokenize(rows)], rows) == "inventory"
+
+
+def test_a_span_starting_inside_a_docstring_reads_its_code_as_code():
+    from index_tools.span_features import segments
+
+    text = 'sorted array\n    """\n    for i in range(n):\n        pass\n'
+    kinds = [k for k, _ in segments(text)]
+    assert kinds[0] == "string" and "code" in kinds

@@ -99,10 +99,6 @@ export async function toggleWorkspace(): Promise<boolean | undefined> {
 class IndexOffer implements vscode.Disposable {
     private close: (() => void) | undefined;
 
-    get open(): boolean {
-        return this.close !== undefined;
-    }
-
     show(message: string): void {
         if (this.close) {
             return;
@@ -111,11 +107,11 @@ class IndexOffer implements vscode.Disposable {
         const configured = (vscode.workspace.getConfiguration(SECTION, folder?.uri).get<string>('indexPath') ?? '').trim() !== '';
         const settingsLink = `command:workbench.action.openSettings?${encodeURIComponent(JSON.stringify(['recitation.indexPath']))}`;
         const text = configured
-            ? `the index set in [recitation.indexPath](${settingsLink}) cannot be opened. ${message}`.trim()
-            : `no index of public code yet. [Build Index](command:recitation.buildIndexFromOffer) — the Python standard library, ` +
-              `indexed locally in a minute or less — or set [recitation.indexPath](${settingsLink}).`;
+            ? `Recitation: the index set in [recitation.indexPath](${settingsLink}) cannot be opened. ${message}`.trim()
+            : 'Recitation has no index of public code yet. [Build Index](command:recitation.buildIndexFromOffer) ' +
+              `(the Python standard library, indexed locally in a minute or less) or set [recitation.indexPath](${settingsLink}).`;
         void vscode.window.withProgress(
-            { location: vscode.ProgressLocation.Notification, title: 'Recitation has', cancellable: true },
+            { location: vscode.ProgressLocation.Notification, cancellable: true },
             (progress, token) => new Promise<void>((resolve) => {
                 progress.report({ message: text });
                 this.close = () => {

@@ -211,14 +211,23 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
     async function quickFix(which: RegExp): Promise<void> {
         const menu = page.locator('.action-widget');
         const row = menu.locator('.monaco-list-row', { hasText: which }).first();
+        let seen: string[] = [];
         await until(`the quick fix ${which}`, async () => {
             await page.keyboard.press('Escape');
-            const box = await squiggles('warning').first().boundingBox();
+            // A line in the middle of the quote: the first one may sit at the top edge.
+            const all = squiggles('warning');
+            const box = await all.nth(Math.floor((await all.count()) / 2)).boundingBox();
             assert.ok(box);
             await page.mouse.click(box.x + Math.min(30, box.width / 2), box.y + box.height / 2 - 4);
             await page.keyboard.press('Control+.');
-            await row.waitFor({ state: 'visible', timeout: 5000 });
+            await menu.locator('.monaco-list-row').first().waitFor({ state: 'visible', timeout: 5000 });
+            seen = (await menu.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+            await row.waitFor({ state: 'visible', timeout: 1000 });
             return true;
+        }).catch(async (err: unknown) => {
+            log(`quick fixes seen: ${seen.join(' | ')}`);
+            await screenshot('quick-fix-missing');
+            throw err;
         });
         await row.click();
         await menu.waitFor({ state: 'hidden', timeout: UI_MS }).catch(() => undefined);
@@ -262,6 +271,12 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
     }
 
     const decisionsFile = () => path.join(workspace, '.recitation.toml');
+
+    /** Puts the cursor at the top or the end of the editor, so that those lines are drawn. */
+    async function scrollEditor(where: 'top' | 'end'): Promise<void> {
+        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+        await page.keyboard.press(where === 'top' ? 'Control+Home' : 'Control+End');
+    }
 
     function statusItem(text: string): Locator {
         return page.locator('.statusbar-item', { hasText: text });
@@ -357,6 +372,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
             'files.hotExit': 'off',
             'editor.formatOnPaste': false,
             'editor.minimap.enabled': false,
+            // Its header line would sit over the top of a long quote, in the way of clicks.
+            'editor.stickyScroll.enabled': false,
             'workbench.secondarySideBar.defaultVisibility': 'hidden',
             'editor.hover.delay': 200,
             'recitation.trace.server': 'messages',
@@ -544,6 +561,19 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         assert.match(flat, /\[MIT\]recitation-fixtures\/geodesy-utilsgeodesy\.pyL\d+-L\d+@[0-9a-f]{12}/);
         assert.match(flat, /https:\/\/github\.com\/recitation-fixtures\/geodesy-utils\/blob\/[0-9a-f]{40}\/geodesy\.py#L\d+-L\d+/);
         await screenshot('references-log');
+
+        // Exported as CSV through the save dialog (VS Code's own in the browser: a path to accept).
+        await runCommand('Recitation: Export Code References…', true);
+        const dialog = page.locator('.quick-input-widget input');
+        await until('the save dialog with the default file name', async () => /code-references\.csv$/.test(await dialog.inputValue()));
+        await page.keyboard.press('Enter');
+        const csvFile = path.join(workspace, 'code-references.csv');
+        const csv = await until('the exported CSV', () => Promise.resolve(fs.existsSync(csvFile) && fs.readFileSync(csvFile, 'utf8')));
+        const rows = csv.trimEnd().split('\r\n');
+        log(`exported: ${rows[0]} / ${rows[1]?.slice(0, 160)}`);
+        assert.match(rows[0], /^time,file,line,/);
+        assert.match(csv, /zones\.py,\d+,\d+,recitation,\d+,1,true,MIT,recitation-fixtures\/geodesy-utils,geodesy\.py,L\d+-L\d+,[0-9a-f]+,https:/);
+        fs.rmSync(csvFile);
     });
 
     step('the attribution quick fix clears the warning, and it stays gone after a restart', async () => {
@@ -557,6 +587,7 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
 
         await restartServer();
         // The restarted server checks the file again (scanOnOpen): the quote is found, and attributed.
+        await scrollEditor('top');
         await squiggles('hint').first().waitFor({ state: 'visible', timeout: SERVER_READY_MS });
         await holds('no warning after the restart', async () => (await squiggles('warning').count()) === 0 && (await recitationProblemCount()) === 0);
     });
@@ -574,15 +605,18 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         await until('the warning to go', async () => (await squiggles('warning').count()) === 0 && (await recitationProblemCount()) === 0);
 
         await restartServer();
+        // The attributed quote at the top is a hint again: the file was checked after the restart.
+        await scrollEditor('top');
         await squiggles('hint').first().waitFor({ state: 'visible', timeout: SERVER_READY_MS });
         await holds('no warning after the restart', async () => (await squiggles('warning').count()) === 0 && (await recitationProblemCount()) === 0);
 
+        await scrollEditor('end');
         await runCommand('Recitation: Decisions…', true);
         await pick('def wrap_paragraph');
         await screenshot('decisions-undo');
         await pick('Undo');
-        await squiggles('warning').first().waitFor({ state: 'visible', timeout: UI_MS });
         await until('the Problems entry back', async () => (await recitationProblemCount()) === 1);
+        await squiggles('warning').first().waitFor({ state: 'visible', timeout: UI_MS });
         assert.doesNotMatch(fs.readFileSync(decisionsFile(), 'utf8'), /def wrap_paragraph/);
         await screenshot('undone');
     });

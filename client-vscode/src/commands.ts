@@ -19,8 +19,8 @@ import { parseProgress, parseProgressLabel, planBuildIndex } from './launch';
 import type { ReferencesLog } from './referencesLog';
 import type { RecitationServer } from './serverClient';
 import { SECTION } from './settings';
-import type { StatusParams } from './protocol';
 import { activeFolder, type StatusItem } from './statusItem';
+import { offerWithdrawn } from './statusScope';
 
 export function registerCommands(
     context: vscode.ExtensionContext,
@@ -54,11 +54,6 @@ export function registerCommands(
             }
         }),
     );
-}
-
-/** An index is there (or the folder is off): an offer to build one no longer applies. */
-export function offerWithdrawn(params: StatusParams): boolean {
-    return params.state === 'ready' || params.state === 'disabled';
 }
 
 /** Which folder the toggle acts on: the active editor's, the only one, or the user's pick. */

@@ -612,6 +612,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
 
         await scrollEditor('end');
         await runCommand('Recitation: Decisions…', true);
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: 'def wrap_paragraph' }).first().waitFor({ state: 'visible', timeout: UI_MS });
+        await screenshot('decisions');
         await pick('def wrap_paragraph');
         await screenshot('decisions-undo');
         await pick('Undo');
@@ -791,5 +793,31 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         });
         log(`problems: ${files.map((t) => t.replace(/\s+/g, ' ')).join(' | ')}`);
         await screenshot('pylsp-recitation-problem');
+    });
+
+    step('the code references log is kept per workspace, outside it, across a reload of the window', async () => {
+        const storage = path.join(tmp, 'user-data', 'User', 'workspaceStorage');
+        const stored = fs.readdirSync(storage, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('code-references.jsonl'));
+        assert.equal(stored.length, 1, `one log in the workspace storage: ${stored.join(', ')}`);
+        const before = fs.readFileSync(path.join(storage, stored[0]), 'utf8').trim().split('\n').length;
+        assert.ok(before >= 4, `${before} entries logged`);
+        assert.equal(fs.readdirSync(workspace, { recursive: true, encoding: 'utf8' }).filter((f) => f.includes('code-references')).length, 0,
+            'nothing in the workspace');
+
+        const reloaded = page.waitForEvent('load', { timeout: UI_MS });
+        await runCommand('Developer: Reload Window');
+        await reloaded;
+        await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
+        await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+        await runCommand('Recitation: Open Code References Log');
+        const output = page.locator('.part.panel .monaco-editor .view-lines').first();
+        const text = await until('the earlier references in the log', async () => {
+            const t = (await output.innerText()).replace(/\u00a0/g, ' ');
+            return /earlier references? of this workspace/.test(t) ? t : undefined;
+        });
+        const flat = text.replace(/\s+/g, ' ');
+        log(`after the reload: ${flat.match(/\(\d+ earlier references? of this workspace[^)]*\)/)?.[0] ?? ''}`);
+        assert.match(flat, new RegExp(`\\(${before} earlier references? of this workspace`));
+        await screenshot('references-after-reload');
     });
 });

@@ -71,16 +71,17 @@ export function decisionLines(result: DecisionsResult): DecisionLine[] {
         lines.push({ kind: 'empty', label: 'No dismissed quote: “Dismiss” in a warning’s quick fixes records one here.' });
     }
     for (const d of dismissed) {
-        const where = [d.source, d.license].filter((p) => p && p.trim()).join(' · ');
+        // The quote and its license on the line; where it comes from and when, below.
         const detail = [
+            d.source && d.source.trim() ? d.source.trim() : '',
             d.date ? `dismissed ${d.date}` : 'dismissed',
             typeof d.words === 'number' && d.words > 0 ? plural(d.words, 'word') : '',
             `id ${d.id}`,
         ].filter(Boolean).join(' · ');
         lines.push({
             kind: 'dismissed',
-            label: `$(eye-closed) ${excerpt(d.quote ?? '', 80) || d.id}`,
-            description: where,
+            label: `$(eye-closed) ${excerpt(d.quote ?? '', 60) || d.id}`,
+            description: d.license && d.license.trim() ? d.license.trim() : '',
             detail,
             id: d.id,
         });

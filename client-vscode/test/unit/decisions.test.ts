@@ -26,8 +26,8 @@ describe('decisionLines', () => {
     it('lists the dismissed quotes with their source, license and date, undoable by id', () => {
         const [d] = ofKind(decisionLines(full), 'dismissed');
         assert.match(d.label, /def copyfileobj\(fsrc, fdst, length=0\):/);
-        assert.equal(d.description, 'python/cpython Lib/shutil.py · PSF-2.0');
-        assert.equal(d.detail, 'dismissed 2026-11-23 · 408 words · id 3f2a9c0d1e4b5a6c');
+        assert.equal(d.description, 'PSF-2.0');
+        assert.equal(d.detail, 'python/cpython Lib/shutil.py · dismissed 2026-11-23 · 408 words · id 3f2a9c0d1e4b5a6c');
         assert.equal(d.id, '3f2a9c0d1e4b5a6c');
     });
 

@@ -99,7 +99,11 @@ describe('the .vsix', () => {
         const commands = pkg.contributes.commands.map((c) => c.command).sort();
         assert.deepEqual(commands, [
             'recitation.buildDefaultIndex',
+            'recitation.buildIndexFromOffer',
+            'recitation.clearReferences',
+            'recitation.exportReferences',
             'recitation.restart',
+            'recitation.showDecisions',
             'recitation.showLogs',
             'recitation.showReferences',
             'recitation.statusMenu',

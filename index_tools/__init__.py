@@ -1,7 +1,13 @@
 """Recitation's index engine: words, fingerprints, the LMDB index, corpus sources, builders
 and the matcher. Never imports `server`."""
 
-from .attribution import Attribution, find_attribution, plain_attribution, spdx_snippet_tags
+from .attribution import (
+    Attribution,
+    find_attribution,
+    plain_attribution,
+    source_groups,
+    spdx_snippet_tags,
+)
 from .build import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
 from .decisions import (
     ACTIONS,
@@ -11,6 +17,7 @@ from .decisions import (
     DecisionsError,
     DecisionsFile,
     Dismissal,
+    literal_pattern,
     load_decisions,
 )
 from .decisions import FILE_NAME as DECISIONS_FILE
@@ -84,10 +91,12 @@ __all__ = [
     "find_attribution",
     "judge",
     "license_category",
+    "literal_pattern",
     "load_decisions",
     "open_index",
     "plain_attribution",
     "printable",
+    "source_groups",
     "spdx_snippet_tags",
     "tokenize",
 ]

@@ -4,7 +4,8 @@ A quote is attributed when a line near it names one of its sources: a line up to
 `LINES_ABOVE` above its first line, inside it, or right after it, that holds the source's
 link (any commit: the repository and the path are what count) or its repository and path
 together, as `# Adapted from <link>` and SPDX snippet tags do. A file name alone is not an
-attribution; nor is a link to another file.
+attribution; nor is a link to another file. A region that joins quotes of different files
+is attributed when each of them is.
 """
 
 from __future__ import annotations
@@ -47,6 +48,29 @@ def _names(source: Source) -> list[tuple[str, ...]]:
 
 def all_sources(match: Match) -> list[Source]:
     return [*match.sources, *(s for p in match.parts for s in p.sources)]
+
+
+def source_groups(match: Match) -> list[list[Source]]:
+    """The sources each quote of a region needs named (or allowed): its primary span's, and
+    those of each part reaching past it (a region can join quotes of different files). A
+    part inside the primary span is also in the primary's files."""
+    groups = [list(match.sources)]
+    for p in match.parts:
+        if p.query_start < match.primary_start or p.query_end > match.primary_end:
+            groups.append(list(p.sources))
+    return [g for g in groups if g]
+
+
+def find_region_attribution(
+    lines: Sequence[str], first_line: int, last_line: int, match: Match
+) -> Attribution | None:
+    """An attribution naming a source of every quote of the region, or None."""
+    found = None
+    for group in source_groups(match):
+        found = find_attribution(lines, first_line, last_line, group)
+        if found is None:
+            return None
+    return found
 
 
 def find_attribution(

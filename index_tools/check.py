@@ -65,7 +65,10 @@ def run_check(args, idx, version: str) -> int:
     from .sarif import sarif_report
 
     kind_actions = parse_severities(args.severity or [])
-    files, skipped = collect_files(args.paths, args.exclude or [])
+    try:
+        files, skipped = collect_files(args.paths, args.exclude or [])
+    except FileNotFoundError as e:
+        raise CheckUsageError(str(e)) from None
     baseline = None
     if args.baseline and not args.update_baseline:
         try:

@@ -170,6 +170,11 @@ def source_names(source: Source) -> list[str]:
     return names
 
 
+def literal_pattern(text: str) -> str:
+    """An allow pattern that matches `text` itself, even when it holds glob characters."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
 def _matches(pattern: str, name: str) -> bool:
     p = pattern.strip().strip("/").lower()
     if "://" in p:
@@ -241,7 +246,7 @@ def parse_decisions(text: str, where: str = FILE_NAME) -> Decisions:
         try:
             fingerprints = QuoteIdentity.parse_fingerprints(str(entry.get("fingerprints", "")))
         except ValueError as e:
-            raise fail(f"dismissed {entry['id']}: {e}", entry["id"]) from None
+            raise fail(f"dismissed {entry['id']}: {e}", "fingerprints") from None
         words = entry.get("words", 0)
         identity = QuoteIdentity(entry["id"], words if isinstance(words, int) else 0, fingerprints)
         dismissed.append(

@@ -5,7 +5,8 @@ its word 8-grams. A later match is the same quote, or a piece of it, when all of
 fingerprints are among the recorded ones: a dismissal survives edits elsewhere in the file,
 restarts, and a quote found whole in one scan and in pieces in another (every fingerprint
 a piece selects is selected in the whole, as winnowing picks the minimum of each window).
-Words added to the quote bring fingerprints of their own, so a longer quote is new.
+A longer quote is new; so is one changed inside (a changed word brings a window of new
+8-grams, hence a fingerprint of its own), while a change in its last few words may not be.
 """
 
 from __future__ import annotations
@@ -58,7 +59,11 @@ class QuoteIdentity:
         """Whether `other` is this quote or a piece of it."""
         if other.id == self.id:
             return True
-        return bool(other.fingerprints) and other.fingerprints <= self.fingerprints
+        return (
+            bool(other.fingerprints)
+            and other.words <= self.words
+            and other.fingerprints <= self.fingerprints
+        )
 
     def fingerprint_text(self) -> str:
         return " ".join(f"{h:08x}" for h in sorted(self.fingerprints))

@@ -90,9 +90,8 @@ def collect_files(
             candidates = sorted(found) if found is not None else list(_walk(p))
         elif p.exists():
             candidates = [p]
-        else:
-            skipped.append(Skipped(arg, "no such file or folder"))
-            continue
+        else:  # a mistyped path must not pass a CI run
+            raise FileNotFoundError(f"cannot read {arg}: no such file or folder")
         for f in candidates:
             shown = display_path(f)
             if shown in seen or excluded(shown, exclude):

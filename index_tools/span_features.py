@@ -13,6 +13,8 @@ import keyword
 import re
 from dataclasses import dataclass, field
 
+from .vocabulary import is_common_name
+
 _SEGMENT_RE = re.compile(
     r"""(?P<comment>\#[^\n]*|/\*.*?(?:\*/|$))
       |(?P<string>'''.*?(?:'''|$)|\"\"\".*?(?:\"\"\"|$)|'(?:\\.|[^'\\\n])*'?|"(?:\\.|[^"\\\n])*"?)""",
@@ -32,6 +34,13 @@ _MIN_PROSE_RUN = 4  # lowercase words in one comment or string before it counts 
 _SENTENCE_RE = re.compile(r"[A-Za-z']+(?:[,.;:]? [A-Za-z']+){4,}")
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 _PLAIN_NUMBERS = frozenset({"0", "1", "2", "0.0", "1.0", "0.5", "10", "100"})
+# `a, b, c = ...` at the start of a line: three or more names updated together
+_PARALLEL_RE = re.compile(r"^[ \t]*[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*){2,}[ \t]*=(?!=)", re.M)
+_MEMBER_RE = re.compile(r"\b(?:self|this)\.([A-Za-z_]\w*)")
+# A plain variable: not an attribute (`.name`), not called (`name(`)
+_VARIABLE_RE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\b(?!\s*\()")
+# A message or label: two or more words of letters, nothing else (`'learning rate'`)
+_MESSAGE_RE = re.compile(r"[A-Za-z][a-z']*(?: [A-Za-z][A-Za-z0-9']*)+[.!?:]?")
 
 
 @dataclass
@@ -44,6 +53,11 @@ class SpanFeatures:
     specific_numbers: int = 0  # distinct numeric literals in code other than 0, 1, 2...
     code_names: set[str] = field(default_factory=set)  # identifiers outside comments/strings
     defined: set[str] = field(default_factory=set)  # names the span binds (assign, def, for)
+    parallel_assignments: int = 0  # `a, b, c = ...`: a state tuple updated together
+    own_variables: set[str] = field(default_factory=set)  # composed variable names, not API
+    members: set[str] = field(default_factory=set)  # `self.conv1`: the author's class members
+    messages: int = 0  # distinct string literals that are labels or messages in words
+    comment_run: int = 0  # most lowercase words in one comment (an explanatory comment)
 
     @property
     def specific_names(self) -> set[str]:
@@ -61,10 +75,22 @@ def is_compound(name: str) -> bool:
 
 
 def segments(text: str) -> list[tuple[str, str]]:
-    """(kind, text) pieces of `text`: kind is "code", "comment" or "string"."""
+    """(kind, text) pieces of `text`: kind is "code", "comment" or "string". A span with an
+    odd number of one kind of triple quote starts inside such a string (the end of a
+    docstring): up to its first one is string."""
     out: list[tuple[str, str]] = []
     pos = 0
-    for m in _SEGMENT_RE.finditer(text):
+    for quote in ('"""', "'''"):
+        first = text.find(quote)
+        if (
+            first >= 0
+            and text.count(quote) % 2 == 1
+            and text.find("'''" if quote == '"""' else '"""') < 0
+        ):
+            pos = first + 3
+            out.append(("string", text[:pos]))
+            break
+    for m in _SEGMENT_RE.finditer(text, pos):
         if m.start() > pos:
             out.append(("code", text[pos : m.start()]))
         out.append(("comment" if m.group("comment") else "string", m.group()))
@@ -75,7 +101,7 @@ def segments(text: str) -> list[tuple[str, str]]:
 
 
 def span_features(text: str, words: list[str]) -> SpanFeatures:
-    prose = comment = string = 0
+    prose = comment = string = comment_run = 0
     code_parts: list[str] = []
     for kind, piece in segments(text):
         if kind == "code":
@@ -87,6 +113,8 @@ def span_features(text: str, words: list[str]) -> SpanFeatures:
         else:
             string += n
         lower = _PROSE_WORD_RE.findall(piece)
+        if kind == "comment":
+            comment_run = max(comment_run, len(lower))
         if len(lower) >= _MIN_PROSE_RUN:
             prose += len(lower)
     code = "\n".join(code_parts)
@@ -96,6 +124,7 @@ def span_features(text: str, words: list[str]) -> SpanFeatures:
         if sum(len(w) >= 4 for w in run) >= 3:
             sentences += len(run)
     numbers = set(_NUMBER_RE.findall(code)) - _PLAIN_NUMBERS
+    strings = {p.strip("'\"") for k, p in segments(text) if k == "string"}
     defined: set[str] = set()
     for m in _DEFINED_RE.finditer(code):
         for g in m.groups():
@@ -110,4 +139,13 @@ def span_features(text: str, words: list[str]) -> SpanFeatures:
         specific_numbers=len(numbers),
         code_names=set(_NAME_RE.findall(code)),
         defined=defined,
+        parallel_assignments=len(_PARALLEL_RE.findall(code)),
+        own_variables={
+            n
+            for n in _VARIABLE_RE.findall(code)
+            if is_compound(n) and not is_common_name(n) and (n in defined or not n.isupper())
+        },
+        members={n for n in _MEMBER_RE.findall(code) if not is_common_name(n)},
+        messages=sum(bool(_MESSAGE_RE.fullmatch(s.strip())) for s in strings),
+        comment_run=comment_run,
     )

@@ -79,6 +79,9 @@ DOCS_NAME = "docs.mdb"
 DOC_DBS = (b"meta", b"blocks", b"origins", b"content")
 TEXT_NAME = "text.zst"
 MAP_SIZE = 1 << 40  # address space only; files grow with their contents
+# Where the address space is smaller (arm64 kernels with 39-bit addresses, emulators), a
+# writer maps less, down to this: it only caps how large that one file can grow.
+MIN_MAP_SIZE = 1 << 32
 MAX_HEADER_BYTES = 64 << 20  # a larger HEADER.json is damage, never read whole
 _SMALL_READ_TRIES = 20  # Windows: a file being replaced can refuse a reader for a moment
 _IN_USE_RETRIES = os.name == "nt"  # only Windows refuses to replace a file that is open
@@ -228,17 +231,24 @@ def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environmen
             map_size=max(path.stat().st_size, 1 << 20),
             readahead=False,
         )
-    return lmdb.open(
-        str(path),
-        subdir=False,
-        map_size=MAP_SIZE,
-        max_dbs=max_dbs,
-        sync=False,
-        metasync=False,
-        writemap=False,
-        readahead=False,
-        lock=False,
-    )
+    size = MAP_SIZE
+    while True:
+        try:
+            return lmdb.open(
+                str(path),
+                subdir=False,
+                map_size=size,
+                max_dbs=max_dbs,
+                sync=False,
+                metasync=False,
+                writemap=False,
+                readahead=False,
+                lock=False,
+            )
+        except lmdb.MemoryError:
+            if size <= MIN_MAP_SIZE:
+                raise
+            size //= 4
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .attribution import Attribution, all_sources, find_attribution
+from .attribution import Attribution, find_region_attribution, source_groups
 from .decisions import ACTIONS, Action, CompletionAction, Decisions
 from .license_categories import Category, license_category
 from .model import Match
@@ -79,12 +79,13 @@ def judge(
     dismissal = decisions.dismissal_for(quote)
     if dismissal is not None:
         return verdict("off", "dismissed", f"dismissed ({dismissal.id})", dismissal_id=dismissal.id)
-    pattern = decisions.allowed_by(all_sources(match))
-    if pattern is not None:
-        return verdict("off", "allowed", f"found in an allowed source ({pattern})")
+    # allowed when every quote of the region is found in an allowed source
+    patterns = [decisions.allowed_by(group) for group in source_groups(match)]
+    if patterns and all(patterns):
+        return verdict("off", "allowed", f"found in an allowed source ({patterns[0]})")
     own = kind_action(match.kind)
     if lines is not None:
-        found = find_attribution(lines, first_line, last_line, all_sources(match))
+        found = find_region_attribution(lines, first_line, last_line, match)
         if found is not None:
             action: Action = "off" if own == "off" else "hint"
             return verdict(

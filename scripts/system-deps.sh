@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Debian packages the tests use: Neovim (a third-party LSP client in the server tests), git,
-# and Java 17 for Spark in local mode (the Spark builder's equivalence test).
+# Java 17 for Spark in local mode (the Spark builder's equivalence test), and for the
+# linux-arm64 package: its strip (debug sections out of the arm64 libraries), qemu's
+# user-mode emulation and debootstrap (an arm64 root to run it in, scripts/arm64-root.sh).
 set -euo pipefail
 need=()
 command -v nvim >/dev/null 2>&1 || need+=(neovim)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+command -v aarch64-linux-gnu-strip >/dev/null 2>&1 || need+=(binutils-aarch64-linux-gnu)
+command -v qemu-aarch64-static >/dev/null 2>&1 || need+=(qemu-user-static)
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 ((${#need[@]})) || exit 0
 SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
 echo "system-deps: apt-get install ${need[*]}" >&2

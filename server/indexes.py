@@ -14,14 +14,16 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from index_tools import IndexOpenError, Match, current_generation, default_index_path, open_index
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 LOADING = "loading"
 READY = "ready"
@@ -140,6 +142,24 @@ class IndexHandle:
             self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")
             return []
         return list(matches)
+
+    async def run(self, work: Callable[..., T], *args: Any) -> T | None:
+        """`work(index, *args)` on the index's worker thread (after following a newly
+        published generation), for callers that batch several lookups; None without an
+        index."""
+        await self.wait()
+        if not self.ready:
+            return None
+
+        def call() -> T | None:
+            self._follow()
+            return work(self._index, *args) if self._index is not None else None
+
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, call)
+        except RuntimeError:  # retired meanwhile
+            return None
 
     async def poll(self) -> None:
         """Look for a newly published generation now (a missing index that was built)."""

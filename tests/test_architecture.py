@@ -64,9 +64,25 @@ def test_one_model_of_a_match():
         assert defined.get(name) == ["index_tools/model.py"], (name, defined.get(name))
     for name in ("Span", "Run"):
         assert defined.get(name, []) in ([], ["index_tools/matcher.py"]), (name, defined[name])
-    # the server keeps the engine's Match in its JSON form, made by Match.to_dict()
+    # the server sends the engine's Match in its JSON form, made by Match.to_dict()
     server_text = "".join(p.read_text(encoding="utf-8") for p in modules("server"))
     assert ".to_dict()" in server_text
+
+
+def test_one_verdict_everywhere():
+    """Only verdict.py combines decisions; the CLI, the server and the proxy call `judge`
+    and never look into a policy, allow list or dismissal themselves."""
+    deciders = {"allowed_by", "dismissal_for", "editor_action", "completion_action"}
+    for path in modules("index_tools") + modules("server"):
+        rel = str(path.relative_to(ROOT))
+        if rel in ("index_tools/verdict.py", "index_tools/decisions.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in deciders:
+                raise AssertionError(f"{rel} calls {node.attr}: verdicts belong to judge()")
+    for rel in ("index_tools/check.py", "server/server.py", "server/proxy/relay.py"):
+        assert "judge(" in (ROOT / rel).read_text(encoding="utf-8"), rel
 
 
 def test_the_architecture_page_names_every_folder():

@@ -15,7 +15,7 @@ import {
     type DecisionsResult,
 } from './decisions';
 import { formatVersion } from './interpreter';
-import { parseProgress, parseProgressLabel, planBuildIndex } from './launch';
+import { cancelSignal, parseProgress, parseProgressLabel, planBuildIndex } from './launch';
 import type { ReferencesLog } from './referencesLog';
 import type { RecitationServer } from './serverClient';
 import { SECTION } from './settings';
@@ -171,7 +171,7 @@ async function runIndexBuild(server: RecitationServer, log: vscode.LogOutputChan
         try {
             interpreter = await server.findInterpreter();
         } catch (err) {
-            void vscode.window.showErrorMessage(`Recitation cannot build the index: ${err instanceof Error ? err.message : String(err)}`);
+            server.failToStart(err);
             return false;
         }
     }
@@ -179,7 +179,7 @@ async function runIndexBuild(server: RecitationServer, log: vscode.LogOutputChan
     try {
         plan = planBuildIndex(interpreter.command, interpreter.info, server.layout, process.env);
     } catch (err) {
-        void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+        server.failToStart(err);
         return false;
     }
     log.info(`Building the default index with Python ${formatVersion(interpreter.info)}: ${plan.command} ${plan.args.join(' ')}`);
@@ -187,10 +187,10 @@ async function runIndexBuild(server: RecitationServer, log: vscode.LogOutputChan
     const ok = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Recitation: building the default index', cancellable: true },
         (progress, token) => new Promise<boolean>((resolve) => {
-            const child = spawn(plan.command, plan.args, { env: plan.env });
+            const child = spawn(plan.command, plan.args, { env: plan.env, windowsHide: true });
             let reported = 0;
             let tail = '';
-            token.onCancellationRequested(() => child.kill('SIGTERM'));
+            token.onCancellationRequested(() => child.kill(cancelSignal(process.platform)));
             child.stdout.on('data', (data: Buffer) => log.info(`[index build] ${data.toString().trimEnd()}`));
             child.stderr.on('data', (data: Buffer) => {
                 const text = data.toString();

@@ -1,5 +1,6 @@
 // Which Python runs the server: the `recitation.interpreter` setting, else the
-// interpreter selected in the Python extension, else `python3` (or `python`) on the PATH.
+// interpreter selected in the Python extension, else one on the PATH: on Windows the `py`
+// launcher and `python.exe`, elsewhere `python3`, `python` and `python3.X`.
 //
 // Pure apart from the probes it is given, so that it is tested without VS Code.
 
@@ -29,11 +30,43 @@ export interface DiscoveryProbes {
     probe(command: string[]): Promise<PythonInfo>;
 }
 
+/** `configured`: the setting's interpreter does not fit; `not-found`: no Python fits. */
+export type InterpreterProblem = 'configured' | 'not-found';
+
 export class InterpreterError extends Error {
-    constructor(message: string, readonly tried: string[]) {
+    constructor(
+        message: string,
+        readonly tried: string[],
+        readonly problem: InterpreterProblem = 'not-found',
+    ) {
         super(message);
         this.name = 'InterpreterError';
     }
+}
+
+export interface DiscoveryOptions {
+    /** Default: this machine's. */
+    platform?: NodeJS.Platform;
+    /** Python minor versions the server can run on (the bundled libraries), newest last. Default: MIN_PYTHON or newer. */
+    versions?: string[];
+}
+
+/** "3.10–3.14", "3.10 or newer" */
+export function describeVersions(versions: string[] | undefined): string {
+    if (!versions || versions.length === 0) {
+        return `${MIN_PYTHON.join('.')} or newer`;
+    }
+    return versions.length === 1 ? versions[0] : `${versions[0]}–${versions[versions.length - 1]}`;
+}
+
+/** The programs (with leading arguments) tried on the PATH, in order. */
+export function pathCommands(platform: NodeJS.Platform, versions: string[] = []): string[][] {
+    const newestFirst = [...versions].reverse();
+    if (platform === 'win32') {
+        // The py launcher picks the newest Python 3, or the one asked for with -3.X.
+        return [['py', '-3'], ...newestFirst.map((v) => ['py', `-${v}`]), ['python'], ['python3']];
+    }
+    return [['python3'], ['python'], ...newestFirst.map((v) => [`python${v}`])];
 }
 
 /** The Python snippet that prints the interpreter's version and path as JSON. */
@@ -53,8 +86,11 @@ export function parseProbeOutput(stdout: string): PythonInfo {
     };
 }
 
-export function isSupported(info: PythonInfo, min: [number, number] = MIN_PYTHON): boolean {
+export function isSupported(info: PythonInfo, min: [number, number] = MIN_PYTHON, versions?: string[]): boolean {
     const [major, minor] = info.version;
+    if (versions && versions.length > 0) {
+        return versions.includes(`${major}.${minor}`);
+    }
     return major > min[0] || (major === min[0] && minor >= min[1]);
 }
 
@@ -64,10 +100,17 @@ export function formatVersion(info: PythonInfo): string {
 
 /**
  * Finds the interpreter. A configured interpreter that fails is an error (the user asked
- * for it); the Python extension's choice falls through to the PATH when it is too old or
- * does not run.
+ * for it); the Python extension's choice falls through to the PATH when it does not fit
+ * or does not run.
  */
-export async function discoverInterpreter(configured: string[], probes: DiscoveryProbes): Promise<Interpreter> {
+export async function discoverInterpreter(
+    configured: string[],
+    probes: DiscoveryProbes,
+    options: DiscoveryOptions = {},
+): Promise<Interpreter> {
+    const platform = options.platform ?? process.platform;
+    const wanted = describeVersions(options.versions);
+    const fits = (info: PythonInfo) => isSupported(info, MIN_PYTHON, options.versions);
     const tried: string[] = [];
     if (configured.length > 0) {
         let info: PythonInfo;
@@ -77,12 +120,14 @@ export async function discoverInterpreter(configured: string[], probes: Discover
             throw new InterpreterError(
                 `The Python set in recitation.interpreter (${configured.join(' ')}) does not run: ${errorText(err)}`,
                 [configured.join(' ')],
+                'configured',
             );
         }
-        if (!isSupported(info)) {
+        if (!fits(info)) {
             throw new InterpreterError(
-                `The Python set in recitation.interpreter is ${formatVersion(info)}; Recitation needs ${MIN_PYTHON.join('.')} or newer.`,
+                `The Python set in recitation.interpreter is ${formatVersion(info)}; Recitation needs Python ${wanted}.`,
                 [configured.join(' ')],
+                'configured',
             );
         }
         return { command: configured, source: 'setting', info };
@@ -98,7 +143,7 @@ export async function discoverInterpreter(configured: string[], probes: Discover
         tried.push(fromExtension.join(' '));
         try {
             const info = await probes.probe(fromExtension);
-            if (isSupported(info)) {
+            if (fits(info)) {
                 return { command: fromExtension, source: 'python-extension', info };
             }
         } catch {
@@ -106,24 +151,26 @@ export async function discoverInterpreter(configured: string[], probes: Discover
         }
     }
 
-    for (const program of ['python3', 'python']) {
+    for (const [program, ...lead] of pathCommands(platform, options.versions)) {
         const found = await probes.which(program);
         if (!found) {
             continue;
         }
-        tried.push(found);
+        const command = [found, ...lead];
+        tried.push(command.join(' '));
         try {
-            const info = await probes.probe([found]);
-            if (isSupported(info)) {
-                return { command: [found], source: 'path', info };
+            const info = await probes.probe(command);
+            if (fits(info)) {
+                return { command, source: 'path', info };
             }
         } catch {
             // try the next one
         }
     }
     throw new InterpreterError(
-        `No Python ${MIN_PYTHON.join('.')}+ found` + (tried.length ? ` (tried: ${tried.join(', ')})` : '') +
-            '. Install Python 3.10 or newer, or set recitation.interpreter.',
+        `Recitation needs Python ${wanted} and found none` + (tried.length ? ` (tried: ${tried.join(', ')})` : ' on the PATH') +
+            `. Install Python ${wanted}${platform === 'win32' ? ' (with the py launcher)' : ''}, ` +
+            'or select one in the Python extension, or set recitation.interpreter.',
         tried,
     );
 }

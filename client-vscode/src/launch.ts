@@ -2,9 +2,8 @@
 // in the .vsix for the interpreter's version, or a source checkout), and the arguments.
 // Pure, so that it is tested without VS Code.
 
-import * as path from 'path';
-
-import type { PythonInfo } from './interpreter';
+import { describeVersions, type PythonInfo } from './interpreter';
+import { thisHost, type Host } from './pathSearch';
 
 /** `bundled/manifest.json`, written when the .vsix is packaged. */
 export interface BundleManifest {
@@ -12,6 +11,8 @@ export interface BundleManifest {
     platform: string;
     /** Python minor versions with libraries, e.g. ["3.10", "3.11"] */
     pythons: string[];
+    /** Python versions left out, with the requirements that publish no build for them. */
+    missing?: Record<string, string[]>;
 }
 
 export type Layout =
@@ -42,18 +43,20 @@ export function libsFolder(version: string): string {
 }
 
 /** The PYTHONPATH entries for this layout and interpreter. */
-export function pythonPathFor(layout: Layout, info: PythonInfo): string[] {
+export function pythonPathFor(layout: Layout, info: PythonInfo, host: Host = thisHost): string[] {
     switch (layout.kind) {
         case 'bundled': {
             const version = minorVersion(info);
             if (!layout.manifest.pythons.includes(version)) {
+                const missing = layout.manifest.missing?.[version];
                 throw new LaunchError(
-                    `This Recitation package carries its Python libraries for Python ${layout.manifest.pythons.join(', ')} ` +
-                        `(${layout.manifest.platform}); the interpreter ${info.executable || ''} is ${version}. ` +
-                        'Set recitation.interpreter to one of those versions.',
+                    `This Recitation package (${layout.manifest.platform}) runs on Python ${describeVersions(layout.manifest.pythons)}; ` +
+                        `the interpreter ${info.executable ? info.executable + ' ' : ''}is ${version}` +
+                        (missing ? ` (${missing.map((r) => r.split(/[<>=!~ ]/)[0]).join(', ')} publish no build of it for ${layout.manifest.platform})` : '') +
+                        '. Install one of those versions, or set recitation.interpreter to it.',
                 );
             }
-            return [path.join(layout.root, 'libs', libsFolder(version)), path.join(layout.root, 'tool')];
+            return [host.path.join(layout.root, 'libs', libsFolder(version)), host.path.join(layout.root, 'tool')];
         }
         case 'checkout':
             return [layout.root];
@@ -76,11 +79,23 @@ export function buildIndexArgs(): string[] {
     return ['-m', 'index_tools.cli', 'build', '--default'];
 }
 
+/** Sets a variable, replacing any other spelling of its name on Windows (names are case-insensitive there). */
+function setVariable(env: Record<string, string>, name: string, value: string, platform: NodeJS.Platform): void {
+    if (platform === 'win32') {
+        for (const key of Object.keys(env)) {
+            if (key !== name && key.toUpperCase() === name) {
+                delete env[key];
+            }
+        }
+    }
+    env[name] = value;
+}
+
 export function pythonEnv(
     layout: Layout,
     info: PythonInfo,
     base: Record<string, string | undefined>,
-    delimiter: string = path.delimiter,
+    host: Host = thisHost,
 ): Record<string, string> {
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(base)) {
@@ -88,17 +103,19 @@ export function pythonEnv(
             env[key] = value;
         }
     }
-    const entries = pythonPathFor(layout, info);
+    const entries = pythonPathFor(layout, info, host);
     if (entries.length > 0) {
-        const existing = layout.kind === 'bundled' ? [] : (env.PYTHONPATH ?? '').split(delimiter).filter((p) => p);
-        env.PYTHONPATH = [...entries, ...existing].join(delimiter);
+        const delimiter = host.path.delimiter;
+        const current = Object.keys(env).find((k) => (host.platform === 'win32' ? k.toUpperCase() : k) === 'PYTHONPATH');
+        const existing = layout.kind === 'bundled' || !current ? [] : env[current].split(delimiter).filter((p) => p);
+        setVariable(env, 'PYTHONPATH', [...entries, ...existing].join(delimiter), host.platform);
     }
     if (layout.kind === 'bundled') {
         // The bundled libraries must win over anything in the user's site-packages.
-        env.PYTHONNOUSERSITE = '1';
+        setVariable(env, 'PYTHONNOUSERSITE', '1', host.platform);
     }
-    env.PYTHONUNBUFFERED = '1';
-    env.PYTHONIOENCODING = 'utf-8';
+    setVariable(env, 'PYTHONUNBUFFERED', '1', host.platform);
+    setVariable(env, 'PYTHONIOENCODING', 'utf-8', host.platform);
     return env;
 }
 
@@ -109,12 +126,13 @@ export function planServer(
     layout: Layout,
     upstreamCommand: string[],
     baseEnv: Record<string, string | undefined>,
+    host: Host = thisHost,
 ): LaunchPlan {
     const [command, ...lead] = interpreter;
     return {
         command,
         args: [...lead, ...serverArgs(upstreamCommand)],
-        env: pythonEnv(layout, info, baseEnv),
+        env: pythonEnv(layout, info, baseEnv, host),
     };
 }
 
@@ -123,9 +141,18 @@ export function planBuildIndex(
     info: PythonInfo,
     layout: Layout,
     baseEnv: Record<string, string | undefined>,
+    host: Host = thisHost,
 ): LaunchPlan {
     const [command, ...lead] = interpreter;
-    return { command, args: [...lead, ...buildIndexArgs()], env: pythonEnv(layout, info, baseEnv) };
+    return { command, args: [...lead, ...buildIndexArgs()], env: pythonEnv(layout, info, baseEnv, host) };
+}
+
+/**
+ * How to stop the index build: SIGINT on POSIX so that Python cleans up what it began (it
+ * raises KeyboardInterrupt); Windows has no signals for that, and Node ends the process.
+ */
+export function cancelSignal(platform: NodeJS.Platform): NodeJS.Signals | undefined {
+    return platform === 'win32' ? undefined : 'SIGINT';
 }
 
 /** The percentage in the last progress-bar update of a chunk of stderr, if any. */

@@ -3,32 +3,36 @@
 
 import { execFile } from 'child_process';
 import * as fs from 'fs';
-import * as path from 'path';
 import * as vscode from 'vscode';
 
 import { PROBE_SCRIPT, parseProbeOutput, type PythonInfo } from './interpreter';
+import { findOnPath, thisHost } from './pathSearch';
 
-export async function which(program: string): Promise<string | undefined> {
-    const dirs = (process.env.PATH ?? '').split(path.delimiter).filter((d) => d);
-    const exts = process.platform === 'win32' ? ['.exe', '.cmd', ''] : [''];
-    for (const dir of dirs) {
-        for (const ext of exts) {
-            const candidate = path.join(dir, program + ext);
-            try {
-                await fs.promises.access(candidate, fs.constants.X_OK);
-                return candidate;
-            } catch {
-                // not here
-            }
+/** A file that may be run: on Windows any file (its extension decides), elsewhere one with an executable bit. */
+async function isProgram(file: string): Promise<boolean> {
+    try {
+        const stat = await fs.promises.stat(file);
+        if (!stat.isFile()) {
+            return false;
         }
+        if (thisHost.platform !== 'win32') {
+            await fs.promises.access(file, fs.constants.X_OK);
+        }
+        return true;
+    } catch {
+        return false;
     }
-    return undefined;
+}
+
+export function which(program: string): Promise<string | undefined> {
+    return findOnPath(program, process.env, thisHost, isProgram);
 }
 
 export function probe(command: string[], env?: NodeJS.ProcessEnv): Promise<PythonInfo> {
     return new Promise((resolve, reject) => {
         const [program, ...lead] = command;
-        execFile(program, [...lead, '-c', PROBE_SCRIPT], { timeout: 20_000, env: env ?? process.env }, (err, stdout, stderr) => {
+        const options = { timeout: 20_000, env: env ?? process.env, windowsHide: true };
+        execFile(program, [...lead, '-c', PROBE_SCRIPT], options, (err, stdout, stderr) => {
             if (err) {
                 reject(new Error((stderr || err.message).trim()));
                 return;
@@ -57,6 +61,10 @@ interface PythonExtensionApi {
 }
 
 const PYTHON_EXTENSION_ID = 'ms-python.python';
+
+export function pythonExtensionInstalled(): boolean {
+    return vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined;
+}
 
 async function pythonApi(): Promise<PythonExtensionApi | undefined> {
     const extension = vscode.extensions.getExtension<PythonExtensionApi>(PYTHON_EXTENSION_ID);

@@ -10,6 +10,7 @@ import {
     LanguageClient,
     RevealOutputChannelOn,
     State,
+    type ExecutableOptions,
     type LanguageClientOptions,
     type ServerOptions,
 } from 'vscode-languageclient/node';
@@ -17,7 +18,8 @@ import {
 import { discoverInterpreter, formatVersion, type Interpreter } from './interpreter';
 import { planServer, type BundleManifest, type Layout } from './launch';
 import { MATCH_NOTIFICATION, STATUS_NOTIFICATION, type MatchParams, type StatusParams } from './protocol';
-import { onPythonInterpreterChange, probe, pythonExtensionInterpreter, which } from './python';
+import { onPythonInterpreterChange, probe, pythonExtensionInstalled, pythonExtensionInterpreter, which } from './python';
+import { PYTHON_DOWNLOAD_URL, interpreterHelp, type HelpAction } from './pythonHelp';
 import type { ReferencesLog } from './referencesLog';
 import {
     SECTION,
@@ -78,11 +80,17 @@ export class RecitationServer implements vscode.Disposable {
     async findInterpreter(): Promise<Interpreter> {
         const folder = activeFolder() ?? vscode.workspace.workspaceFolders?.[0];
         const launch = resolveLaunchSettings(launchConfig(folder?.uri), pathContext(folder));
-        return discoverInterpreter(launch.interpreter, {
-            pythonExtension: () => pythonExtensionInterpreter(folder?.uri),
-            which,
-            probe: (command) => probe(command),
-        });
+        const layout = this.layout;
+        return discoverInterpreter(
+            launch.interpreter,
+            {
+                pythonExtension: () => pythonExtensionInterpreter(folder?.uri),
+                which,
+                probe: (command) => probe(command),
+            },
+            // With bundled libraries only their Python versions fit.
+            { versions: layout.kind === 'bundled' ? layout.manifest.pythons : undefined },
+        );
     }
 
     start(): Promise<void> {
@@ -102,7 +110,7 @@ export class RecitationServer implements vscode.Disposable {
         try {
             interpreter = await this.findInterpreter();
         } catch (err) {
-            this.fail(`Recitation cannot start: ${errorText(err)}`);
+            this.failToStart(err);
             return;
         }
         this.interpreter = interpreter;
@@ -113,7 +121,7 @@ export class RecitationServer implements vscode.Disposable {
         try {
             plan = planServer(interpreter.command, interpreter.info, layout, launch.upstreamCommand, process.env);
         } catch (err) {
-            this.fail(errorText(err));
+            this.failToStart(err);
             return;
         }
         this.log.info(`Layout: ${layout.kind}; server: ${plan.command} ${plan.args.join(' ')}`);
@@ -121,11 +129,14 @@ export class RecitationServer implements vscode.Disposable {
             this.log.debug(`PYTHONPATH=${plan.env.PYTHONPATH}`);
         }
 
-        const serverOptions: ServerOptions = {
-            command: plan.command,
-            args: plan.args,
-            options: { env: plan.env, cwd: folder?.uri.fsPath ?? os.homedir() },
+        // Passed on to child_process.spawn as they are; windowsHide keeps a console window
+        // from opening for the server on Windows (not in the client's declared options).
+        const spawnOptions: ExecutableOptions & { windowsHide: boolean } = {
+            env: plan.env,
+            cwd: folder?.uri.fsPath ?? os.homedir(),
+            windowsHide: true,
         };
+        const serverOptions: ServerOptions = { command: plan.command, args: plan.args, options: spawnOptions };
         const clientOptions: LanguageClientOptions = {
             documentSelector: [
                 { scheme: 'file' },
@@ -241,6 +252,39 @@ export class RecitationServer implements vscode.Disposable {
         }
         this.offeredIndexBuild = true;
         return true;
+    }
+
+    /** No interpreter fits: one message that says what to install, with buttons that help. */
+    failToStart(err: unknown): void {
+        const help = interpreterHelp(err, pythonExtensionInstalled());
+        this.log.error(help.message);
+        this.status.setLocal({ state: 'error', message: help.message });
+        void vscode.window.showErrorMessage(help.message, ...help.actions.map((a) => a.title)).then((choice) => {
+            const picked = help.actions.find((a) => a.title === choice);
+            if (picked) {
+                void this.helpWith(picked.action);
+            }
+        });
+    }
+
+    private async helpWith(action: HelpAction): Promise<void> {
+        switch (action) {
+            case 'download-python':
+                await vscode.env.openExternal(vscode.Uri.parse(PYTHON_DOWNLOAD_URL));
+                break;
+            case 'install-python-extension':
+                await vscode.commands.executeCommand('workbench.extensions.search', 'ms-python.python');
+                break;
+            case 'select-interpreter':
+                await vscode.commands.executeCommand('python.setInterpreter');
+                break;
+            case 'open-settings':
+                await vscode.commands.executeCommand('workbench.action.openSettings', 'recitation.interpreter');
+                break;
+            case 'show-logs':
+                this.log.show();
+                break;
+        }
     }
 
     private fail(message: string): void {

@@ -77,7 +77,7 @@ export function expandVariables(
         }
         return env[envName ?? ''] ?? '';
     });
-    if (out === '~' || out.startsWith('~/')) {
+    if (out === '~' || out.startsWith('~/') || out.startsWith('~\\')) {
         out = ctx.userHome + out.slice(1);
     }
     return out;

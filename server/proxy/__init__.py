@@ -75,14 +75,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-async def _stdin_reader() -> asyncio.StreamReader:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=1 << 20)
+def _stdin_is_async_pipe(platform: str = sys.platform) -> bool:
+    """Whether the event loop can read stdin itself: a pipe or socket on POSIX. On Windows
+    the editor's pipe is not opened for overlapped I/O, so a thread reads it there."""
+    if platform == "win32":
+        return False
     try:
         mode = os.fstat(sys.stdin.fileno()).st_mode
     except (OSError, ValueError):
-        mode = 0
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def _stdin_reader() -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    if _stdin_is_async_pipe():
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         return reader
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ntpath
+import shutil
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +24,19 @@ class ChildGone(Exception):
 def id_key(value: Any) -> tuple[bool, Any]:
     """JSON-RPC ids 1 and "1" are different requests."""
     return (isinstance(value, str), value)
+
+
+def resolve_command(
+    command: list[str],
+    platform: str = sys.platform,
+    which: Callable[[str], str | None] = shutil.which,
+) -> list[str]:
+    """On Windows a bare program name is looked up with PATHEXT (`pylsp` is `pylsp.exe`,
+    npm's launchers are `.cmd`), which process creation alone does not do."""
+    if platform != "win32" or not command or ntpath.dirname(command[0]):
+        return command
+    found = which(command[0])
+    return [found, *command[1:]] if found else command
 
 
 class Child:
@@ -39,7 +55,7 @@ class Child:
     async def start(self, on_garbage: Callable[[str], None]) -> bool:
         try:
             self.proc = await asyncio.create_subprocess_exec(
-                *self.command,
+                *resolve_command(self.command),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env=self.env,

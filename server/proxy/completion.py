@@ -20,17 +20,17 @@ relay reports it. `off`: items pass untouched.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index_tools import IndexOpenError, Match, describe_match, open_index, tokenize
+from index_tools import Match, describe_match, tokenize
 
+from ..hover import escape, source_line
+from ..indexes import IndexHandle
 from ..settings import Settings
 from ..words import context_start
 from .documents import Text, offset_at
@@ -41,7 +41,6 @@ FLAGGED_KINDS = ("recitation", "license")
 SORT_PREFIX = "~"  # sorts after letters and digits
 _SNIPPET = re.compile(r"\$\{(\d+)(?::([^}]*)|\|([^}|]*)[^}]*\|)?\}|\$\d+|\\([$}\\])")
 _WORD = re.compile(r"\w+|[^\w\s]")
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!<>|~])")
 
 
 def snippet_text(snippet: str) -> str:
@@ -90,10 +89,6 @@ def count_words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-def md_escape(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", text)
-
-
 def short_label(m: Match) -> str:
     """`public code · MIT · acme/widgets`"""
     src = m.best_source
@@ -106,14 +101,8 @@ def short_label(m: Match) -> str:
 
 
 def attribution_markdown(m: Match, max_sources: int = 3) -> str:
-    lines = [f"**Recitation**: {md_escape(describe_match(m))}"]
-    for src in m.sources[:max_sources]:
-        where = md_escape(" ".join(p for p in (src.repository, src.path) if p))
-        span = f"L{src.start_line}\u2013L{src.end_line}"
-        label = f"{where} {span}"
-        if src.url.startswith(("https://", "http://")):
-            label = f"[{label}]({src.url.replace(')', '%29')})"
-        lines.append(f"- {label} \u00b7 {md_escape(src.license or 'NOASSERTION')}")
+    lines = [f"**Recitation**: {escape(describe_match(m))}"]
+    lines += [f"- {source_line(src)}" for src in m.sources[:max_sources]]
     return "\n".join(lines)
 
 
@@ -179,36 +168,28 @@ def match_summary(m: Match) -> dict[str, Any]:
 
 
 class ProxyIndex:
-    """One index, opened on first use; lookups run on its own worker thread."""
+    """The language server's handle on one index (`IndexHandle`: opened on first use,
+    following published generations, lookups on its worker thread), with what completion
+    checks remember between requests."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.index: Any = None
-        self.error = ""
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proxy-index")
-        self._opened: asyncio.Future[None] | None = None
+        self.handle = IndexHandle(path)
         self._tails: OrderedDict[tuple[str, int, str | None], bool] = OrderedDict()
         # the context before a place, by the text before it and the number of words
         self.contexts: OrderedDict[tuple[str, int], str] = OrderedDict()
 
-    def _open(self) -> None:
-        if not self.path.exists():
-            self.error = f"no index at {self.path}"
-            return
-        try:
-            self.index = open_index(self.path)
-        except (IndexOpenError, Exception) as exc:  # a damaged index must not stop the relay
-            self.error = f"cannot open the index at {self.path}: {exc}"
-            log.warning("%s", self.error)
+    @property
+    def error(self) -> str:
+        return "" if self.handle.ready else self.handle.message
 
     async def ready(self) -> bool:
-        if self._opened is None:
-            self._opened = asyncio.get_running_loop().run_in_executor(self._executor, self._open)
-        await asyncio.shield(self._opened)
-        return self.index is not None
+        await self.handle.wait()
+        return self.handle.ready
 
     def _match_all(
         self,
+        index: Any,
         texts: list[str],
         contexts: list[str],
         words: list[int],
@@ -216,32 +197,32 @@ class ProxyIndex:
         language: str | None,
     ) -> list[list[Match]]:
         out: list[list[Match]] = []
-        need = self._tail_needs(texts, contexts, words, min_tokens)
+        need = self._tail_needs(index, texts, contexts, words, min_tokens)
         quoted: dict[str, bool] = {}
         for text, context in zip(texts, contexts):
             try:
                 if text in need.get(context, {}):
                     if context not in quoted:
                         quoted[context] = self._tail_quoted(
-                            context, need[context][""], language, self._tails
+                            index, context, need[context][""], language, self._tails
                         )
                     if not quoted[context]:
                         out.append([])
                         continue
-                out.append(self.index.match(text, context, min_tokens, language=language))
+                out.append(index.match(text, context, min_tokens, language=language))
             except Exception:
                 log.exception("looking up a completion")
                 out.append([])
         return out
 
     def _tail_needs(
-        self, texts: list[str], contexts: list[str], words: list[int], min_tokens: int
+        self, index: Any, texts: list[str], contexts: list[str], words: list[int], min_tokens: int
     ) -> dict[str, dict[str, int]]:
         """Items shorter than `min_tokens` words can only be part of a reported span if the
         last `min_tokens - words` words of their context are themselves a quoted run. Per
         context: the items that qualify for that test, and under "" the shortest tail any of
         them needs (a longer tail contains it, so one lookup decides for all of them)."""
-        k = int(getattr(self.index, "k", 1))
+        k = int(getattr(index, "k", 1))
         need: dict[str, dict[str, int]] = {}
         for text, context, n in zip(texts, contexts, words):
             tail = min_tokens - n
@@ -253,6 +234,7 @@ class ProxyIndex:
 
     def _tail_quoted(
         self,
+        index: Any,
         context: str,
         words: int,
         language: str | None,
@@ -266,7 +248,7 @@ class ProxyIndex:
             return seen[key]
         tail = context[context_start(context, len(context), words) :]
         found = len(tokenize(tail)) >= words and bool(
-            self.index.match(tail, "", words, language=language)
+            index.match(tail, "", words, language=language)
         )
         seen[key] = found
         while len(seen) > 64:
@@ -281,15 +263,13 @@ class ProxyIndex:
         min_tokens: int,
         language: str | None,
     ) -> list[list[Match]]:
-        if not texts or not await self.ready():
-            return [[] for _ in texts]
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._executor, self._match_all, texts, contexts, words, min_tokens, language
-        )
+        if not texts:
+            return []
+        found = await self.handle.run(self._match_all, texts, contexts, words, min_tokens, language)
+        return found if found is not None else [[] for _ in texts]
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self.handle.close()
 
 
 @dataclass

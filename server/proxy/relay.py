@@ -33,6 +33,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from index_tools import QuoteIdentity, judge
+
 from ..folders import Scopes
 from ..indexes import resolve_index_path
 from ..settings import SECTION, layered_settings
@@ -513,10 +515,12 @@ class Relay:
     # -- completion ----------------------------------------------------------------------
 
     def completion_scope(self, uri: Any) -> tuple[Any, ProxyIndex | None]:
-        settings = self.scopes.for_uri(uri if isinstance(uri, str) else None).settings
-        if not settings.enable or settings.completion_mode == "off":
+        scope = self.scopes.for_uri(uri if isinstance(uri, str) else None)
+        settings = scope.settings
+        scope.decisions.refresh()
+        policed = bool(scope.decisions.decisions.policy.completions)
+        if not settings.enable or (settings.completion_mode == "off" and not policed):
             return settings, None
-        scope = self.scopes.for_uri(uri)
         path = resolve_index_path(settings.index_path, scope.uri)
         index = self.indexes.get(str(path))
         if index is None:
@@ -615,16 +619,16 @@ class Relay:
                 starts[key] = start_offset(doc, rng, position, self.texts.encoding, not inline)
             candidates.append(Candidate(i, text, starts[key], words))
         verdicts = await check_candidates(index, doc, candidates, settings)
+        verdicts, modes = self.decide(uri, verdicts, settings)
         if not verdicts:
             return None
-        mode = settings.completion_mode
         markdown = self.markdown_docs()
-        self.report(mode, method, uri, position, items, verdicts, inline)
+        self.report(modes, method, uri, position, items, verdicts, inline)
         if method == RESOLVE:
             m = verdicts[0].match
             return (
                 blocked_item(result, m, markdown)
-                if mode == "block"
+                if modes[verdicts[0].index] == "block"
                 else annotate_item(result, m, markdown)
             )
         by_index = {v.index: v for v in verdicts}
@@ -633,7 +637,7 @@ class Relay:
             v = by_index.get(i)
             if v is None:
                 new_items.append(item)
-            elif mode == "block":
+            elif modes[i] == "block":
                 continue
             elif inline:
                 new_items.append(item)
@@ -653,9 +657,32 @@ class Relay:
         while len(self.originals) > 2000:
             self.originals.popitem(last=False)
 
+    def decide(
+        self, uri: Any, verdicts: list[Verdict], settings: Any
+    ) -> tuple[list[Verdict], dict[int, str]]:
+        """The folder's decisions applied to flagged items: dismissed quotes and allowed
+        sources pass untouched; the license policy's `[policy.completions]` picks warn, block
+        or off per item, else the `completionMode` setting."""
+        scope = self.scopes.for_uri(uri if isinstance(uri, str) else None)
+        scope.decisions.refresh()
+        kept, modes = [], {}
+        for v in verdicts:
+            j = judge(
+                v.match,
+                QuoteIdentity.of_text(v.match.text),
+                scope.decisions.decisions,
+                settings.severity.for_kind,
+            )
+            mode = j.completion or settings.completion_mode
+            if j.action == "off" or mode == "off":
+                continue
+            kept.append(v)
+            modes[v.index] = mode
+        return kept, modes
+
     def report(
         self,
-        mode: str,
+        modes: dict[int, str],
         method: str,
         uri: Any,
         position: Any,
@@ -663,10 +690,12 @@ class Relay:
         verdicts: list[Verdict],
         inline: bool,
     ) -> None:
-        if mode != "block" and not inline:
-            return
-        entries = []
+        by_mode: dict[str, list[dict[str, Any]]] = {}
         for v in verdicts:
+            mode = modes[v.index]
+            if mode != "block" and not inline:
+                continue
+            entries = by_mode.setdefault(mode, [])
             item = items[v.index]
             text, _ = inline_edit(item) if inline else item_edit(item)
             label = item.get("label") if not inline else None
@@ -689,10 +718,17 @@ class Relay:
                 uri,
                 entries[-1]["match"]["description"],
             )
-        self.notify(
-            BLOCKED if mode == "block" else FLAGGED,
-            {"uri": uri, "position": position, "method": method, "mode": mode, "items": entries},
-        )
+        for mode, entries in by_mode.items():
+            self.notify(
+                BLOCKED if mode == "block" else FLAGGED,
+                {
+                    "uri": uri,
+                    "position": position,
+                    "method": method,
+                    "mode": mode,
+                    "items": entries,
+                },
+            )
 
 
 def item_key(item: Any) -> str:

@@ -213,7 +213,7 @@ def test_cli_output_has_no_control_characters_or_forged_lines(hostile_index, tmp
     # a checked file whose own name holds a newline and an escape sequence
     weird = tmp_path / "a\nother.py:9:9: \x1b]0;pwned\x07fake\u202e.py"
     weird.write_text(FUNCTION + "\n\n" + OTHER_FUNCTION)
-    c = run_cli("check", str(weird), "--index", str(hostile_index))
+    c = run_cli("check", str(weird), "--index", str(hostile_index), "--fail-on", "hint")
     assert c.returncode == 1
     lines = c.stdout.splitlines()
     where = printable(str(weird), 1000)
@@ -224,7 +224,9 @@ def test_cli_output_has_no_control_characters_or_forged_lines(hostile_index, tmp
     assert not unsafe_chars(c.stdout + c.stderr) and "SECRET" not in c.stdout
 
     for fmt in ("json", "sarif"):
-        out = run_cli("check", str(weird), "--index", str(hostile_index), "--format", fmt)
+        out = run_cli(
+            "check", str(weird), "--index", str(hostile_index), "--format", fmt, "--fail-on", "hint"
+        )
         assert out.returncode == 1 and "SECRET" not in out.stdout
         report = json.loads(out.stdout)
         # the `javascript:` name is text; no link is anything but http(s)
@@ -242,8 +244,7 @@ def test_cli_output_has_no_control_characters_or_forged_lines(hostile_index, tmp
 
 
 def test_cli_errors_naming_a_hostile_file_stay_one_printable_line(hostile_index, tmp_path):
-    name = tmp_path / "dir\nforged.py:1:1: error\x1b]0;pwned\x07"
-    name.mkdir()  # a folder: it cannot be read as a file
+    name = tmp_path / "dir\nforged.py:1:1: error\x1b]0;pwned\x07"  # no such file
     c = run_cli("check", str(name), "--index", str(hostile_index))
     assert c.returncode == 2
     assert len(c.stderr.splitlines()) == 1 and not unsafe_chars(c.stderr), c.stderr

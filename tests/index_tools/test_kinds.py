@@ -69,6 +69,10 @@ def real(tmp_path_factory):
         "primes": pick(s, "= [2, 3, 5, 7, 11"),
         "regex": pick(s, "\\s+\\d+\\s+"),
         "sphinx": SPHINX_CONF,
+        "euclid": pick(s, "x, y, u, v = 0, 1, 1, 0"),
+        "forward": pick(s, ")       \n    def forward(self, x):"),
+        "argparse": pick(s, "parser = argparse.ArgumentParser(description='PyTo"),
+        "insertion": pick(s, "for i in range(1, len(array)):\n        key = array[i]"),
     }
     tmp = tmp_path_factory.mktemp("kinds")
     corpus = tmp / "corpus.jsonl"
@@ -87,6 +91,19 @@ def kind(idx, text: str) -> str:
     ms = idx.match(text, min_tokens=50)
     assert ms, "the indexed text is found"
     return max(ms, key=lambda m: m.length).kind
+
+
+@pytest.mark.parametrize("name", ["euclid", "forward", "argparse"])
+def test_plain_authored_code_is_a_recitation(real, name):
+    """A tuple-assignment algorithm, a tutorial's network, a script's options: no comment,
+    no prose, still somebody's particular code."""
+    idx, texts = real
+    assert kind(idx, texts[name]) == "recitation"
+
+
+def test_textbook_algorithm_is_an_idiom(real):
+    idx, texts = real
+    assert kind(idx, texts["insertion"]) == "idiom"
 
 
 @pytest.mark.parametrize("name", ["mit", "bsd", "apache"])
@@ -166,3 +183,69 @@ def test_file_spdx_line_beats_the_repository_license(tmp_path):
     matches = out_json["matches"] if isinstance(out_json, dict) else out_json
     licenses = {s["license"] for m in matches for s in m["sources"]}
     assert licenses == {"GPL-2.0-or-later"}
+
+
+# Synthetic spans for the classifier alone: each differs from an idiom by one sign.
+PLAIN = """def merge(a, b):
+    out = []
+    while a and b:
+        out.append(a.pop(0) if a[0] < b[0] else b.pop(0))
+    return out + a + b
+"""
+
+
+def test_vocabulary_holds_keywords_builtins_and_stdlib_names():
+    from index_tools.vocabulary import is_common_name
+
+    for name in ("while", "fn", "len", "append", "defaultdict", "Turtle", "self"):
+        assert is_common_name(name), name
+    assert not is_common_name("subscription_key")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "    q, r, t = r, t, q + r\n",  # a state tuple updated together
+        "    # smaller head first\n",  # a short explanatory comment
+        "    total = subscription_key + image_url\n",  # the author's own variable names
+        "    self.conv1 = self.conv2 = self.fc1 = None\n",  # the author's own members
+        "    print('merged lists', 'no duplicates')\n",  # messages in words
+    ],
+)
+def test_one_sign_of_authorship_makes_a_recitation(extra):
+    from index_tools import tokenize
+    from index_tools.classify import classify
+
+    def kind_of(text: str) -> str:
+        return classify([w.text for w in tokenize(text)], text)
+
+    assert kind_of(PLAIN) == "idiom"
+    authored = PLAIN.replace("    return", extra + "    return")
+    assert kind_of(authored) == "recitation"
+
+
+def test_status_table_with_wrapped_rows_is_an_inventory():
+    from index_tools import tokenize
+    from index_tools.classify import classify
+
+    rows = """    RED = 100, 'Red', 'The colour of blood'
+    GREEN = (101, 'Green',
+        'Grass and leaves in summer')
+    BLUE = 102, 'Blue', 'A clear sky at noon'
+    YELLOW = 103, 'Yellow'
+    ORANGE = (104, 'Orange',
+        'Named after a fruit, later a colour')
+    PURPLE = 105, 'Purple', 'Dye made from sea snails'
+    BROWN = 106, 'Brown', 'Earth, wood and coffee'
+    BLACK = (107, 'Black',
+        'Absence of visible light')
+"""
+    assert classify([w.text for w in tokenize(rows)], rows) == "inventory"
+
+
+def test_a_span_starting_inside_a_docstring_reads_its_code_as_code():
+    from index_tools.span_features import segments
+
+    text = 'sorted array\n    """\n    for i in range(n):\n        pass\n'
+    kinds = [k for k, _ in segments(text)]
+    assert kinds[0] == "string" and "code" in kinds

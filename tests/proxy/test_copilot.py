@@ -2,7 +2,8 @@
 and its inline completion capability reaches the client. Completing needs a sign-in; the
 handshake does not.
 
-Install (git-ignored): npm install --prefix .cache/copilot-ls @github/copilot-language-server
+Install (outside the work tree, reused by every clone; scripts/test.sh does it):
+npm install --prefix ~/.cache/recitation-copilot-ls @github/copilot-language-server
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from proxy_helpers import REPO, RawClient, proxy
+from proxy_helpers import RawClient, proxy
 
-PREFIX = Path(os.environ.get("RECITATION_COPILOT_LS", REPO / ".cache" / "copilot-ls"))
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+PREFIX = Path(os.environ.get("RECITATION_COPILOT_LS") or CACHE / "recitation-copilot-ls")
 ENTRY = (
     PREFIX / "node_modules" / "@github" / "copilot-language-server" / "dist" / "language-server.js"
 )
-INSTALL = "npm install --prefix .cache/copilot-ls @github/copilot-language-server"
+INSTALL = f"npm install --prefix {PREFIX} @github/copilot-language-server"
 
 
 def copilot_command() -> list[str]:

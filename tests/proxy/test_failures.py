@@ -70,7 +70,7 @@ async def test_upstream_crash(tmp_path, widgets_index):
         assert note["type"] == 1 and "Recitation's own checks keep running" in note["message"]
         insert_quote(client, uri)
         diag = await our_diagnostic(client, uri)
-        assert diag["message"].startswith("Quoted from public code")
+        assert diag["message"].startswith("Quoted: ")
         # requests for the upstream are answered at once, with an error
         resp = await client.request(
             "textDocument/definition", {"textDocument": {"uri": uri}, "position": END}

@@ -66,5 +66,5 @@ def test_neovim_through_the_proxy_with_pylsp(widgets_index, tmp_path):
     assert result["error"] is None, result
     assert any(label.startswith("join") for label in result["labels"]), result["labels"]
     assert "doubled" in result["hover"]
-    assert result["message"].startswith("Quoted from public code")
+    assert result["message"].startswith("Quoted: ")
     assert "recitation" in result["sources"]

@@ -25,7 +25,7 @@ async def session(tmp_path: Path, index: Path, mode: str) -> tuple[RawClient, st
     items = tmp_path / "items.json"
     items.write_text(json.dumps(ITEMS), encoding="utf-8")
     folder = tmp_path / "ws"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     client = RawClient()
     await client.start(proxy(*SNIPPET_SERVER, "--items", str(items)))
     options = {"recitation": {"indexPath": str(index), "completionMode": mode}}
@@ -59,7 +59,7 @@ async def test_completion_items(tmp_path, widgets_index, mode):
                     item["labelDetails"]["description"] == "public code \u00b7 MIT \u00b7 widgets"
                 )
                 assert item["documentation"]["kind"] == "markdown"
-                assert "Quoted from public code" in item["documentation"]["value"]
+                assert "Quoted: " in item["documentation"]["value"].replace("\\", "")
                 assert "widgets shapes.py" in item["documentation"]["value"].replace("\\", "")
                 assert item["sortText"] > "z" + label
                 assert item["insertText"] == next(i["text"] for i in ITEMS if i["label"] == label)
@@ -77,7 +77,7 @@ async def test_completion_items(tmp_path, widgets_index, mode):
             for entry in note["items"]:
                 assert entry["match"]["kind"] == "recitation"
                 assert entry["match"]["sources"][0]["license"] == "MIT"
-                assert entry["match"]["description"].startswith("Quoted from public code")
+                assert entry["match"]["description"].startswith("Quoted: ")
         assert mode == "block" or not client.notes("recitation/blocked")
     finally:
         await client.stop()
@@ -144,7 +144,7 @@ async def test_short_item_that_completes_quoted_code_is_flagged(tmp_path, widget
     items = tmp_path / "items.json"
     items.write_text(json.dumps([{"label": "ret", "text": rest}]), encoding="utf-8")
     folder = tmp_path / "ws"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     client = RawClient()
     await client.start(proxy(*SNIPPET_SERVER, "--items", str(items)))
     try:
@@ -172,5 +172,26 @@ async def test_short_item_that_completes_quoted_code_is_flagged(tmp_path, widget
         )
         (item,) = result["result"]["items"]
         assert "labelDetails" not in item
+    finally:
+        await client.stop()
+
+
+async def test_the_folders_policy_decides_per_item(tmp_path, widgets_index):
+    """`[policy.completions]` in the folder's decisions file beats `completionMode`: MIT
+    quotes are blocked here while the setting says warn; an allowed source passes."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / ".recitation.toml").write_text('[policy.completions]\npermissive = "block"\n')
+    client, uri = await session(tmp_path, widgets_index, "warn")
+    try:
+        result = (await client.request("textDocument/completion", position(uri)))["result"]
+        assert {item["label"] for item in result["items"]} == {"tally", "x"}
+        (note,) = await client.wait(lambda: client.notes("recitation/blocked"), "blocked")
+        assert {e["label"] for e in note["items"]} == QUOTED and note["mode"] == "block"
+        (folder / ".recitation.toml").write_text('[allow]\nsources = ["widgets"]\n')
+        result = (await client.request("textDocument/completion", position(uri)))["result"]
+        items = {item["label"]: item for item in result["items"]}
+        assert set(items) == QUOTED | {"tally", "x"}
+        assert all("labelDetails" not in i for i in items.values())  # our own code: untouched
     finally:
         await client.stop()

@@ -61,8 +61,8 @@ def test_neovim_sees_the_diagnostic_hover_and_actions(fixture_index, tmp_path):
     assert diag["end_lnum"] == 1 + HULL.rstrip("\n").count("\n")
     assert diag["end_col"] == len(HULL.rstrip("\n").rsplit("\n", 1)[-1])
     assert diag["message"] == (
-        f"Quoted from public code: 219 words match acme/widgets src/geo.py L{first}\u2013L{last} "
-        "(MIT); found in 1 file"
+        f"Quoted: acme/widgets src/geo.py L{first}\u2013L{last} \u00b7 MIT \u00b7 219 words "
+        "\u00b7 1 file"
     )
     assert diag["source"] == "recitation"
     url = f"https://github.com/acme/widgets/blob/4f2a9c1e0b7d/src/geo.py#L{first}-L{last}"

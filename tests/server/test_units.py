@@ -177,3 +177,12 @@ def test_renamed_copies_say_so():
     assert message_for(typed).endswith("\u00b7 renamed total \u2192 acc_*")
     text = hover_markdown([(stored_of(m), None)])
     assert "**Renamed here:** total \u2192 acc\\_\\*" in text
+
+
+def test_check_and_the_editor_share_default_severities():
+    import dataclasses
+
+    from index_tools.check import DEFAULT_KIND_ACTIONS
+    from server.settings import SeveritySettings
+
+    assert dataclasses.asdict(SeveritySettings()) == DEFAULT_KIND_ACTIONS

@@ -10,6 +10,8 @@ export interface ZipEntry {
     method: number;
     compressedSize: number;
     localHeader: number;
+    /** CRC-32 of the uncompressed content */
+    crc32: number;
 }
 
 const cache = new Map<string, Buffer>();
@@ -54,6 +56,7 @@ export function listZip(file: string): ZipEntry[] {
             throw new Error(`${file}: bad central directory entry ${n}`);
         }
         const method = data.readUInt16LE(offset + 10);
+        const crc32 = data.readUInt32LE(offset + 16);
         const compressedSize = data.readUInt32LE(offset + 20);
         const size = data.readUInt32LE(offset + 24);
         const localHeader = data.readUInt32LE(offset + 42);
@@ -61,7 +64,7 @@ export function listZip(file: string): ZipEntry[] {
         const extraLength = data.readUInt16LE(offset + 30);
         const commentLength = data.readUInt16LE(offset + 32);
         const name = data.toString('utf8', offset + 46, offset + 46 + nameLength);
-        entries.push({ name, size, method, compressedSize, localHeader });
+        entries.push({ name, size, method, compressedSize, localHeader, crc32 });
         offset += 46 + nameLength + extraLength + commentLength;
     }
     return entries;

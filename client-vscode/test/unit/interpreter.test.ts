@@ -3,8 +3,10 @@ import { describe, it } from 'node:test';
 
 import {
     InterpreterError,
+    describeVersions,
     discoverInterpreter,
     isSupported,
+    pathCommands,
     parseProbeOutput,
     type DiscoveryProbes,
     type PythonInfo,
@@ -63,7 +65,7 @@ describe('discoverInterpreter', () => {
 
     it('reports a configured interpreter that is too old', async () => {
         const probes = fakeProbes({ versions: { '/usr/bin/python3.8': info(3, 8) } });
-        await assert.rejects(discoverInterpreter(['/usr/bin/python3.8'], probes), /3\.8\.0; Recitation needs 3\.10/);
+        await assert.rejects(discoverInterpreter(['/usr/bin/python3.8'], probes), /3\.8\.0; Recitation needs Python 3\.10 or newer/);
     });
 
     it('asks the Python extension next', async () => {
@@ -111,9 +113,83 @@ describe('discoverInterpreter', () => {
         await assert.rejects(discoverInterpreter([], probes), (err: unknown) => {
             assert.ok(err instanceof InterpreterError);
             assert.deepEqual(err.tried, ['/usr/bin/python3']);
-            assert.match(err.message, /No Python 3\.10\+ found \(tried: \/usr\/bin\/python3\)/);
+            assert.match(err.message, /needs Python 3\.10 or newer and found none \(tried: \/usr\/bin\/python3\)/);
+            assert.equal(err.problem, 'not-found');
             return true;
         });
+    });
+
+    it('on Windows asks the py launcher first, then python.exe', async () => {
+        const probes = fakeProbes({
+            path: { py: 'C:\\Windows\\py.exe', python: 'C:\\Users\\me\\AppData\\Local\\Microsoft\\WindowsApps\\python.exe' },
+            versions: { 'C:\\Windows\\py.exe -3': info(3, 12, 'C:\\Python312\\python.exe') },
+        });
+        const found = await discoverInterpreter([], probes, { platform: 'win32' });
+        assert.deepEqual(found.command, ['C:\\Windows\\py.exe', '-3']);
+        assert.equal(found.info.executable, 'C:\\Python312\\python.exe');
+    });
+
+    it('on Windows falls back to python.exe when there is no py launcher (the Store alias that does not run is passed over)', async () => {
+        const probes = fakeProbes({
+            path: { python: 'C:\\Users\\me\\AppData\\Local\\Microsoft\\WindowsApps\\python.exe', python3: 'C:\\Py311\\python3.exe' },
+            versions: { 'C:\\Py311\\python3.exe': info(3, 11, 'C:\\Py311\\python.exe') },
+        });
+        const found = await discoverInterpreter([], probes, { platform: 'win32' });
+        assert.deepEqual(found.command, ['C:\\Py311\\python3.exe']);
+        assert.deepEqual(probes.probed, ['C:\\Users\\me\\AppData\\Local\\Microsoft\\WindowsApps\\python.exe', 'C:\\Py311\\python3.exe']);
+    });
+
+    it('takes only the versions the package carries libraries for, asking py for each by name', async () => {
+        const probes = fakeProbes({
+            path: { py: 'C:\\Windows\\py.exe' },
+            versions: {
+                'C:\\Windows\\py.exe -3': info(3, 15, 'C:\\Python315\\python.exe'),
+                'C:\\Windows\\py.exe -3.13': info(3, 13, 'C:\\Python313\\python.exe'),
+            },
+        });
+        const found = await discoverInterpreter([], probes, { platform: 'win32', versions: ['3.11', '3.12', '3.13', '3.14'] });
+        assert.deepEqual(found.command, ['C:\\Windows\\py.exe', '-3.13']);
+        assert.deepEqual(probes.probed, ['C:\\Windows\\py.exe -3', 'C:\\Windows\\py.exe -3.14', 'C:\\Windows\\py.exe -3.13']);
+    });
+
+    it('finds python3.X on POSIX when python3 is too old', async () => {
+        const probes = fakeProbes({
+            path: { python3: '/usr/bin/python3', 'python3.12': '/usr/bin/python3.12' },
+            versions: { '/usr/bin/python3': info(3, 9), '/usr/bin/python3.12': info(3, 12) },
+        });
+        const found = await discoverInterpreter([], probes, { platform: 'linux', versions: ['3.10', '3.11', '3.12'] });
+        assert.deepEqual(found.command, ['/usr/bin/python3.12']);
+    });
+
+    it('says which versions fit and what to install when none does', async () => {
+        const probes = fakeProbes({ path: {}, versions: {} });
+        await assert.rejects(discoverInterpreter([], probes, { platform: 'win32', versions: ['3.11', '3.14'] }), (err: unknown) => {
+            assert.ok(err instanceof InterpreterError);
+            assert.equal(err.message, 'Recitation needs Python 3.11–3.14 and found none on the PATH. Install Python 3.11–3.14 (with the py launcher), or select one in the Python extension, or set recitation.interpreter.');
+            return true;
+        });
+    });
+
+    it('refuses a configured interpreter outside the carried versions', async () => {
+        const probes = fakeProbes({ versions: { 'C:\\Py315\\python.exe': info(3, 15) } });
+        await assert.rejects(discoverInterpreter(['C:\\Py315\\python.exe'], probes, { versions: ['3.10', '3.14'] }), (err: unknown) => {
+            assert.ok(err instanceof InterpreterError);
+            assert.equal(err.problem, 'configured');
+            assert.match(err.message, /is 3\.15\.0; Recitation needs Python 3\.10–3\.14/);
+            return true;
+        });
+    });
+});
+
+describe('pathCommands', () => {
+    it('lists the launcher and the executables of each platform', () => {
+        assert.deepEqual(pathCommands('win32', ['3.13', '3.14']), [['py', '-3'], ['py', '-3.14'], ['py', '-3.13'], ['python'], ['python3']]);
+        assert.deepEqual(pathCommands('darwin', ['3.13', '3.14']), [['python3'], ['python'], ['python3.14'], ['python3.13']]);
+    });
+
+    it('describes a version range', () => {
+        assert.equal(describeVersions(['3.10', '3.11', '3.14']), '3.10–3.14');
+        assert.equal(describeVersions(undefined), '3.10 or newer');
     });
 });
 

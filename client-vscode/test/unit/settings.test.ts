@@ -87,6 +87,16 @@ describe('index paths', () => {
         assert.equal(resolveIndexPath('~/idx', ctx), '/home/ada/idx');
     });
 
+    it('works with Windows folders: ~\\, backslashes, drive letters', () => {
+        const win = { workspaceFolder: 'C:\\Users\\ada\\proj', userHome: 'C:\\Users\\ada' };
+        assert.equal(resolveIndexPath('~\\indexes\\py', win), 'C:\\Users\\ada\\indexes\\py');
+        assert.equal(resolveIndexPath('~/indexes', win), 'C:\\Users\\ada/indexes');
+        assert.equal(resolveIndexPath('.recitation\\index', win), 'C:\\Users\\ada\\proj\\.recitation\\index');
+        assert.equal(resolveIndexPath('.\\idx', win), 'C:\\Users\\ada\\proj\\idx');
+        assert.equal(resolveIndexPath('D:\\idx', win), 'D:\\idx');
+        assert.equal(resolveIndexPath('\\\\server\\share\\idx', win), '\\\\server\\share\\idx');
+    });
+
     it('takes a relative path from the workspace folder', () => {
         assert.equal(resolveIndexPath('.recitation/index', ctx), '/work/project/.recitation/index');
         assert.equal(resolveIndexPath('./idx', ctx), '/work/project/idx');

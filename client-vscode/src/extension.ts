@@ -1,9 +1,11 @@
 // The Recitation extension: starts the language server, shows its status, logs its
-// matches, and offers the workspace toggle and the default index build.
+// matches (kept per workspace), lists the folder's decisions, and offers the workspace
+// toggle and the default index build.
 
 import * as vscode from 'vscode';
 
 import { ReferencesLog } from './referencesLog';
+import { REFERENCES_FILE, ReferencesStore } from './referencesStore';
 import { RecitationServer } from './serverClient';
 import { StatusItem } from './statusItem';
 import { registerCommands } from './commands';
@@ -12,13 +14,15 @@ let server: RecitationServer | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     const log = vscode.window.createOutputChannel('Recitation', { log: true });
-    const references = new ReferencesLog();
+    // Per workspace (never in the repository); the global storage when no folder is open.
+    const storage = context.storageUri ?? context.globalStorageUri;
+    const references = new ReferencesLog(new ReferencesStore(vscode.Uri.joinPath(storage, REFERENCES_FILE).fsPath), log);
     const status = new StatusItem();
     context.subscriptions.push(log, references, status);
 
     server = new RecitationServer(context, log, references, status);
     context.subscriptions.push(server);
-    registerCommands(context, server, references, log);
+    registerCommands(context, server, references, log, status);
 
     await server.start();
 }

@@ -71,7 +71,9 @@ export function statusView(status: StatusParams | undefined): StatusView {
         case 'no-index':
             return {
                 text: '$(warning) Recitation: no index',
-                tooltip: message || 'No index of public code yet: build the default index or set recitation.indexPath.',
+                // The standing offer (the notification comes once per session).
+                tooltip: [message || 'No index of public code yet.',
+                    'Click to build the default index (the Python standard library) or set recitation.indexPath; code entered meanwhile is checked once it is ready.'].join('\n'),
                 level: 'warning',
             };
         case 'error':

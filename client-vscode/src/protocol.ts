@@ -39,6 +39,7 @@ export interface LspPosition {
 
 export interface MatchParams {
     uri: string;
+    id?: string;
     range: { start: LspPosition; end: LspPosition };
     kind: string;
     length: number;

@@ -1,34 +1,109 @@
-// The "Recitation: Code References" output channel: one block per match.
+// The "Recitation: Code References" output channel: one block per match. The matches are
+// also kept on disk (ReferencesStore, in the workspace's storage folder): the channel
+// shows the earlier sessions' entries at activation, and the log exports to CSV or JSON.
 
 import * as vscode from 'vscode';
 
 import { formatMatch } from './format';
 import type { MatchParams } from './protocol';
+import { exportFormat, referencesToCsv, referencesToJson } from './referencesExport';
+import { toEntry, type ReferenceEntry, type ReferencesStore } from './referencesStore';
+
+const HEADER = 'Code that entered your documents and quotes indexed public code, with its sources.';
 
 export class ReferencesLog implements vscode.Disposable {
     readonly channel: vscode.OutputChannel;
-    private count = 0;
+    private written = 0;
 
-    constructor() {
+    constructor(private readonly store: ReferencesStore, private readonly log?: vscode.LogOutputChannel) {
         this.channel = vscode.window.createOutputChannel('Recitation: Code References', 'log');
+        let earlier: readonly ReferenceEntry[] = [];
+        try {
+            earlier = store.load();
+            if (store.skipped > 0) {
+                log?.warn(`Code references log: ${store.skipped} unreadable line(s) in ${store.file} skipped.`);
+            }
+        } catch (err) {
+            log?.error(`Code references log: cannot read ${store.file}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        for (const entry of earlier) {
+            this.write(entry);
+        }
+        if (earlier.length > 0) {
+            this.channel.appendLine(`(${earlier.length} earlier reference${earlier.length === 1 ? '' : 's'} of this workspace above; this session below)`);
+            this.channel.appendLine('');
+        }
     }
 
     get matches(): number {
-        return this.count;
+        return this.store.entries.length;
     }
 
     add(match: MatchParams): void {
-        if (this.count === 0) {
-            this.channel.appendLine('Code that entered your documents and quotes indexed public code, with its sources.');
+        const entry = toEntry(match);
+        try {
+            this.store.append(entry);
+        } catch (err) {
+            this.log?.error(`Code references log: cannot write ${this.store.file}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        this.write(entry);
+    }
+
+    private write(entry: ReferenceEntry): void {
+        if (this.written === 0) {
+            this.channel.appendLine(HEADER);
             this.channel.appendLine('');
         }
-        this.count += 1;
-        this.channel.appendLine(formatMatch(match, labelUri));
+        this.written += 1;
+        this.channel.appendLine(formatMatch(entry, labelUri));
         this.channel.appendLine('');
     }
 
     show(): void {
         this.channel.show(true);
+    }
+
+    /** Asks where, then writes the log as CSV or JSON (by the file's extension). */
+    async export(): Promise<vscode.Uri | undefined> {
+        const entries = this.store.entries;
+        if (entries.length === 0) {
+            void vscode.window.showInformationMessage('Recitation: the code references log is empty; nothing to export.');
+            return undefined;
+        }
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+        const target = await vscode.window.showSaveDialog({
+            title: 'Export Code References',
+            saveLabel: 'Export',
+            defaultUri: folder ? vscode.Uri.joinPath(folder, 'code-references.csv') : undefined,
+            filters: { 'CSV (spreadsheets)': ['csv'], JSON: ['json'] },
+        });
+        if (!target) {
+            return undefined;
+        }
+        const text = exportFormat(target.path) === 'json' ? referencesToJson(entries, labelUri) : referencesToCsv(entries, labelUri);
+        await vscode.workspace.fs.writeFile(target, Buffer.from(text, 'utf8'));
+        void vscode.window.showInformationMessage(
+            `Recitation: ${entries.length} code reference${entries.length === 1 ? '' : 's'} exported to ${target.fsPath || target.toString()}.`,
+        );
+        return target;
+    }
+
+    /** Empties the log, on disk too, after asking. */
+    async clear(): Promise<boolean> {
+        const n = this.store.entries.length;
+        const choice = await vscode.window.showWarningMessage(
+            `Clear the code references log of this workspace (${n} entr${n === 1 ? 'y' : 'ies'})? Export it first to keep a copy.`,
+            { modal: true },
+            'Clear',
+        );
+        if (choice !== 'Clear') {
+            return false;
+        }
+        this.store.clear();
+        this.channel.clear();
+        this.written = 0;
+        vscode.window.setStatusBarMessage('Recitation: code references log cleared', 4000);
+        return true;
     }
 
     dispose(): void {

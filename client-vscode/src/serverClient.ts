@@ -6,6 +6,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
+    DidChangeConfigurationNotification,
     LanguageClient,
     RevealOutputChannelOn,
     State,
@@ -215,6 +216,33 @@ export class RecitationServer implements vscode.Disposable {
             this.restartTimer = undefined;
             void this.restart();
         }, RESTART_DELAY_MS);
+    }
+
+    /** Whether the server process is up and initialized. */
+    get running(): boolean {
+        return this.client?.isRunning() ?? false;
+    }
+
+    /** Sends a request to the running server; throws when it is not running. */
+    async request<R>(method: string, params: unknown): Promise<R> {
+        await this.starting;
+        const client = this.client;
+        if (!client || !client.isRunning()) {
+            throw new Error('the Recitation server is not running (see Recitation: Show Logs)');
+        }
+        return client.sendRequest<R>(method, params);
+    }
+
+    /**
+     * Asks the server to look at its settings and indexes again (a newly built index is
+     * opened at once, the insertions it kept meanwhile are checked, and a status follows).
+     * No restart: the server keeps its documents and matches.
+     */
+    async refresh(): Promise<void> {
+        const client = this.client;
+        if (client?.isRunning()) {
+            await client.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+        }
     }
 
     /** True once per session: the first `no-index` status offers the default index build. */

@@ -7,10 +7,14 @@ export const SECTION = 'recitation';
 export type Kind = 'recitation' | 'license' | 'repetitive' | 'inventory' | 'idiom';
 export type SeverityName = 'error' | 'warning' | 'information' | 'hint' | 'off';
 export type CompletionMode = 'warn' | 'block' | 'off';
+export type AttributionStyle = 'comment' | 'spdx';
+export type Underline = 'all' | 'firstLine';
 
 export const KINDS: readonly Kind[] = ['recitation', 'license', 'repetitive', 'inventory', 'idiom'];
 export const SEVERITIES: readonly SeverityName[] = ['error', 'warning', 'information', 'hint', 'off'];
 export const COMPLETION_MODES: readonly CompletionMode[] = ['warn', 'block', 'off'];
+export const ATTRIBUTION_STYLES: readonly AttributionStyle[] = ['comment', 'spdx'];
+export const UNDERLINES: readonly Underline[] = ['all', 'firstLine'];
 
 /** What the server reads per folder (camelCase keys, as in the settings). */
 export interface ServerSettings {
@@ -23,6 +27,10 @@ export interface ServerSettings {
     scanOnOpen: boolean;
     severity: Record<Kind, SeverityName>;
     completionMode: CompletionMode;
+    /** The preferred attribution quick fix: a comment line, or SPDX snippet tags. */
+    attributionStyle: AttributionStyle;
+    /** `firstLine`: a long quote is underlined on its first line only. */
+    underline: Underline;
 }
 
 /** What only the extension reads: how to start the server. */
@@ -41,6 +49,8 @@ export const DEFAULTS: ServerSettings = {
     scanOnOpen: false,
     severity: { recitation: 'warning', license: 'hint', repetitive: 'hint', inventory: 'hint', idiom: 'hint' },
     completionMode: 'warn',
+    attributionStyle: 'comment',
+    underline: 'all',
 };
 
 /** The subset of `vscode.WorkspaceConfiguration` used here. */
@@ -158,6 +168,8 @@ export function resolveServerSettings(config: ConfigReader, ctx: PathContext): S
         scanOnOpen: asBool(config.get('scanOnOpen'), DEFAULTS.scanOnOpen),
         severity: resolveSeverity(config.get('severity')),
         completionMode: asEnum(config.get('completionMode'), COMPLETION_MODES, DEFAULTS.completionMode),
+        attributionStyle: asEnum(config.get('attributionStyle'), ATTRIBUTION_STYLES, DEFAULTS.attributionStyle),
+        underline: asEnum(config.get('underline'), UNDERLINES, DEFAULTS.underline),
     };
 }
 
@@ -189,6 +201,7 @@ export interface InitializationOptions {
 /** Key names of the settings the server reads; a change to any of them is sent live. */
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
     'enable', 'indexPath', 'remoteIndex', 'minTokens', 'contextTokens', 'minInsertWords', 'scanOnOpen', 'severity', 'completionMode',
+    'attributionStyle', 'underline',
 ];
 
 /**

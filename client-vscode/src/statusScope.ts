@@ -1,5 +1,6 @@
 // Which server status applies to the active editor: the one for its workspace folder,
-// else the one without a folder, else the latest. Pure, so that it is tested without VS Code.
+// else the one without a folder, else the latest; and whether an offer to build an index
+// still applies. Pure, so that it is tested without VS Code.
 
 import type { StatusParams } from './protocol';
 
@@ -35,4 +36,9 @@ export class StatusByScope {
         }
         return this.byScope.get('') ?? this.latest;
     }
+}
+
+/** An index is there (or the folder is off): an offer to build one no longer applies. */
+export function offerWithdrawn(status: StatusParams): boolean {
+    return status.state === 'ready' || status.state === 'disabled';
 }

@@ -6,7 +6,12 @@
 // one of the corpus functions into a file with the keyboard (Ctrl+V from the browser's
 // clipboard, as a user pastes), and checks what the user sees: the squiggle, the Problems
 // entry, the hover and its source link, the quick fixes, the status item, the code
-// references log, and the workspace toggle that clears the warning. Last, with
+// references log; then the decisions: the attribution quick fix and "Dismiss" clear the
+// warning for good (a server restart rescans the file: `recitation.scanOnOpen`), the
+// dismissal is written to .recitation.toml and undone from "Recitation: Decisions…", and
+// editing that file by hand (license policy, allowed source) changes the verdicts live;
+// the workspace toggle that clears the warning; code pasted while there is no index is
+// flagged once the default index is built from the status menu, without a restart. Last, with
 // `recitation.upstreamCommand` set to the repository's .venv/bin/pylsp, pylsp's hover reaches
 // the editor through the proxy and the pasted function is still reported by Recitation.
 //
@@ -64,6 +69,20 @@ function snippet(): string {
     const start = source.indexOf('def bounding_box(');
     assert.ok(start >= 0);
     return source.slice(start);
+}
+
+/** A second quote from the fixture corpus: `wrap_paragraph`. */
+function secondSnippet(): string {
+    const source = fs.readFileSync(path.join(corpus, 'textwrap_utils.py'), 'utf8');
+    const start = source.indexOf('def wrap_paragraph(');
+    const end = source.indexOf('def table(');
+    assert.ok(start >= 0 && end > start);
+    return source.slice(start, end);
+}
+
+/** A function of the Python standard library (in the default index), as python3 has it. */
+function stdlibSnippet(): string {
+    return run('python3', ['-c', 'import inspect, textwrap; print(inspect.getsource(textwrap.dedent), end="")']) + '\n';
 }
 
 /** The Python and its path that build the fixture index with the same code as the .vsix. */
@@ -162,7 +181,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         return file;
     }
 
-    async function runCommand(title: string): Promise<void> {
+    /** Runs a command from the palette; `opensPick`: it opens a quick pick of its own. */
+    async function runCommand(title: string, opensPick = false): Promise<void> {
         await page.keyboard.press('Escape');
         await page.keyboard.press('F1');
         const input = page.locator('.quick-input-widget input');
@@ -171,7 +191,91 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
         await row.waitFor({ state: 'visible', timeout: UI_MS });
         await page.keyboard.press('Enter');
-        await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: UI_MS });
+        if (!opensPick) {
+            await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: UI_MS });
+        }
+    }
+
+    /** Picks the row of the open quick pick that holds `text`. */
+    async function pick(text: string | RegExp): Promise<void> {
+        const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
+        await row.waitFor({ state: 'visible', timeout: UI_MS });
+        await row.click();
+    }
+
+    function squiggles(level: 'warning' | 'error' | 'hint'): Locator {
+        return page.locator(`.part.editor .monaco-editor .squiggly-${level}`);
+    }
+
+    /** Opens the quick fixes at the first warning and runs the one whose text matches. */
+    async function quickFix(which: RegExp): Promise<void> {
+        const menu = page.locator('.action-widget');
+        const row = menu.locator('.monaco-list-row', { hasText: which }).first();
+        let seen: string[] = [];
+        await until(`the quick fix ${which}`, async () => {
+            await page.keyboard.press('Escape');
+            // A line in the middle of the quote: the first one may sit at the top edge.
+            const all = squiggles('warning');
+            const box = await all.nth(Math.floor((await all.count()) / 2)).boundingBox();
+            assert.ok(box);
+            await page.mouse.click(box.x + Math.min(30, box.width / 2), box.y + box.height / 2 - 4);
+            await page.keyboard.press('Control+.');
+            await menu.locator('.monaco-list-row').first().waitFor({ state: 'visible', timeout: 5000 });
+            seen = (await menu.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+            await row.waitFor({ state: 'visible', timeout: 1000 });
+            return true;
+        }).catch(async (err: unknown) => {
+            log(`quick fixes seen: ${seen.join(' | ')}`);
+            await screenshot('quick-fix-missing');
+            throw err;
+        });
+        await row.click();
+        await menu.waitFor({ state: 'hidden', timeout: UI_MS }).catch(() => undefined);
+    }
+
+    /** Recitation's entries in the Problems panel (hints are not listed there). */
+    async function recitationProblemCount(): Promise<number> {
+        if (!(await page.locator('.markers-panel').isVisible())) {
+            await page.keyboard.press('Control+Shift+M');
+            await page.locator('.markers-panel').waitFor({ state: 'visible', timeout: UI_MS });
+        }
+        const all = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+        return all.filter((t) => /recitation/i.test(t) && /words/.test(t)).length;
+    }
+
+    /** How many times the extension has started the server so far (its log says so each time). */
+    function serverStarts(): number {
+        const logs = path.join(tmp, 'user-data', 'logs');
+        let n = 0;
+        for (const f of fs.readdirSync(logs, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('Recitation.log'))) {
+            n += fs.readFileSync(path.join(logs, f), 'utf8').split('\n').filter((l) => l.includes('Server started.')).length;
+        }
+        return n;
+    }
+
+    /** "Recitation: Restart Server", and the new server up. */
+    async function restartServer(): Promise<void> {
+        const before = serverStarts();
+        await runCommand('Recitation: Restart Server');
+        await until('the server to start again', () => Promise.resolve(serverStarts() > before), SERVER_READY_MS);
+        await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+    }
+
+    /** Stays true for `ms` (a warning that must not come back). */
+    async function holds(what: string, check: () => Promise<boolean>, ms = 3000): Promise<void> {
+        const deadline = Date.now() + ms;
+        while (Date.now() < deadline) {
+            assert.ok(await check(), what);
+            await new Promise((r) => setTimeout(r, 250));
+        }
+    }
+
+    const decisionsFile = () => path.join(workspace, '.recitation.toml');
+
+    /** Puts the cursor at the top or the end of the editor, so that those lines are drawn. */
+    async function scrollEditor(where: 'top' | 'end'): Promise<void> {
+        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+        await page.keyboard.press(where === 'top' ? 'Control+Home' : 'Control+End');
     }
 
     function statusItem(text: string): Locator {
@@ -182,9 +286,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         return (await page.locator('.part.editor .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
     }
 
-    /** Pastes the fixture snippet at the end of the active editor (Ctrl+V from the clipboard). */
-    async function pasteSnippet(): Promise<void> {
-        const text = snippet();
+    /** Pastes a snippet (default: the fixture's) at the end of the active editor (Ctrl+V from the clipboard). */
+    async function pasteSnippet(text: string = snippet()): Promise<void> {
         await page.locator('.part.editor .monaco-editor .view-lines').first().click();
         await page.keyboard.press('Control+End');
         await page.evaluate((t) => navigator.clipboard.writeText(t), text);
@@ -247,7 +350,10 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         workspace = path.join(tmp, 'workspace');
         fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
         fs.writeFileSync(path.join(workspace, 'zones.py'), '"""Delivery zones around our depots."""\n\nimport math\n\n\n');
-        fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'recitation.indexPath': index }, null, 2));
+        // scanOnOpen: a restarted server checks the open file again, so that "the warning
+        // stays gone after a restart" is about the decisions, not about a server that forgot.
+        fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'),
+            JSON.stringify({ 'recitation.indexPath': index, 'recitation.scanOnOpen': true }, null, 2));
         const userData = path.join(tmp, 'user-data');
         const extensions = path.join(tmp, 'extensions');
         fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
@@ -266,6 +372,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
             'files.hotExit': 'off',
             'editor.formatOnPaste': false,
             'editor.minimap.enabled': false,
+            // Its header line would sit over the top of a long quote, in the way of clicks.
+            'editor.stickyScroll.enabled': false,
             'workbench.secondarySideBar.defaultVisibility': 'hidden',
             'editor.hover.delay': 200,
             'recitation.trace.server': 'messages',
@@ -453,6 +561,85 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         assert.match(flat, /\[MIT\]recitation-fixtures\/geodesy-utilsgeodesy\.pyL\d+-L\d+@[0-9a-f]{12}/);
         assert.match(flat, /https:\/\/github\.com\/recitation-fixtures\/geodesy-utils\/blob\/[0-9a-f]{40}\/geodesy\.py#L\d+-L\d+/);
         await screenshot('references-log');
+
+        // Exported as CSV through the save dialog (VS Code's own in the browser: a path to accept).
+        await runCommand('Recitation: Export Code References…', true);
+        const dialog = page.locator('.quick-input-widget input');
+        await until('the save dialog with the default file name', async () => /code-references\.csv$/.test(await dialog.inputValue()));
+        await page.keyboard.press('Enter');
+        const csvFile = path.join(workspace, 'code-references.csv');
+        const csv = await until('the exported CSV', () => Promise.resolve(fs.existsSync(csvFile) && fs.readFileSync(csvFile, 'utf8')));
+        const rows = csv.trimEnd().split('\r\n');
+        log(`exported: ${rows[0]} / ${rows[1]?.slice(0, 160)}`);
+        assert.match(rows[0], /^time,file,line,/);
+        assert.match(csv, /zones\.py,\d+,\d+,recitation,\d+,1,true,MIT,recitation-fixtures\/geodesy-utils,geodesy\.py,L\d+-L\d+,[0-9a-f]+,https:/);
+        fs.rmSync(csvFile);
+    });
+
+    step('the attribution quick fix clears the warning, and it stays gone after a restart', async () => {
+        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+        assert.equal(await recitationProblemCount(), 1, 'one Recitation problem before');
+        await quickFix(/Add attribution comment/);
+        await until('the attribution comment in the editor', async () => /# Adapted from https:\/\/github\.com\/recitation-fixtures/.test(await editorText()));
+        await until('the warning to go', async () => (await squiggles('warning').count()) === 0);
+        await until('the Problems entry to go', async () => (await recitationProblemCount()) === 0);
+        await screenshot('attributed');
+
+        await restartServer();
+        // The restarted server checks the file again (scanOnOpen): the quote is found, and attributed.
+        await scrollEditor('top');
+        await squiggles('hint').first().waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+        await holds('no warning after the restart', async () => (await squiggles('warning').count()) === 0 && (await recitationProblemCount()) === 0);
+    });
+
+    step('"Dismiss" writes .recitation.toml, lasts through a restart, and Decisions… undoes it', async () => {
+        await pasteSnippet(secondSnippet());
+        await squiggles('warning').first().waitFor({ state: 'visible', timeout: UI_MS });
+        await until('one Recitation problem', async () => (await recitationProblemCount()) === 1);
+        await quickFix(/Dismiss/);
+        const recorded = await until('the dismissal in .recitation.toml', () => {
+            const text = fs.existsSync(decisionsFile()) ? fs.readFileSync(decisionsFile(), 'utf8') : '';
+            return Promise.resolve(/\[\[dismissed\]\]/.test(text) && /def wrap_paragraph/.test(text) ? text : undefined);
+        });
+        log(`.recitation.toml: ${recorded.split('\n').filter((l) => /^(id|quote|source|license) =/.test(l)).join(' | ')}`);
+        await until('the warning to go', async () => (await squiggles('warning').count()) === 0 && (await recitationProblemCount()) === 0);
+
+        await restartServer();
+        // The attributed quote at the top is a hint again: the file was checked after the restart.
+        await scrollEditor('top');
+        await squiggles('hint').first().waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+        await holds('no warning after the restart', async () => (await squiggles('warning').count()) === 0 && (await recitationProblemCount()) === 0);
+
+        await scrollEditor('end');
+        await runCommand('Recitation: Decisions…', true);
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: 'def wrap_paragraph' }).first().waitFor({ state: 'visible', timeout: UI_MS });
+        await screenshot('decisions');
+        await pick('def wrap_paragraph');
+        await screenshot('decisions-undo');
+        await pick('Undo');
+        await until('the Problems entry back', async () => (await recitationProblemCount()) === 1);
+        await squiggles('warning').first().waitFor({ state: 'visible', timeout: UI_MS });
+        assert.doesNotMatch(fs.readFileSync(decisionsFile(), 'utf8'), /def wrap_paragraph/);
+        await screenshot('undone');
+    });
+
+    step('editing .recitation.toml by hand changes the verdicts live', async () => {
+        const original = fs.readFileSync(decisionsFile(), 'utf8');
+        assert.match(original, /^\[policy\]$/m);
+        // A license policy: permissive licenses (the fixture is MIT) are errors.
+        fs.writeFileSync(decisionsFile(), original.replace(/^\[policy\]$/m, '[policy]\npermissive = "error"'));
+        await squiggles('error').first().waitFor({ state: 'visible', timeout: UI_MS });
+        await until('the warning to become an error', async () => (await squiggles('warning').count()) === 0);
+        await screenshot('policy-error');
+        // Our own code: the fixture repository as an allowed source.
+        const allowed = fs.readFileSync(decisionsFile(), 'utf8').replace(/^sources = \[[^\]]*\]/m, 'sources = ["recitation-fixtures/geodesy-utils"]');
+        assert.match(allowed, /geodesy-utils"\]/);
+        fs.writeFileSync(decisionsFile(), allowed);
+        await until('no error nor warning once the source is allowed', async () =>
+            (await squiggles('error').count()) === 0 && (await squiggles('warning').count()) === 0 && (await recitationProblemCount()) === 0);
+        // And back.
+        fs.writeFileSync(decisionsFile(), original);
+        await squiggles('warning').first().waitFor({ state: 'visible', timeout: UI_MS });
     });
 
     step('toggling the workspace off clears the warning at once', async () => {
@@ -495,7 +682,7 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: SERVER_READY_MS });
     });
 
-    step('without an index, offers to build the default one and uses it', async () => {
+    step('without an index: the offer, code pasted meanwhile is flagged once the index is built from the status menu, no restart', async () => {
         // The user clears recitation.indexPath: the default index (in the cache folder) does not exist yet.
         const settingsFile = path.join(workspace, '.vscode', 'settings.json');
         const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
@@ -507,10 +694,21 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         await page.keyboard.press('Escape');
         const offer = page.locator('.notification-toast', { hasText: 'no index of public code yet' });
         await offer.waitFor({ state: 'visible', timeout: UI_MS });
+        await offer.locator('a', { hasText: 'Build Index' }).first().waitFor({ state: 'attached', timeout: UI_MS });
         await statusItem('Recitation: no index').waitFor({ state: 'visible', timeout: UI_MS });
         await screenshot('no-index-offer');
-        await offer.locator('.monaco-button', { hasText: 'Build Index' }).click();
+
+        // Code pasted while there is no index: nothing to check it against yet.
+        const stdlib = stdlibSnippet();
+        await pasteSnippet(stdlib);
+        const starts = serverStarts();
+
+        // Built from the status item's menu, not from the offer.
+        await statusItem('Recitation: no index').click();
+        await pick('Build Default Index');
         await page.locator('.notification-toast', { hasText: 'building the default index' }).waitFor({ state: 'visible', timeout: UI_MS });
+        // The offer no longer applies: it is withdrawn.
+        await offer.waitFor({ state: 'hidden', timeout: UI_MS });
         await screenshot('index-build-progress');
         const on = statusItem('Recitation: on');
         await on.waitFor({ state: 'visible', timeout: 5 * 60_000 });
@@ -519,6 +717,18 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         assert.doesNotMatch(text, /geodesy/);
         assert.match(text, /words/);
         assert.ok(fs.existsSync(path.join(tmp, 'xdg-cache', 'recitation')), 'the index is in the cache folder');
+
+        // The pasted standard library function is flagged by the new index, by the same server.
+        const problem = await until('a Problems entry for the pasted textwrap.dedent', async () => {
+            if (!(await page.locator('.markers-panel').isVisible())) {
+                await page.keyboard.press('Control+Shift+M');
+            }
+            const all = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+            return all.find((t) => /recitation/i.test(t) && /textwrap\.py/.test(t));
+        });
+        log(`problem: ${problem.replace(/\s+/g, ' ')}`);
+        assert.equal(serverStarts(), starts, 'the server was not restarted');
+        assert.equal(await offer.count(), 0, 'no offer left on screen');
         await screenshot('default-index');
     });
 
@@ -583,5 +793,31 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         });
         log(`problems: ${files.map((t) => t.replace(/\s+/g, ' ')).join(' | ')}`);
         await screenshot('pylsp-recitation-problem');
+    });
+
+    step('the code references log is kept per workspace, outside it, across a reload of the window', async () => {
+        const storage = path.join(tmp, 'user-data', 'User', 'workspaceStorage');
+        const stored = fs.readdirSync(storage, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('code-references.jsonl'));
+        assert.equal(stored.length, 1, `one log in the workspace storage: ${stored.join(', ')}`);
+        const before = fs.readFileSync(path.join(storage, stored[0]), 'utf8').trim().split('\n').length;
+        assert.ok(before >= 4, `${before} entries logged`);
+        assert.equal(fs.readdirSync(workspace, { recursive: true, encoding: 'utf8' }).filter((f) => f.includes('code-references')).length, 0,
+            'nothing in the workspace');
+
+        const reloaded = page.waitForEvent('load', { timeout: UI_MS });
+        await runCommand('Developer: Reload Window');
+        await reloaded;
+        await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
+        await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+        await runCommand('Recitation: Open Code References Log');
+        const output = page.locator('.part.panel .monaco-editor .view-lines').first();
+        const text = await until('the earlier references in the log', async () => {
+            const t = (await output.innerText()).replace(/\u00a0/g, ' ');
+            return /earlier references? of this workspace/.test(t) ? t : undefined;
+        });
+        const flat = text.replace(/\s+/g, ' ');
+        log(`after the reload: ${flat.match(/\(\d+ earlier references? of this workspace[^)]*\)/)?.[0] ?? ''}`);
+        assert.match(flat, new RegExp(`\\(${before} earlier references? of this workspace`));
+        await screenshot('references-after-reload');
     });
 });

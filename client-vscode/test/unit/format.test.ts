@@ -34,7 +34,8 @@ describe('statusView', () => {
     it('shows off, no index, error and starting', () => {
         assert.equal(statusView({ state: 'disabled', message: '' }).text, '$(circle-slash) Recitation: off');
         assert.equal(statusView({ state: 'no-index', message: 'no index at /x' }).text, '$(warning) Recitation: no index');
-        assert.equal(statusView({ state: 'no-index', message: 'no index at /x' }).tooltip, 'no index at /x');
+        assert.match(statusView({ state: 'no-index', message: 'no index at /x' }).tooltip, /^no index at \/x\nClick to build the default index/);
+        assert.match(statusView({ state: 'no-index' }).tooltip, /^No index of public code yet\.\nClick to build/);
         assert.equal(statusView({ state: 'error', message: 'boom' }).level, 'error');
         assert.equal(statusView(undefined).text, '$(sync~spin) Recitation: starting');
     });

@@ -4,9 +4,12 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 import {
+    ATTRIBUTION_STYLES,
+    COMPLETION_MODES,
     DEFAULTS,
     KINDS,
     SERVER_KEYS,
+    UNDERLINES,
     expandVariables,
     resolveConfigurationItem,
     resolveIndexPath,
@@ -28,7 +31,10 @@ describe('resolveServerSettings', () => {
 
     it('takes the values that are set for the folder', () => {
         const settings = resolveServerSettings(
-            reader({ enable: false, minTokens: 40, contextTokens: 0, minInsertWords: 5, scanOnOpen: true, completionMode: 'block' }),
+            reader({
+                enable: false, minTokens: 40, contextTokens: 0, minInsertWords: 5, scanOnOpen: true, completionMode: 'block',
+                attributionStyle: 'spdx', underline: 'firstLine',
+            }),
             ctx,
         );
         assert.equal(settings.enable, false);
@@ -37,11 +43,16 @@ describe('resolveServerSettings', () => {
         assert.equal(settings.minInsertWords, 5);
         assert.equal(settings.scanOnOpen, true);
         assert.equal(settings.completionMode, 'block');
+        assert.equal(settings.attributionStyle, 'spdx');
+        assert.equal(settings.underline, 'firstLine');
     });
 
     it('falls back to the default for invalid values, never throws', () => {
         const settings = resolveServerSettings(
-            reader({ enable: 'yes', minTokens: -3, contextTokens: Number.NaN, minInsertWords: '10', completionMode: 'loud', severity: 'warning' }),
+            reader({
+                enable: 'yes', minTokens: -3, contextTokens: Number.NaN, minInsertWords: '10', completionMode: 'loud', severity: 'warning',
+                attributionStyle: 'SPDX', underline: 'first',
+            }),
             ctx,
         );
         assert.equal(settings.enable, true);
@@ -50,6 +61,8 @@ describe('resolveServerSettings', () => {
         assert.equal(settings.minInsertWords, 10);
         assert.equal(settings.completionMode, 'warn');
         assert.deepEqual(settings.severity, DEFAULTS.severity);
+        assert.equal(settings.attributionStyle, 'comment');
+        assert.equal(settings.underline, 'all');
     });
 
     it('merges a partial severity map over the defaults, per kind', () => {
@@ -166,6 +179,13 @@ describe('the manifest', () => {
         for (const key of ['recitation.interpreter', 'recitation.upstreamCommand', 'recitation.trace.server']) {
             assert.ok(props[key], key);
         }
+    });
+
+    it('offers exactly the values the server accepts for the enumerations', () => {
+        const enumOf = (key: string) => (props[`recitation.${key}`] as { enum?: string[] }).enum;
+        assert.deepEqual(enumOf('attributionStyle'), [...ATTRIBUTION_STYLES]);
+        assert.deepEqual(enumOf('underline'), [...UNDERLINES]);
+        assert.deepEqual(enumOf('completionMode'), [...COMPLETION_MODES]);
     });
 
     it('lists every kind under severity', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { StatusParams } from '../../src/protocol';
-import { StatusByScope, scopeKey } from '../../src/statusScope';
+import { StatusByScope, offerWithdrawn, scopeKey } from '../../src/statusScope';
 
 const ready = (scopeUri: string | null): StatusParams => ({ state: 'ready', message: '', scopeUri, index: { name: 'stdlib', words: 10 } });
 const off = (scopeUri: string | null): StatusParams => ({ state: 'disabled', message: 'off here', scopeUri, index: null });
@@ -38,5 +38,14 @@ describe('StatusByScope', () => {
         s.set(ready(null));
         s.clear();
         assert.equal(s.pick(undefined), undefined);
+    });
+});
+
+describe('offerWithdrawn', () => {
+    it('withdraws the index build offer once an index is ready or the folder is off, not before', () => {
+        assert.equal(offerWithdrawn(ready('file:///p')), true);
+        assert.equal(offerWithdrawn(off('file:///p')), true);
+        assert.equal(offerWithdrawn({ state: 'no-index', scopeUri: 'file:///p' }), false);
+        assert.equal(offerWithdrawn({ state: 'error', message: 'damaged', scopeUri: null }), false);
     });
 });

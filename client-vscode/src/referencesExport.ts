@@ -1,0 +1,71 @@
+// The code references log exported to CSV (for a spreadsheet) or JSON (for tools).
+// Corpus metadata (paths, licenses, quoted text) is untrusted: CSV fields are quoted as
+// RFC 4180 says, and a field a spreadsheet would read as a formula is neutralized.
+
+import { formatLines } from './format';
+import type { ReferenceEntry } from './referencesStore';
+
+export const CSV_COLUMNS = [
+    'time', 'file', 'line', 'endLine', 'kind', 'words', 'fileCount', 'fileCountExact',
+    'license', 'repository', 'path', 'sourceLines', 'commit', 'url', 'otherSources', 'quote',
+] as const;
+
+/**
+ * One CSV field: a text starting with `=`, `+`, `-`, `@`, a tab or a carriage return (after
+ * any spaces) gets a leading `'` so that no spreadsheet evaluates it; a field holding a
+ * comma, a quote or a line break is quoted, with its quotes doubled.
+ */
+export function csvField(value: string | number | boolean | null | undefined): string {
+    if (value === null || value === undefined) {
+        return '';
+    }
+    let text = String(value);
+    if (typeof value === 'string' && /^[\s]*[=+\-@\t\r]/.test(text)) {
+        text = "'" + text;
+    }
+    return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** A workspace-relative path (or the URI) for the `file` column. */
+export type PathLabeler = (uri: string) => string;
+
+export function referencesToCsv(entries: readonly ReferenceEntry[], label: PathLabeler): string {
+    const rows: string[] = [CSV_COLUMNS.join(',')];
+    for (const e of entries) {
+        const best = e.sources[0] ?? {};
+        const row = [
+            e.time,
+            label(e.uri),
+            e.range.start.line + 1,
+            e.range.end.line + 1,
+            e.kind,
+            e.length,
+            e.fileCount,
+            e.fileCountExact,
+            best.license ?? '',
+            best.repository ?? '',
+            best.path ?? '',
+            formatLines(best),
+            best.commit ?? '',
+            best.url ?? '',
+            Math.max(0, e.sources.length - 1),
+            e.text ?? '',
+        ];
+        rows.push(row.map(csvField).join(','));
+    }
+    return rows.join('\r\n') + '\r\n';
+}
+
+export function referencesToJson(entries: readonly ReferenceEntry[], label: PathLabeler, now: Date = new Date()): string {
+    return JSON.stringify({
+        format: 'recitation-code-references',
+        version: 1,
+        exported: now.toISOString(),
+        references: entries.map((e) => ({ ...e, file: label(e.uri), line: e.range.start.line + 1 })),
+    }, null, 2) + '\n';
+}
+
+/** CSV unless the chosen file name ends in `.json`. */
+export function exportFormat(fileName: string): 'csv' | 'json' {
+    return /\.json$/i.test(fileName) ? 'json' : 'csv';
+}

@@ -69,6 +69,8 @@ def free_port() -> int:
 
 
 class Service:
+    HTTP = "auto"  # the serve --http choice, set from the command line
+
     def __init__(self, index: Path, port: int, workers: int):
         self.index, self.port, self.workers = index, port, workers
         self.process: subprocess.Popen | None = None
@@ -79,7 +81,7 @@ class Service:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "index_tools.cli", "serve", str(self.index)]
             + ["--port", str(self.port), "--workers", str(self.workers)]
-            + ["--max-pending", "1000"],
+            + ["--max-pending", "1000", "--http", self.HTTP],
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.DEVNULL,
             start_new_session=True,
@@ -338,7 +340,7 @@ async def run(args) -> str:
         "",
         f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
         f"{platform.python_version()}), load average before {load_avg:.1f}; "
-        f"`serve --workers {args.workers}`, {args.clients} clients, {args.seconds:.0f} s "
+        f"`serve --workers {args.workers} --http {args.http}`, {args.clients} clients, {args.seconds:.0f} s "
         "per load run. The load generator (one asyncio process) runs on the same cores.",
         "",
         "Reproduce:",
@@ -483,12 +485,16 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument(
+        "--http", choices=("auto", "httptools", "h11"), default="auto", help="serve --http"
+    )
+    ap.add_argument(
         "--paced-load", type=float, default=0.5, help="paced run: share of the HTTP throughput"
     )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     args.index = [tuple(i.split("=", 1)) for i in args.index]
+    Service.HTTP = args.http
     report = asyncio.run(run(args))
     print(report)
     if args.out:

@@ -271,7 +271,7 @@ def cmd_serve(args) -> int:
         max_pending=args.max_pending,
         log_queries=args.log_queries,
     )
-    listen = Listen(args.host, args.port, args.workers, args.certfile, args.keyfile)
+    listen = Listen(args.host, args.port, args.workers, args.certfile, args.keyfile, http=args.http)
     try:
         serve(config, listen)
     except ServeError as e:
@@ -291,6 +291,13 @@ def add_serve_parser(sub) -> None:
     v.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
     v.add_argument("--port", type=int, default=8765, help="(default: %(default)s)")
     v.add_argument("--workers", type=int, default=1, help="worker processes (%(default)s)")
+    v.add_argument(
+        "--http",
+        choices=("auto", "httptools", "h11"),
+        default="auto",
+        help="HTTP parser: httptools (C, faster) or h11 (pure Python); auto: httptools when "
+        "installed (the serve extra installs it where it has wheels)",
+    )
     v.add_argument("--token-file", metavar="F", help="require this bearer token")
     v.add_argument("--certfile", metavar="F", help="TLS certificate chain (PEM)")
     v.add_argument("--keyfile", metavar="F", help="TLS private key (PEM)")

@@ -32,6 +32,7 @@ class Listen:
     certfile: str | None = None
     keyfile: str | None = None
     keep_alive_seconds: int = 30
+    http: str = "auto"  # h11, httptools, or auto (httptools when installed)
 
 
 def require_uvicorn():
@@ -73,13 +74,18 @@ def serve(config: ServiceConfig, listen: Listen) -> None:
         f"with {listen.workers} worker(s)",
         flush=True,
     )
-    from .protocol import NoDelayH11Protocol
+    from .protocol import http_protocol
+
+    try:
+        protocol = http_protocol(listen.http)
+    except ImportError:
+        raise ServeError("--http httptools needs httptools: pip install httptools") from None
 
     try:
         uvicorn.run(
             "index_tools.service.app:create_app",
             factory=True,
-            http=NoDelayH11Protocol,
+            http=protocol,
             host=listen.host,
             port=listen.port,
             workers=listen.workers,

@@ -269,3 +269,26 @@ def test_live_gauges_of_dead_workers_are_forgotten(tmp_path, monkeypatch):
     forget_dead_workers()
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted([f"counter_{gone.pid}.db", f"gauge_livemax_{os.getpid()}.db"])
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_both_http_parsers_serve_the_same_answers(small_index, http):
+    """The C parser (httptools, the default where installed) and the pure-Python one (h11,
+    for platforms without its wheels) give the same JSON."""
+    pytest.importorskip(http)
+    text = "x = 1\n" + snippet("alpha") + "\n"
+    local = cli("query", str(small_index), "--json", input=text)
+    with Service(small_index, "--http", http, "--workers", "2") as s:
+        remote = cli("query", "--index", s.url, "--json", input=text)
+    assert remote.returncode == 0, remote.stderr
+    assert remote.stdout == local.stdout and json.loads(local.stdout)["matches"]
+
+
+def test_the_protocol_choice():
+    from index_tools.service.protocol import NoDelayH11Protocol, http_protocol
+
+    assert http_protocol("h11") is NoDelayH11Protocol
+    pytest.importorskip("httptools")
+    chosen = http_protocol("auto")
+    assert chosen is http_protocol("httptools") and chosen.__name__ == "NoDelayHttpToolsProtocol"
+    assert chosen.__module__ == "index_tools.service.protocol"  # importable by the workers

@@ -71,7 +71,11 @@ def status_payload(
     }
 
 
-def match_payload(uri: str, range_: dict, match: dict, match_id: str) -> dict[str, Any]:
+def match_payload(
+    uri: str, range_: dict, match: dict, match_id: str, text: str | None = None
+) -> dict[str, Any]:
+    """`text`: the flagged text in the document (the match's own `text` also holds the part
+    of the quote that reaches back into the context)."""
     return {
         "uri": uri,
         "id": match_id,
@@ -80,7 +84,7 @@ def match_payload(uri: str, range_: dict, match: dict, match_id: str) -> dict[st
         "length": match["length"],
         "fileCount": match["file_count"],
         "fileCountExact": match["file_count_exact"],
-        "text": match.get("text", ""),
+        "text": match.get("text", "") if text is None else text,
         "sources": match.get("sources", []),
         "parts": [
             {

@@ -486,6 +486,7 @@ class RecitationServer(LanguageServer):
                         self.protocol._converter.unstructure(rng),
                         m.match.to_dict(),
                         m.id,
+                        doc.text[m.start : m.end],
                     ),
                 )
         return len(fresh)

@@ -170,6 +170,8 @@ async def test_dismiss_clears_the_match_across_the_workspace_folder(
     assert len(diags) == 1 and "rotate_about" in diags[0].data["text"], history
     notes = [n for n in client.match_notes if n["uri"] == second]
     assert len(notes) == 1, [n["text"][:40] for n in notes]
+    # the note carries the flagged text of the document, not the context before it
+    assert notes[0]["text"].startswith("def rotate_about") and HULL[-40:] not in notes[0]["text"]
 
 
 async def test_rescan_checks_a_whole_document(client, fixture_index, workspace):

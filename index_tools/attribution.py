@@ -46,10 +46,6 @@ def _names(source: Source) -> list[tuple[str, ...]]:
     return groups
 
 
-def all_sources(match: Match) -> list[Source]:
-    return [*match.sources, *(s for p in match.parts for s in p.sources)]
-
-
 def source_groups(match: Match) -> list[list[Source]]:
     """The sources each quote of a region needs named (or allowed): its primary span's, and
     those of each part reaching past it (a region can join quotes of different files). A

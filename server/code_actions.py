@@ -164,6 +164,14 @@ def attribution_edits(doc: TextDocument, stored: StoredMatch, style: str) -> lis
     ]
 
 
+def command_action(
+    title: str, command: types.Command, related: list[types.Diagnostic] | None
+) -> types.CodeAction:
+    return types.CodeAction(
+        title=title, kind=types.CodeActionKind.QuickFix, diagnostics=related, command=command
+    )
+
+
 def code_actions(
     doc: TextDocument,
     judged: list[tuple[StoredMatch, Verdict]],
@@ -200,37 +208,28 @@ def code_actions(
         if url and best is not None:
             label = " ".join(p for p in (best.repository, best.path) if p)
             actions.append(
-                types.CodeAction(
-                    title=f"Open source: {printable(label or url)}",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=related,
-                    command=types.Command(
-                        title="Open source", command=CMD_OPEN_SOURCE, arguments=[url]
-                    ),
+                command_action(
+                    f"Open source: {printable(label or url)}",
+                    types.Command(title="Open source", command=CMD_OPEN_SOURCE, arguments=[url]),
+                    related,
                 )
             )
         repos = dict.fromkeys(g[0].repository for g in source_groups(m.match) if g[0].repository)
         for repo in repos:
+            allow = [doc.uri, literal_pattern(repo)]
             actions.append(
-                types.CodeAction(
-                    title=f"Allow {printable(repo, 200)} in this workspace (our own code)",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=related,
-                    command=types.Command(
-                        title="Allow source",
-                        command=CMD_ALLOW_SOURCE,
-                        arguments=[doc.uri, literal_pattern(repo)],
-                    ),
+                command_action(
+                    f"Allow {printable(repo, 200)} in this workspace (our own code)",
+                    types.Command(title="Allow source", command=CMD_ALLOW_SOURCE, arguments=allow),
+                    related,
                 )
             )
+        dismiss = [doc.uri, m.id]
         actions.append(
-            types.CodeAction(
-                title=f"Dismiss this quote (recorded in {DECISIONS_FILE})",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=related,
-                command=types.Command(
-                    title="Dismiss this quote", command=CMD_DISMISS, arguments=[doc.uri, m.id]
-                ),
+            command_action(
+                f"Dismiss this quote (recorded in {DECISIONS_FILE})",
+                types.Command(title="Dismiss this quote", command=CMD_DISMISS, arguments=dismiss),
+                related,
             )
         )
     return actions

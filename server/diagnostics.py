@@ -122,9 +122,6 @@ class MatchStore:
     def get(self, uri: str) -> list[StoredMatch]:
         return self._by_uri.get(uri, [])
 
-    def uris(self) -> list[str]:
-        return list(self._by_uri)
-
     def add(self, uri: str, stored: StoredMatch) -> bool:
         """Store a match unless the same words are already flagged at the same place."""
         items = self._by_uri.setdefault(uri, [])

@@ -35,6 +35,20 @@ class RequestFailed(JsonRpcException):
     CODE = -32803  # LSP RequestFailed
 
 
+async def register_dynamically(
+    ls: RecitationServer, capability: str, registration: types.Registration
+) -> None:
+    """Register a capability when the client supports registering it; a refusal is logged."""
+    if not ls.client_supports(capability):
+        return
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(registrations=[registration])
+        )
+    except Exception as exc:
+        log.info("registration of %s refused: %s", registration.method, exc)
+
+
 def create_server() -> RecitationServer:
     server = RecitationServer()
     register(server)
@@ -57,42 +71,28 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: RecitationServer, params: types.InitializedParams) -> None:
-        if ls.client_supports("workspace.did_change_configuration.dynamic_registration"):
-            try:
-                await ls.client_register_capability_async(
-                    types.RegistrationParams(
-                        registrations=[
-                            types.Registration(
-                                id="recitation-configuration",
-                                method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-                                register_options=types.DidChangeConfigurationRegistrationOptions(
-                                    section="recitation"
-                                ),
-                            )
-                        ]
-                    )
-                )
-            except Exception as exc:
-                log.info("dynamic registration refused: %s", exc)
-        if ls.client_supports("workspace.did_change_watched_files.dynamic_registration"):
-            try:
-                await ls.client_register_capability_async(
-                    types.RegistrationParams(
-                        registrations=[
-                            types.Registration(
-                                id="recitation-decisions",
-                                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                                register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                                    watchers=[
-                                        types.FileSystemWatcher(glob_pattern=f"**/{DECISIONS_FILE}")
-                                    ]
-                                ),
-                            )
-                        ]
-                    )
-                )
-            except Exception as exc:
-                log.info("file watching refused: %s", exc)
+        await register_dynamically(
+            ls,
+            "workspace.did_change_configuration.dynamic_registration",
+            types.Registration(
+                id="recitation-configuration",
+                method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                register_options=types.DidChangeConfigurationRegistrationOptions(
+                    section="recitation"
+                ),
+            ),
+        )
+        await register_dynamically(
+            ls,
+            "workspace.did_change_watched_files.dynamic_registration",
+            types.Registration(
+                id="recitation-decisions",
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern=f"**/{DECISIONS_FILE}")]
+                ),
+            ),
+        )
         await ls.refresh_settings()
         ls.refresh_decisions()
         ls.start_watching()

@@ -119,7 +119,7 @@ def run_check(args, idx, version: str) -> int:
         return 0
 
     shown = [r for r in results if r.verdict.action != "off" or r.verdict.suppressed]
-    failing = [r for r in results if at_least(r.failing_at, args.fail_on) and r.failing_at != "off"]
+    failing = [r for r in results if at_least(r.failing_at, args.fail_on)]
     if args.format == "json":
         print(
             json.dumps(

@@ -44,6 +44,7 @@ from typing import Literal
 from .license_categories import CATEGORIES, license_category, normalize_license
 from .model import Source
 from .quote_identity import QuoteIdentity
+from .safe_text import printable
 
 FILE_NAME = ".recitation.toml"
 FORMAT = 1
@@ -191,14 +192,22 @@ def _matches(pattern: str, name: str) -> bool:
 
 def parse_decisions(text: str, where: str = FILE_NAME) -> Decisions:
     """Decisions from the text of a decisions file; DecisionsError names the line."""
+    return _parse(text, where)[1]
+
+
+def _parse(text: str, where: str):
+    """(the TOML document, as tomlkit keeps it for editing; its decisions)."""
     import tomlkit
     from tomlkit.exceptions import ParseError
 
     try:
-        data = tomlkit.parse(text).unwrap()
+        doc = tomlkit.parse(text)
     except ParseError as e:
         raise DecisionsError(f"{where}: line {e.line}: {_reason(e)}") from None
+    return doc, _decisions_of(doc.unwrap(), text, where)
 
+
+def _decisions_of(data: dict, text: str, where: str) -> Decisions:
     def fail(message: str, key: str | None = None) -> DecisionsError:
         line = _line_of(text, key) if key else None
         return DecisionsError(f"{where}: {f'line {line}: ' if line else ''}{message}")
@@ -304,14 +313,13 @@ class DecisionsFile:
         self.path = Path(folder) / FILE_NAME
 
     def _load(self):
-        import tomlkit
-
+        """(the document to edit, the decisions it holds); a file with an error is
+        refused (DecisionsError), never edited."""
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             text = NEW_FILE
-        parse_decisions(text, str(self.path))  # refuses to edit a file with an error
-        return tomlkit.parse(text)
+        return _parse(text, str(self.path))
 
     def _save(self, doc) -> Decisions:
         import tomlkit
@@ -333,7 +341,7 @@ class DecisionsFile:
     def dismiss(self, identity: QuoteIdentity, quote: str, source: str, license: str) -> Decisions:
         import tomlkit
 
-        doc = self._load()
+        doc, _ = self._load()
         entries = doc.get("dismissed")
         if entries is None:
             entries = tomlkit.aot()
@@ -343,9 +351,9 @@ class DecisionsFile:
         entry = tomlkit.table()
         entry["id"] = identity.id
         entry["words"] = identity.words
-        entry["quote"] = _one_line(quote, 120)
-        entry["source"] = _one_line(source, 300)
-        entry["license"] = _one_line(license, 200)
+        entry["quote"] = printable(quote, 120)
+        entry["source"] = printable(source, 300)
+        entry["license"] = printable(license, 200)
         entry["date"] = date.today().isoformat()
         entry["fingerprints"] = identity.fingerprint_text()
         at = sum(1 for e in entries if str(e.get("id", "")) < identity.id)
@@ -353,22 +361,19 @@ class DecisionsFile:
         return self._save(doc)
 
     def undismiss(self, quote_id: str) -> tuple[Decisions, bool]:
-        doc = self._load()
-        entries = doc.get("dismissed")
-        if entries is None:
-            return parse_decisions(tomlkit_dumps(doc)), False
-        for i, e in enumerate(entries):
+        doc, decisions = self._load()
+        for i, e in enumerate(doc.get("dismissed") or []):
             if e.get("id") == quote_id:
-                del entries[i]
-                if not len(entries):
+                del doc["dismissed"][i]
+                if not len(doc["dismissed"]):
                     del doc["dismissed"]
                 return self._save(doc), True
-        return parse_decisions(tomlkit_dumps(doc)), False
+        return decisions, False
 
     def allow(self, pattern: str) -> Decisions:
         import tomlkit
 
-        doc = self._load()
+        doc, _ = self._load()
         if "allow" not in doc:
             doc.append("allow", tomlkit.table())
         allow = doc["allow"]
@@ -379,21 +384,9 @@ class DecisionsFile:
         return self._save(doc)
 
     def disallow(self, pattern: str) -> tuple[Decisions, bool]:
-        doc = self._load()
+        doc, decisions = self._load()
         sources = doc.get("allow", {}).get("sources")
         if sources is not None and pattern in list(sources):
             sources.remove(pattern)
             return self._save(doc), True
-        return parse_decisions(tomlkit_dumps(doc)), False
-
-
-def tomlkit_dumps(doc) -> str:
-    import tomlkit
-
-    return tomlkit.dumps(doc)
-
-
-def _one_line(text: str, limit: int) -> str:
-    from .safe_text import printable
-
-    return printable(text, limit)
+        return decisions, False

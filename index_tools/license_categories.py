@@ -115,6 +115,7 @@ def _category_of(node) -> Category:
     return "unknown"
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize_license(expression: str) -> str:
     """The expression as SPDX writes it (`gpl-2.0` -> `GPL-2.0-only`), or the text itself
     when it cannot be parsed."""

@@ -73,7 +73,6 @@ class FolderDecisions:
                 (*self.decisions.dismissed, kept), self.decisions.allowed, self.decisions.policy
             )
             return "for this session (the file is outside every workspace folder)"
-        self.refresh()
         self._edited(DecisionsFile(self.folder).dismiss(identity, quote, source, license))
         return f"in {DECISIONS_FILE}"
 
@@ -83,7 +82,6 @@ class FolderDecisions:
             found = len(kept) != len(self.decisions.dismissed)
             self.decisions = Decisions(kept, self.decisions.allowed, self.decisions.policy)
             return found
-        self.refresh()
         decisions, found = DecisionsFile(self.folder).undismiss(quote_id)
         self._edited(decisions)
         return found
@@ -91,13 +89,11 @@ class FolderDecisions:
     def allow(self, pattern: str) -> None:
         if self.folder is None:
             raise DecisionsError("allowed sources are kept in a workspace folder's file")
-        self.refresh()
         self._edited(DecisionsFile(self.folder).allow(pattern))
 
     def disallow(self, pattern: str) -> bool:
         if self.folder is None:
             return False
-        self.refresh()
         decisions, found = DecisionsFile(self.folder).disallow(pattern)
         self._edited(decisions)
         return found

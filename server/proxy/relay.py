@@ -664,8 +664,7 @@ class Relay:
         sources pass untouched; the license policy's `[policy.completions]` picks warn, block
         or off per item, else the `completionMode` setting."""
         scope = self.scopes.for_uri(uri if isinstance(uri, str) else None)
-        scope.decisions.refresh()
-        kept, modes = [], {}
+        kept, modes = [], {}  # the decisions were read again by completion_scope
         for v in verdicts:
             j = judge(
                 v.match,

@@ -20,38 +20,19 @@ import sys
 import warnings
 from pathlib import Path
 
-import tree_sitter as ts
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from index_tools.normalize import GRAMMARS, grammar_keywords  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "index_tools" / "data" / "vocabulary.txt"
-GRAMMARS = [
-    ("tree_sitter_python", "language"),
-    ("tree_sitter_javascript", "language"),
-    ("tree_sitter_typescript", "language_typescript"),
-    ("tree_sitter_java", "language"),
-    ("tree_sitter_go", "language"),
-    ("tree_sitter_c", "language"),
-    ("tree_sitter_cpp", "language"),
-    ("tree_sitter_rust", "language"),
-]
 # Modules with side effects on import (a browser, a printed poem) or that are not an API.
 SKIP_MODULES = {"antigravity", "this", "idlelib", "test", "lib2to3", "pydoc_data"}
 
 
 def keywords() -> set[str]:
-    """Keywords of every grammar: its anonymous, visible node kinds that are words."""
+    """Keywords of every grammar the engine knows (`normalize.grammar_keywords`)."""
     out: set[str] = set()
-    for module, fn in GRAMMARS:
-        lang = ts.Language(getattr(importlib.import_module(module), fn)())
-        for i in range(lang.node_kind_count):
-            kind = lang.node_kind_for_id(i)
-            if (
-                kind
-                and not lang.node_kind_is_named(i)
-                and lang.node_kind_is_visible(i)
-                and kind.isidentifier()
-                and not kind.startswith("_")
-            ):
-                out.add(kind)
+    for language in GRAMMARS:
+        out |= {k for k in grammar_keywords(language) or () if not k.startswith("_")}
     return out
 
 

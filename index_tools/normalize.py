@@ -64,8 +64,9 @@ def canonical(language: str | None) -> str | None:
 
 
 @cache
-def keywords(language: str) -> frozenset[str] | None:
-    """The grammar's keywords (None when its grammar package is not installed)."""
+def grammar_keywords(language: str) -> frozenset[str] | None:
+    """The words the language's tree-sitter grammar spells out (its anonymous, visible node
+    kinds that are identifiers); None when its grammar package is not installed."""
     module, func = GRAMMARS[language]
     try:
         from tree_sitter import Language
@@ -83,7 +84,15 @@ def keywords(language: str) -> frozenset[str] | None:
             and kind.isidentifier()
         ):
             words.add(kind)
-    return frozenset(words | _CONSTANTS.get(language, set()))
+    return frozenset(words)
+
+
+@cache
+def keywords(language: str) -> frozenset[str] | None:
+    """The grammar's keywords and the language's constants (None when its grammar package
+    is not installed)."""
+    words = grammar_keywords(language)
+    return None if words is None else words | _CONSTANTS.get(language, set())
 
 
 def supported(language: str | None) -> bool:

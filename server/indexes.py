@@ -59,17 +59,17 @@ def resolve_index_path(index_path: str, folder_uri: str | None) -> Path:
     return path
 
 
-class IndexHandle:
-    def __init__(self, path: Path):
+class WorkerHandle:
+    """What every index handle has: a state the status reports, one worker thread for its
+    lookups, and a callback for changes of state."""
+
+    def __init__(self, path: Any, thread_name: str):
         self.path = path
         self.state = LOADING
         self.message = ""
         self.summary: dict[str, Any] | None = None
-        self._following: FollowingIndex | None = None
-        self._generation: str | None = None
-        self._checked_at = time.monotonic()
         self._closed = False
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recitation-index")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
         self._opened: asyncio.Future | None = None
         # called (from the worker thread) after the handle switched generation or state
         self.on_change = None
@@ -77,6 +77,21 @@ class IndexHandle:
     @property
     def ready(self) -> bool:
         return self.state == READY
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(self)
+            except Exception:
+                log.exception("index change callback")
+
+
+class IndexHandle(WorkerHandle):
+    def __init__(self, path: Path):
+        super().__init__(path, "recitation-index")
+        self._following: FollowingIndex | None = None
+        self._generation: str | None = None
+        self._checked_at = time.monotonic()
 
     def open(self) -> asyncio.Future:
         """Start opening (once); the future completes when the state is known."""
@@ -221,13 +236,6 @@ class IndexHandle:
             following.close()
         self.state, self.message, self.summary = state, message, None
         self._changed()
-
-    def _changed(self) -> None:
-        if self.on_change is not None:
-            try:
-                self.on_change(self)
-            except Exception:
-                log.exception("index change callback")
 
     def close(self) -> None:
         """Retire the handle: lookups already queued are still answered (from this index),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,16 @@ from index_tools import (
     open_location,
 )
 
-from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexHandle, IndexManager, resolve_index_path
+from .indexes import (
+    ERROR,
+    LOADING,
+    NO_INDEX,
+    READY,
+    IndexHandle,
+    IndexManager,
+    WorkerHandle,
+    resolve_index_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,29 +43,18 @@ FIRST_RETRY_SECONDS = 1.0
 LAST_RETRY_SECONDS = 60.0
 
 
-class RemoteHandle:
+class RemoteHandle(WorkerHandle):
     def __init__(self, url: str):
-        self.path = url
-        self.state = LOADING
-        self.message = ""
-        self.summary: dict[str, Any] | None = None
-        self.on_change = None
+        super().__init__(url, "recitation-remote")
         self._client: RemoteIndex | None = None
         self._problem = ""
         try:
             self._client = open_location(url)  # the token: RECITATION_INDEX_TOKEN(_FILE)
         except (IndexOpenError, OSError) as exc:
             self._problem = str(exc)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recitation-remote")
-        self._opened: asyncio.Future | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._retry: asyncio.TimerHandle | None = None
         self._backoff = FIRST_RETRY_SECONDS
-        self._closed = False
-
-    @property
-    def ready(self) -> bool:
-        return self.state == READY
 
     def open(self) -> asyncio.Future:
         if self._opened is None:
@@ -139,13 +136,6 @@ class RemoteHandle:
             return
         with contextlib.suppress(RuntimeError):
             self._executor.submit(self._connect)
-
-    def _changed(self) -> None:
-        if self.on_change is not None:
-            try:
-                self.on_change(self)
-            except Exception:
-                log.exception("index change callback")
 
     def close(self) -> None:
         if self._closed:

@@ -182,7 +182,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         if doc is None:
             return None
         offset = doc.offset_at(params.position)
-        found = [(m, v) for m, v in ls.judged_matches(doc.uri) if m.start <= offset < m.end]
+        found = [(m, v) for m, v in ls.judged_matches(doc.uri, offset, offset) if offset < m.end]
         if not found:
             return None
         formats = get_capability(ls.client_capabilities, "text_document.hover.content_format", None)
@@ -211,7 +211,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
             return None
         start = doc.offset_at(params.range.start)
         end = doc.offset_at(params.range.end)
-        found = [(m, v) for m, v in ls.judged_matches(doc.uri) if m.start <= end and start <= m.end]
+        found = ls.judged_matches(doc.uri, start, end)
         style = ls.settings_for(doc.uri).attribution_style
         return code_actions(doc, found, list(params.context.diagnostics or []), style) or None
 

@@ -352,23 +352,25 @@ class RecitationServer(LanguageServer):
             and scope.index.state not in (NO_INDEX, ERROR)
         )
 
-    def judged_matches(self, uri: str) -> list[tuple[StoredMatch, Verdict]]:
-        """The document's matches that are shown, with their verdicts."""
+    def judged_matches(
+        self, uri: str, start: int = 0, end: int | None = None
+    ) -> list[tuple[StoredMatch, Verdict]]:
+        """The document's matches that are shown, with their verdicts; only those touching
+        `[start, end]` when given (hover, code actions judge only what is under the cursor)."""
         doc = self.documents.get(uri)
         scope = self.scopes.for_uri(uri)
         if doc is None or not self.index_usable(scope):
             return []
         out = []
         for m in self.matches.get(uri):
-            if m.length < scope.settings.min_tokens:
+            if m.length < scope.settings.min_tokens or m.end < start:
+                continue
+            if end is not None and m.start > end:
                 continue
             verdict = self.verdict(scope, doc, m)
             if verdict.action != "off":
                 out.append((m, verdict))
         return out
-
-    def visible_matches(self, uri: str) -> list[StoredMatch]:
-        return [m for m, _ in self.judged_matches(uri)]
 
     def publish(self, uri: str) -> None:
         doc = self.documents.get(uri)

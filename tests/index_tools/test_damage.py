@@ -164,17 +164,23 @@ def test_the_cli_reports_damage_in_one_line(pristine, tmp_path):
     assert "damaged" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-@settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(
-    which=st.integers(0, 100),
-    offset=st.integers(0, 1 << 30),
-    xor=st.integers(1, 255),
-    cut=st.booleans(),
-)
+def random_damage(test):
+    """Hypothesis draws of damage: which file, where, which bits flipped, or cut short."""
+    return settings(
+        max_examples=30,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )(
+        given(
+            which=st.integers(0, 100),
+            offset=st.integers(0, 1 << 30),
+            xor=st.integers(1, 255),
+            cut=st.booleans(),
+        )(test)
+    )
+
+
+@random_damage
 def test_random_damage_is_an_error_or_the_right_answer(pristine, tmp_path, which, offset, xor, cut):
     good = answer(pristine)
     case = tmp_path / uuid.uuid4().hex
@@ -464,17 +470,7 @@ def test_random_header_values_are_an_error_or_the_right_answer(
     assert answer(dest) in (good, "error")
 
 
-@settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(
-    which=st.integers(0, 100),
-    offset=st.integers(0, 1 << 30),
-    xor=st.integers(1, 255),
-    cut=st.booleans(),
-)
+@random_damage
 def test_random_damage_to_a_large_index_is_an_error(
     pristine, tmp_path, monkeypatch, which, offset, xor, cut
 ):

@@ -13,13 +13,12 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
-from . import store
-from .fingerprint import WordHasher, guarantee, kgram_fingerprints
-from .model import Origin
-from .normalize import identifier_mask, normalized_hashes
-from .process import capped_mask, decompress
-from .store import IndexOpenError
-from .words import WORD_RE
+from ..model import Origin
+from ..store import generations as store
+from ..store.generations import IndexOpenError, capped_mask, decompress
+from ..text.fingerprint import WordHasher, guarantee, kgram_fingerprints
+from ..text.normalize import identifier_mask, normalized_hashes
+from ..text.words import WORD_RE
 
 # decompressed documents kept for verification, in words (each costs ~70 bytes once its
 # words are hashed): near-copies hit by one query (forks, vendored files) stay cached

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .decisions import FILE_NAME, Decisions, load_decisions
-from .quote_identity import QuoteIdentity
+from ..judge.decisions import FILE_NAME, Decisions, load_decisions
+from ..judge.quote_identity import QuoteIdentity
 
 SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"}
 MAX_FILE_BYTES = 4 * 1024 * 1024  # larger files are reported and skipped
@@ -135,7 +135,7 @@ class DecisionsFinder:
         return self._for_dir(path.resolve().parent)
 
     def _for_explicit(self) -> tuple[Path | None, Decisions | None]:
-        from .decisions import DecisionsError, parse_decisions
+        from ..judge.decisions import DecisionsError, parse_decisions
 
         p = Path(self._explicit)
         key = p.resolve()

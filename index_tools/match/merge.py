@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import copy
 
-from .model import Match, Part, Position, Range, Source
-from .words import WORD_RE
+from ..model import Match, Part, Position, Range, Source
+from ..text.words import WORD_RE
 
 
 def merge_matches(*found: list[Match]) -> list[Match]:

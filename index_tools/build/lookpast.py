@@ -29,8 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import store
-from .process import decompress, look_past
+from ..store import generations as store
+from ..store.generations import decompress
+from .process import look_past
 
 UNCAPPED = 0xFFFFFFFF  # the cap the builders write with, before this pass
 _EXTRA = np.dtype([("key", "<u8"), ("doc", "<u4"), ("pos", "<u4")])

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .model import Match, Source
-from .safe_text import printable
+from ..model import Match, Source
+from ..safe_text import printable
 
 LINES_ABOVE = 6  # an SPDX snippet header is up to five lines
 _LINE_BREAK = re.compile("\r\n|\r|\n")

@@ -6,9 +6,9 @@ from urllib.parse import quote
 
 import xxhash
 
-from .model import KINDS, Match, Part, describe_match
-from .safe_text import clean_link, printable
-from .verdict import Verdict
+from ..judge.verdict import Verdict
+from ..model import KINDS, Match, Part, describe_match
+from ..safe_text import clean_link, printable
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..store.generations import IndexOpenError, current_name
 from .index import Index, open_index
-from .store import IndexOpenError, current_name
 
 log = logging.getLogger(__name__)
 

@@ -55,6 +55,7 @@ import shutil
 import stat
 import struct
 import sys
+import threading
 import time
 import uuid
 from bisect import bisect_left
@@ -64,10 +65,11 @@ from pathlib import Path
 import lmdb
 import numpy as np
 import xxhash
+import zstandard
 
-from .fingerprint import HASH_NAME, KGRAM_NAME
+from ..text.fingerprint import HASH_NAME, KGRAM_NAME
+from ..text.words import TOKENIZER_VERSION
 from .lock import LOCK_NAME
-from .words import TOKENIZER_VERSION
 
 FORMAT_VERSION = 4
 _LITTLE = sys.byteorder == "little"
@@ -821,3 +823,24 @@ def verify(root: Path) -> list[str]:
     file's digest; returns the problems found (empty when sound)."""
     gen, header = read_header(root)
     return structure_problems(gen, header) + digest_problems(gen, header)
+
+
+# a ZstdDecompressor is not safe to use from two threads at once: an Index is (several
+# lookups of the index service, two indexes in the language server), so one per thread
+_decompressors = threading.local()
+
+
+def decompress(ztext: bytes) -> str:
+    decompressor = getattr(_decompressors, "zstd", None)
+    if decompressor is None:
+        decompressor = _decompressors.zstd = zstandard.ZstdDecompressor()
+    return decompressor.decompress(ztext).decode("utf-8", "surrogatepass")
+
+
+def capped_mask(fps: np.ndarray, capped_ids: np.ndarray, prefix_bits: int) -> np.ndarray:
+    """Which fingerprints are capped, given the sorted ids of the capped keys."""
+    if not len(capped_ids) or not len(fps):
+        return np.zeros(len(fps), dtype=bool)
+    ids = key_ids(keys_of(fps), prefix_bits)
+    at = np.minimum(np.searchsorted(capped_ids, ids), len(capped_ids) - 1)
+    return capped_ids[at] == ids

@@ -12,14 +12,15 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .attribution import split_lines
-from .decisions import ACTIONS, Action, DecisionsError
-from .model import MATCH_JSON_VERSION, Match, describe_match
-from .quote_identity import QuoteIdentity
-from .safe_text import printable
+from ..build.sources.languages import language_for_path
+from ..judge.attribution import split_lines
+from ..judge.decisions import ACTIONS, Action, DecisionsError
+from ..judge.quote_identity import QuoteIdentity
+from ..judge.verdict import Verdict, at_least, judge
+from ..model import MATCH_JSON_VERSION, Match, describe_match
+from ..safe_text import printable
 from .scan import Baseline, DecisionsFinder, collect_files, display_path, read_code
-from .sources.languages import language_for_path
-from .verdict import Verdict, at_least, judge
+from .text_report import match_details
 
 # what each kind shows as unless told otherwise (the editor's defaults)
 DEFAULT_KIND_ACTIONS: dict[str, Action] = {
@@ -144,8 +145,6 @@ def run_check(args, idx, version: str) -> int:
 
 
 def _print_text(results: list[CheckResult], show_suppressed: bool) -> None:
-    from .cli import match_details
-
     for r in results:
         v = r.verdict
         if v.suppressed and not show_suppressed:

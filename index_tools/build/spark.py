@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 import zstandard
 
-from . import store
-from .build import (
+from ..store import generations as store
+from .local import (
     _RUN_DTYPE,
     ORIGIN_CAP,
     BuildError,
@@ -240,7 +240,7 @@ class _DocsWriter:
 
 def _package_zip(tmp: Path) -> str:
     """index_tools as a zip, shipped to a cluster's executors."""
-    pkg = Path(__file__).resolve().parent
+    pkg = Path(__file__).resolve().parent.parent
     path = tmp / "index_tools.zip"
     with zipfile.ZipFile(path, "w") as z:
         for p in pkg.rglob("*.py"):

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from index_tools.build.sources import SkipReasons, SourceError, detect_license, open_source
+from index_tools.build.sources.filters import check_text, is_generated, is_minified, text_from_bytes
+from index_tools.build.sources.git import file_link, parse_remote
+from index_tools.build.sources.languages import language_for_path, normalize_language
+from index_tools.build.sources.licenses import license_from_classifiers, license_from_name
+from index_tools.build.sources.python_env import cpython_tag
 from index_tools.model import Origin
-from index_tools.sources import SkipReasons, SourceError, detect_license, open_source
-from index_tools.sources.filters import check_text, is_generated, is_minified, text_from_bytes
-from index_tools.sources.git import file_link, parse_remote
-from index_tools.sources.languages import language_for_path, normalize_language
-from index_tools.sources.licenses import license_from_classifiers, license_from_name
-from index_tools.sources.python_env import cpython_tag
 
 MIT_TEXT = """\
 MIT License

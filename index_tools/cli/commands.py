@@ -13,7 +13,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from .build import (
+from ..build.local import (
     DEFAULT_K,
     DEFAULT_POSTING_CAP,
     DEFAULT_SHARDS,
@@ -21,13 +21,13 @@ from .build import (
     BuildError,
     InterruptedAfterPublish,
 )
-from .model import Match, count_phrase, describe_match
-from .paths import DEFAULT_SOURCES, default_index_path
-from .query_json import query_report
-from .remote import is_remote
-from .safe_text import printable
-from .sources.languages import language_for_path
-from .store import IndexOpenError
+from ..build.sources.languages import language_for_path
+from ..model import Match, describe_match, query_report
+from ..safe_text import printable
+from ..service.remote import is_remote
+from ..store.generations import IndexOpenError
+from ..store.paths import DEFAULT_SOURCES, default_index_path
+from .text_report import match_details
 
 DESCRIPTION = """\
 Build and query a local index of public code, so that code entering your editor (an AI
@@ -68,7 +68,7 @@ def _index_path(value: str | None) -> Path | str:
 
 
 def _build_options(args):
-    from .build import BuildOptions
+    from ..build.local import BuildOptions
 
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be 0 (all cores) or more")
@@ -93,7 +93,7 @@ def _print_summary(summary, as_json: bool) -> None:
 
 
 def cmd_build(args) -> int:
-    from .build import build_index
+    from ..build.local import build_index
 
     if args.default:
         out = _index_path(args.out) if args.out else default_index_path()
@@ -107,7 +107,7 @@ def cmd_build(args) -> int:
     if args.master and args.engine != "spark":
         raise UsageError("--master needs --engine spark")
     if args.engine == "spark":
-        from .spark_build import build_index_spark, require_pyspark
+        from ..build.spark import build_index_spark, require_pyspark
 
         require_pyspark()
         summary = build_index_spark(sources, out, _build_options(args), master=args.master)
@@ -118,7 +118,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_add(args) -> int:
-    from .build import add_to_index
+    from ..build.local import add_to_index
 
     summary = add_to_index(_index_path(args.index), args.sources, _build_options(args))
     _print_summary(summary, args.json)
@@ -126,7 +126,7 @@ def cmd_add(args) -> int:
 
 
 def _open(path: Path | str, token_file: str | None = None):
-    from .remote import default_token, open_location
+    from ..service.remote import default_token, open_location
 
     token = None
     if token_file:
@@ -137,7 +137,7 @@ def _open(path: Path | str, token_file: str | None = None):
 
 
 def cmd_stats(args) -> int:
-    from .store import verify
+    from ..store.generations import verify
 
     path = _index_path(args.index)
     if args.verify and is_remote(path):
@@ -186,38 +186,6 @@ def _read_text(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _source_text(s) -> str:
-    """One source on one printable line (corpus metadata never forges or colours a line)."""
-    text = f"{s.repository} {s.path} L{s.start_line}\u2013L{s.end_line} ({s.license}) {s.url}"
-    return printable(text, 2000)
-
-
-def match_details(m: Match, reason: str = "", show_sources: int = 5) -> str:
-    """The lines under a match's headline: where it sits, why it shows, sources, parts."""
-    r = m.range
-    out = [
-        f"  kind: {m.kind}; suggestion lines {r.start.line + 1}\u2013{r.end.line + 1}, "
-        f"{m.suggestion_words} of its words" + (f"; {printable(reason, 300)}" if reason else "")
-    ]
-    if m.renamed:
-        out.append(
-            "  renamed: " + printable(", ".join(f"{a} \u2192 {b}" for a, b in m.renamed), 4000)
-        )
-    for s in m.sources[:show_sources]:
-        out.append(f"  - {_source_text(s)}")
-    if len(m.sources) > show_sources:
-        out.append(f"  ... and {len(m.sources) - show_sources} more sources")
-    for p in m.parts:
-        out.append(
-            f"  part: {p.length} words (suggestion lines {p.range.start.line + 1}\u2013"
-            f"{p.range.end.line + 1}) found in {count_phrase(p.file_count, p.file_count_exact)}; "
-            f"{p.kind}"
-        )
-        for s in p.sources[:2]:
-            out.append(f"    - {_source_text(s)}")
-    return "\n".join(out)
-
-
 def _match_text(m: Match) -> str:
     return f"{describe_match(m)}\n{match_details(m)}"
 
@@ -227,7 +195,7 @@ def cmd_query(args) -> int:
     context = _read_text(args.context_file) if args.context_file else ""
     if args.min_tokens < 1:
         raise UsageError("--min-tokens must be at least 1")
-    from .words import count_words
+    from ..text.words import count_words
 
     with _open(_index_path(args.index), args.token_file) as idx:
         language = args.language or (
@@ -258,7 +226,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .service import Listen, ServeError, ServiceConfig, serve
+    from ..service import Listen, ServeError, ServiceConfig, serve
 
     if args.workers < 1 or args.max_request_bytes < 1 or args.max_pending < 1:
         raise UsageError("--workers, --max-request-bytes and --max-pending must be positive")

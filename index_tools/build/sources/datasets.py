@@ -30,7 +30,7 @@ from urllib.parse import quote, urlsplit
 
 from index_tools.model import Document, Origin
 
-from ..safe_text import clean_link
+from ...safe_text import clean_link
 from .base import CorpusSource, SkipReasons, SourceError
 from .filters import check_text, text_from_bytes
 from .languages import language_for_path, normalize_language

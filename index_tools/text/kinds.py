@@ -21,12 +21,15 @@ from __future__ import annotations
 import collections
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
-from .model import Kind
 from .span_features import SpanFeatures, segments, span_features
 from .templates import template_share
+
+Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
+KINDS: tuple[Kind, ...] = ("recitation", "license", "repetitive", "inventory", "idiom")
 
 # Wording only legal text uses: one of these makes a span legal text.
 _LEGAL_PHRASES = (

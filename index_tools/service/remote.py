@@ -18,10 +18,10 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .matcher import MAX_CONTEXT_WORDS
-from .model import Match
-from .store import IndexOpenError
-from .words import tokenize
+from ..match.matcher import MAX_CONTEXT_WORDS
+from ..model import Match
+from ..store.generations import IndexOpenError
+from ..text.words import tokenize
 
 TOKEN_ENV = "RECITATION_INDEX_TOKEN"
 TOKEN_FILE_ENV = "RECITATION_INDEX_TOKEN_FILE"
@@ -235,6 +235,6 @@ def open_location(location: str | os.PathLike, token: str | None = None):
     """A local `Index` for a path, a `RemoteIndex` for an http(s) URL."""
     if is_remote(location):
         return RemoteIndex(str(location), token if token is not None else default_token())
-    from .index import open_index
+    from ..match.index import open_index
 
     return open_index(location)

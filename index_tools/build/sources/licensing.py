@@ -88,7 +88,7 @@ def identify_license_text(text: str) -> str:
     """A license file's or header's SPDX expression, both detectors layered: our phrase
     matcher first (fast, and right more often on real files: `bench/results/licenses.md`),
     the SPDX templates where it finds nothing; NOASSERTION when neither does."""
-    from .sources.licenses import detect_license
+    from .licenses import detect_license
 
     found = detect_license(text)
     if found != NOASSERTION:
@@ -115,8 +115,8 @@ def header_comment(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _header_license(header: str) -> str | None:
-    from .classify import is_license
-    from .words import word_texts
+    from ...text.kinds import is_license
+    from ...text.words import word_texts
 
     if not is_license(word_texts(header)):
         return None

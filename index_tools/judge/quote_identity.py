@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .words import word_texts
+from ..text.words import word_texts
 
 GRAM = 8  # words per hashed gram
 WINDOW = 8  # grams per winnowing window

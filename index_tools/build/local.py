@@ -27,14 +27,14 @@ import numpy as np
 import xxhash
 from tqdm import tqdm
 
-from . import store
-from .fingerprint import HASH_NAME, KGRAM_NAME
-from .lock import IndexBusyError, WriterLock
+from ..model import Document
+from ..store import generations as store
+from ..store.lock import IndexBusyError, WriterLock
+from ..text.fingerprint import HASH_NAME, KGRAM_NAME
+from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
+from ..text.words import TOKENIZER_VERSION
 from .lookpast import UNCAPPED, finish_caps, local_mapper
-from .model import Document
-from .normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from .process import ProcessedDoc, process
-from .words import TOKENIZER_VERSION
 
 DEFAULT_K = 20
 DEFAULT_WINDOW = 41

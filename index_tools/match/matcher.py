@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .classify import classify
-from .fingerprint import kgram_fingerprints, winnow, winnow_past
-from .model import Match, Part, Position, Range, Source
-from .normalize import canonical, identifier_mask, keywords, normalized_hashes
-from .safe_text import printable
-from .words import WORD_RE, LineIndex, word_texts
+from ..model import Match, Part, Position, Range, Source
+from ..safe_text import printable
+from ..text.fingerprint import kgram_fingerprints, winnow, winnow_past
+from ..text.kinds import classify
+from ..text.normalize import canonical, identifier_mask, keywords, normalized_hashes
+from ..text.words import WORD_RE, LineIndex, word_texts
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
 MAX_DOCUMENTS = 4096  # documents compared per query; past it counts are lower bounds

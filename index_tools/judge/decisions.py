@@ -41,10 +41,10 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
+from ..model import Source
+from ..safe_text import printable
 from .license_categories import CATEGORIES, license_category, normalize_license
-from .model import Source
 from .quote_identity import QuoteIdentity
-from .safe_text import printable
 
 FILE_NAME = ".recitation.toml"
 FORMAT = 1

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..model import Match
 from .attribution import Attribution, find_region_attribution, source_groups
 from .decisions import ACTIONS, Action, CompletionAction, Decisions
 from .license_categories import Category, license_category
-from .model import Match
 from .quote_identity import QuoteIdentity
 
 State = Literal["open", "attributed", "dismissed", "allowed", "baseline"]

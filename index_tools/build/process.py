@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 import xxhash
 import zstandard
 
-from .fingerprint import WordHasher, kgram_fingerprints, winnow, winnow_past
-from .normalize import identifier_mask, normalized_hashes
-from .words import WORD_RE
+from ..store.generations import capped_mask
+from ..text.fingerprint import WordHasher, kgram_fingerprints, winnow, winnow_past
+from ..text.normalize import identifier_mask, normalized_hashes
+from ..text.words import WORD_RE
 
 BLOCK_CHARS = 1024  # text is split at line breaks into blocks of about this many characters
 ZSTD_LEVEL = 6
@@ -19,9 +19,6 @@ ZSTD_LEVEL = 6
 _hasher = WordHasher()
 # each frame carries its checksum: a changed byte of a stored text is an error when read
 _compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
-# a ZstdDecompressor is not safe to use from two threads at once: an Index is (several
-# lookups of the index service, two indexes in the language server), so one per thread
-_decompressors = threading.local()
 
 
 _EMPTY_FPS = np.empty(0, dtype=np.uint64)
@@ -93,17 +90,6 @@ def process(
     )
 
 
-def capped_mask(fps: np.ndarray, capped_ids: np.ndarray, prefix_bits: int) -> np.ndarray:
-    """Which fingerprints are capped, given the sorted ids of the capped keys."""
-    if not len(capped_ids) or not len(fps):
-        return np.zeros(len(fps), dtype=bool)
-    from .store import key_ids, keys_of
-
-    ids = key_ids(keys_of(fps), prefix_bits)
-    at = np.minimum(np.searchsorted(capped_ids, ids), len(capped_ids) - 1)
-    return capped_ids[at] == ids
-
-
 def look_past(
     text: str,
     k: int,
@@ -134,10 +120,3 @@ def look_past(
         extra = np.setdiff1d(winnow_past(fps, window, mask), winnow(fps, window))
         out[slot], out[slot + 1] = fps[extra], extra.astype(np.uint32)
     return out[0], out[1], out[2], out[3]
-
-
-def decompress(ztext: bytes) -> str:
-    decompressor = getattr(_decompressors, "zstd", None)
-    if decompressor is None:
-        decompressor = _decompressors.zstd = zstandard.ZstdDecompressor()
-    return decompressor.decompress(ztext).decode("utf-8", "surrogatepass")

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 from index_tools.model import Document
 
-from ..licensing import file_license
-from ..safe_text import clean_origin
+from ...model import clean_origin
+from .licensing import file_license
 
 
 class SourceError(Exception):
@@ -50,7 +50,7 @@ class CorpusSource:
     `documents()` yields `Document`s and, while it runs, counts what it leaves out in
     `skipped` (reason -> count; reset at the start of each run). Whatever the source, a
     document's link leaves here as a clean http(s) link (no credentials, no secret query
-    parameters) or "", and its names carry no credentials (`safe_text.clean_origin`).
+    parameters) or "", and its names carry no credentials (`model.clean_origin`).
     """
 
     kind = ""

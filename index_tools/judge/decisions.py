@@ -15,6 +15,10 @@ order, so that two branches dismissing different quotes touch different lines):
     [policy.completions]         # the completion proxy: off, warn, block
     network-copyleft = "block"
 
+    [check]                      # `recitation-index check`: files it cannot read (binary,
+    allow-skipped = ["*.png"]    # links out of the repository...) fail the run unless
+                                 # allowed here: true, or globs relative to this folder
+
     [[dismissed]]                # a quote dismissed by its content (see quote_identity)
     id = "3f2a9c0d1e4b5a6c"
     words = 408
@@ -24,30 +28,36 @@ order, so that two branches dismissing different quotes touch different lines):
     date = "2026-11-23"
     fingerprints = "00a1b2c3 ..."
 
-Reading is all or nothing: a file with an error is reported with its line and not used, so
-the caller keeps the decisions it had. Writing keeps the user's comments and layout.
+Reading is all or nothing: a file with an error (a wrong value, an unknown key, a policy
+key that is no license) is reported with its line and not used, so the caller keeps the
+decisions it had. The file must be a regular file of at most 2 MiB (MAX_BYTES). Writing
+keeps the user's comments and layout, a byte order mark and the file's mode.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import fnmatch
 import os
 import re
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Literal
 
 from ..model import Source
 from ..safe_text import printable
-from .license_categories import CATEGORIES, license_category, normalize_license
+from ..store.small_files import read_small_file
+from .license_categories import CATEGORIES, is_known_license, license_category, normalize_license
 from .quote_identity import QuoteIdentity
 
 FILE_NAME = ".recitation.toml"
 FORMAT = 1
+MAX_BYTES = 2 << 20  # a decisions file larger than this is refused (thousands of dismissals)
+_BOM = "\ufeff"
 
 Action = Literal["off", "hint", "information", "warning", "error"]
 ACTIONS: tuple[Action, ...] = ("off", "hint", "information", "warning", "error")
@@ -131,10 +141,46 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class CheckSettings:
+    """`[check]`: what `recitation-index check` accepts. `allow_skipped`: True (every file
+    it cannot check), or globs of such files relative to the decisions file's folder."""
+
+    allow_skipped: bool | tuple[str, ...] = False
+
+    def allows_skipping(self, relative: str) -> bool:
+        """Whether a file that could not be checked (its `/` path relative to the decisions
+        file's folder) may be left out without failing the run."""
+        if isinstance(self.allow_skipped, bool):
+            return self.allow_skipped
+        return _path_matches(relative, self.allow_skipped)
+
+    def to_dict(self) -> dict:
+        a = self.allow_skipped
+        return {"allow_skipped": a if isinstance(a, bool) else list(a)}
+
+
+def _path_matches(path: str, patterns: Iterable[str]) -> bool:
+    """`path` (relative, `/` separated) matches a glob, or one of its folders does."""
+    parts = path.split("/")
+    for pattern in patterns:
+        p = pattern.strip().strip("/")
+        if p.startswith("**/"):
+            p = p[3:]
+        if not p:
+            continue
+        if fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(parts[-1], p):
+            return True
+        if any(fnmatch.fnmatchcase("/".join(parts[: i + 1]), p) for i in range(len(parts) - 1)):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
 class Decisions:
     dismissed: tuple[Dismissal, ...] = ()
     allowed: tuple[str, ...] = ()
     policy: Policy = field(default_factory=Policy)
+    check: CheckSettings = field(default_factory=CheckSettings)
 
     def dismissal_for(self, quote: QuoteIdentity) -> Dismissal | None:
         return next((d for d in self.dismissed if d.identity.covers(quote)), None)
@@ -153,6 +199,7 @@ class Decisions:
             "dismissed": [d.to_dict() for d in self.dismissed],
             "allowed": list(self.allowed),
             "policy": self.policy.to_dict(),
+            "check": self.check.to_dict(),
         }
 
 
@@ -189,40 +236,69 @@ def _matches(pattern: str, name: str) -> bool:
 
 # -- reading -----------------------------------------------------------------------------
 
+_SECTIONS = ("version", "allow", "policy", "dismissed", "check")
+_DISMISSAL_KEYS = ("id", "words", "quote", "source", "license", "date", "fingerprints")
+
 
 def parse_decisions(text: str, where: str = FILE_NAME) -> Decisions:
     """Decisions from the text of a decisions file; DecisionsError names the line."""
-    return _parse(text, where)[1]
+    import tomllib
+
+    text = text.removeprefix(_BOM)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        _parse_with_tomlkit(text, where)  # its messages name the line the same way always
+        raise DecisionsError(f"{where}: {e}") from None
+    return _decisions_of(data, text, where)
 
 
-def _parse(text: str, where: str):
-    """(the TOML document, as tomlkit keeps it for editing; its decisions)."""
+def _parse_with_tomlkit(text: str, where: str):
     import tomlkit
     from tomlkit.exceptions import ParseError
 
     try:
-        doc = tomlkit.parse(text)
+        return tomlkit.parse(text)
     except ParseError as e:
         raise DecisionsError(f"{where}: line {e.line}: {_reason(e)}") from None
-    return doc, _decisions_of(doc.unwrap(), text, where)
+
+
+def _parse(text: str, where: str):
+    """(the TOML document, as tomlkit keeps it for editing; its decisions)."""
+    decisions = parse_decisions(text, where)
+    return _parse_with_tomlkit(text.removeprefix(_BOM), where), decisions
 
 
 def _decisions_of(data: dict, text: str, where: str) -> Decisions:
-    def fail(message: str, key: str | None = None) -> DecisionsError:
-        line = _line_of(text, key) if key else None
+    def fail(message: str, key: str | None = None, after: str | None = None) -> DecisionsError:
+        line = _line_of(text, key, after) if key else None
         return DecisionsError(f"{where}: {f'line {line}: ' if line else ''}{message}")
+
+    def no_unknown(table: dict, known: Iterable[str], name: str) -> None:
+        unknown = [k for k in table if k not in known]
+        if unknown:
+            key = unknown[0]
+            raise fail(
+                f"unknown key {printable(key, 80)!r} in {name} (expected {', '.join(known)})",
+                key,
+                name.strip("[]"),
+            )
 
     version = data.get("version", FORMAT)
     if version != FORMAT:
         raise fail(f"version {version!r} is not one this Recitation reads ({FORMAT})", "version")
-    unknown = set(data) - {"version", "allow", "policy", "dismissed"}
+    unknown = [k for k in data if k not in _SECTIONS]
     if unknown:
-        key = sorted(unknown)[0]
-        raise fail(f"unknown section {key!r} (expected allow, policy, dismissed)", key)
+        key = unknown[0]
+        raise fail(
+            f"unknown section {printable(key, 80)!r} (expected allow, policy, dismissed, check)",
+            key,
+        )
 
     allow = data.get("allow", {})
     if not isinstance(allow, dict):
         raise fail("[allow] must be a table", "allow")
+    no_unknown(allow, ("sources",), "[allow]")
     allowed = allow.get("sources", [])
     if not isinstance(allowed, list) or not all(isinstance(p, str) for p in allowed):
         raise fail("allow.sources must be a list of strings", "sources")
@@ -232,18 +308,39 @@ def _decisions_of(data: dict, text: str, where: str) -> Decisions:
         raise fail("[policy] must be a table", "policy")
     editor: dict[str, Action] = {}
     completions: dict[str, CompletionAction] = {}
+
+    def policy_key(key: str, table: str) -> str:
+        if key.strip().lower() in CATEGORIES or is_known_license(key):
+            return _policy_key(key)
+        raise fail(
+            f"{printable(key, 80)!r} in {table} is neither a license category "
+            f"({', '.join(CATEGORIES)}) nor a license id Recitation knows (SPDX, LicenseRef-...)",
+            key,
+            table.strip("[]"),
+        )
+
     for key, value in policy.items():
         if key == "completions":
             if not isinstance(value, dict):
                 raise fail("[policy.completions] must be a table", "completions")
             for k, v in value.items():
                 if v not in COMPLETION_ACTIONS:
-                    raise fail(f"{k} = {v!r}: expected one of {', '.join(COMPLETION_ACTIONS)}", k)
-                completions[_policy_key(k)] = v
+                    raise fail(
+                        f"{printable(k, 80)} = {printable(repr(v), 80)}: expected one of "
+                        f"{', '.join(COMPLETION_ACTIONS)}",
+                        k,
+                        "policy.completions",
+                    )
+                completions[policy_key(k, "[policy.completions]")] = v
             continue
         if value not in ACTIONS:
-            raise fail(f"{key} = {value!r}: expected one of {', '.join(ACTIONS)}", key)
-        editor[_policy_key(key)] = value
+            raise fail(
+                f"{printable(key, 80)} = {printable(repr(value), 80)}: expected one of "
+                f"{', '.join(ACTIONS)}",
+                key,
+                "policy",
+            )
+        editor[policy_key(key, "[policy]")] = value
 
     entries = data.get("dismissed", [])
     if not isinstance(entries, list):
@@ -252,12 +349,19 @@ def _decisions_of(data: dict, text: str, where: str) -> Decisions:
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             raise fail("each [[dismissed]] needs an id", "dismissed")
+        no_unknown(entry, _DISMISSAL_KEYS, "[[dismissed]]")
         try:
             fingerprints = QuoteIdentity.parse_fingerprints(str(entry.get("fingerprints", "")))
         except ValueError as e:
             raise fail(f"dismissed {entry['id']}: {e}", "fingerprints") from None
         words = entry.get("words", 0)
-        identity = QuoteIdentity(entry["id"], words if isinstance(words, int) else 0, fingerprints)
+        if not isinstance(words, int) or isinstance(words, bool) or words < 0:
+            raise fail(f"dismissed {entry['id']}: words must be a count of words", "words")
+        for key in ("quote", "source", "license", "date"):
+            value = entry.get(key, "")
+            if not isinstance(value, str | datetime.date):
+                raise fail(f"dismissed {entry['id']}: {key} must be a string", key)
+        identity = QuoteIdentity(entry["id"], words, fingerprints)
         dismissed.append(
             Dismissal(
                 identity,
@@ -267,7 +371,21 @@ def _decisions_of(data: dict, text: str, where: str) -> Decisions:
                 date=str(entry.get("date", "")),
             )
         )
-    return Decisions(tuple(dismissed), tuple(allowed), Policy(editor, completions))
+
+    check = data.get("check", {})
+    if not isinstance(check, dict):
+        raise fail("[check] must be a table", "check")
+    no_unknown(check, ("allow-skipped",), "[check]")
+    allow_skipped = check.get("allow-skipped", False)
+    if isinstance(allow_skipped, list) and all(isinstance(p, str) for p in allow_skipped):
+        allow_skipped = tuple(allow_skipped)
+    elif not isinstance(allow_skipped, bool):
+        raise fail(
+            "check.allow-skipped must be true, false or a list of globs", "allow-skipped", "check"
+        )
+    return Decisions(
+        tuple(dismissed), tuple(allowed), Policy(editor, completions), CheckSettings(allow_skipped)
+    )
 
 
 def _policy_key(key: str) -> str:
@@ -280,26 +398,41 @@ def _reason(e: Exception) -> str:
     return text.replace("Unexpected character: '\\x00'", "the file ends too early")
 
 
-def _line_of(text: str, key: str) -> int | None:
-    """The first line that defines `key` (or holds the value), 1-based."""
+def _line_of(text: str, key: str, after: str | None = None) -> int | None:
+    """The first line that defines `key` (or holds the value), 1-based; with `after`, the
+    first one after the header of the table `after` when there is one."""
+    start = 0
+    if after:
+        header = re.compile(r"^\s*\[\[?\s*" + re.escape(after) + r"\s*\]", re.M).search(text)
+        start = header.end() if header else 0
     pattern = re.compile(r'^\s*(\[\[?)?\s*["\']?' + re.escape(key) + r'["\']?\s*(\]|=)', re.M)
-    m = pattern.search(text) or re.search(re.escape(key), text)
+    m = pattern.search(text, start) or pattern.search(text) or re.search(re.escape(key), text)
     return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def read_decisions_text(path: str | os.PathLike) -> str:
+    """The text of a decisions file (a regular file of at most MAX_BYTES, UTF-8 with or
+    without a byte order mark). FileNotFoundError when there is none; DecisionsError, one
+    line naming the file, when it cannot be used."""
+    try:
+        data = read_small_file(path, MAX_BYTES)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise DecisionsError(f"{os.fspath(path)}: cannot read: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DecisionsError(f"{os.fspath(path)}: not UTF-8 (byte {e.start})") from None
 
 
 def load_decisions(folder: str | os.PathLike) -> Decisions | None:
     """The decisions of a folder, None when it has no decisions file."""
     path = Path(folder) / FILE_NAME
     try:
-        data = path.read_bytes()
+        text = read_decisions_text(path)
     except FileNotFoundError:
         return None
-    except OSError as e:
-        raise DecisionsError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DecisionsError(f"{path}: not UTF-8 (byte {e.start})") from None
     return parse_decisions(text, str(path))
 
 
@@ -316,21 +449,32 @@ class DecisionsFile:
         """(the document to edit, the decisions it holds); a file with an error is
         refused (DecisionsError), never edited."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_decisions_text(self.path)
         except FileNotFoundError:
             text = NEW_FILE
+        self._bom = text.startswith(_BOM)
         return _parse(text, str(self.path))
 
     def _save(self, doc) -> Decisions:
+        """Write the document in place of the file, atomically, with the file's mode (a
+        new file: the mode the umask gives) and its byte order mark if it had one."""
         import tomlkit
 
         text = tomlkit.dumps(doc)
         decisions = parse_decisions(text, str(self.path))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".recitation-", suffix=".tmp", dir=self.path.parent)
         try:
+            mode = stat.S_IMODE(os.stat(self.path).st_mode)
+        except OSError:
+            mode = None
+        tmp = self.path.parent / f".recitation-{secrets.token_hex(6)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        fd = os.open(tmp, flags, 0o666)  # the umask applies, as to any new file
+        try:
+            if mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(fd, mode)
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
+                f.write((_BOM if getattr(self, "_bom", False) else "") + text)
             os.replace(tmp, self.path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -354,7 +498,7 @@ class DecisionsFile:
         entry["quote"] = printable(quote, 120)
         entry["source"] = printable(source, 300)
         entry["license"] = printable(license, 200)
-        entry["date"] = date.today().isoformat()
+        entry["date"] = datetime.date.today().isoformat()
         entry["fingerprints"] = identity.fingerprint_text()
         at = sum(1 for e in entries if str(e.get("id", "")) < identity.id)
         entries.insert(at, entry)

@@ -127,3 +127,23 @@ def normalize_license(expression: str) -> str:
     except Exception:
         return text
     return parsed.render("{symbol.key}") if parsed is not None else text
+
+
+@functools.lru_cache(maxsize=4096)
+def is_known_license(expression: str) -> bool:
+    """Whether every license of an SPDX id or expression is one ScanCode's database knows
+    (or a `LicenseRef-` of the user's own, or NOASSERTION): a policy key that is none of
+    these is a typo, and is refused."""
+    text = (expression or "").strip()
+    if not text:
+        return False
+    if text.lower() in _UNKNOWN or text.lower() in _table():
+        return True
+    try:
+        parsed = _licensing().parse(text, validate=False, simple=False)
+        symbols = _licensing().license_symbols(parsed, decompose=True) if parsed is not None else []
+    except Exception:  # the library raises several kinds of errors on bad text
+        return False
+    return bool(symbols) and all(
+        s.key.lower() in _table() or s.key.lower().startswith("licenseref-") for s in symbols
+    )

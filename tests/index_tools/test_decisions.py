@@ -141,6 +141,107 @@ def test_errors_name_the_line(text, line, words):
     assert f".recitation.toml: line {line}: " in str(e.value) and words in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ('[allow]\nsource = ["acme/*"]\n', 2, "unknown key 'source' in [allow]"),
+        ('version = 1\n[policy]\nMIT = "error"\nBSD-Nope-9 = "error"\n', 4, "nor a license id"),
+        ('[policy.completions]\n"GPL-3.0-only" = "block"\nperm = "warn"\n', 3, "'perm' in"),
+        ('[[dismissed]]\nid = "a"\nwhy = "ours"\n', 3, "unknown key 'why' in [[dismissed]]"),
+        ('[[dismissed]]\nid = "a"\nwords = "many"\n', 3, "words must be a count"),
+        ("[check]\nallow-skipped = 3\n", 2, "true, false or a list of globs"),
+        ("[check]\nallow-skiped = true\n", 2, "unknown key 'allow-skiped' in [check]"),
+    ],
+)
+def test_unknown_keys_and_policy_keys_that_are_no_license_are_errors_with_their_line(
+    text, line, words
+):
+    with pytest.raises(DecisionsError) as e:
+        parse_decisions(text, ".recitation.toml")
+    assert f".recitation.toml: line {line}: " in str(e.value) and words in str(e.value)
+
+
+def test_policy_keys_may_be_categories_spdx_ids_expressions_and_license_refs():
+    d = parse_decisions(
+        '[policy]\nweak-copyleft = "hint"\n"gpl-2.0" = "error"\n'
+        '"MIT OR Apache-2.0" = "off"\n"LicenseRef-acme-internal" = "off"\n'
+        '[check]\nallow-skipped = ["*.png", "assets/"]\n'
+    )
+    assert set(d.policy.editor) == {
+        "weak-copyleft", "gpl-2.0-only", "mit or apache-2.0", "licenseref-acme-internal"
+    }  # fmt: skip
+    assert d.check.allows_skipping("logo.png") and d.check.allows_skipping("assets/a/b.bin")
+    assert not d.check.allows_skipping("src/geo.py")
+
+
+def test_a_decisions_file_of_junk_keys_is_refused_at_once_with_a_line(tmp_path):
+    """3.5 MB of unknown policy keys once delayed every hover by 11-13 s."""
+    import time
+
+    junk = "[policy]\n" + "".join(f'junk-{i} = "error"\n' for i in range(200_000))
+    (tmp_path / ".recitation.toml").write_text(junk)
+    assert len(junk) > 3_000_000
+    started = time.monotonic()
+    with pytest.raises(DecisionsError) as e:
+        load_decisions(tmp_path)
+    assert "larger than 2 MiB" in str(e.value) and len(str(e.value).splitlines()) == 1
+    assert time.monotonic() - started < 1
+    # under the limit, the first junk key is the error
+    (tmp_path / ".recitation.toml").write_text(junk[: junk.index("\n", 100_000) + 1])
+    with pytest.raises(DecisionsError, match="line 2: 'junk-0' in"):
+        load_decisions(tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "folder"])
+def test_a_decisions_file_that_is_no_regular_file_is_one_line(tmp_path, kind):
+    import os
+
+    path = tmp_path / ".recitation.toml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.mkdir()
+    with pytest.raises(DecisionsError) as e:
+        load_decisions(tmp_path)
+    assert "not a regular file" in str(e.value) and len(str(e.value).splitlines()) == 1
+    with pytest.raises(DecisionsError):
+        DecisionsFile(tmp_path).allow("acme/widgets")
+
+
+def test_a_byte_order_mark_is_read_and_kept(tmp_path):
+    """Saved by an editor with a UTF-8 BOM: once "Empty key"."""
+    path = tmp_path / ".recitation.toml"
+    path.write_bytes(b'\xef\xbb\xbfversion = 1\n[policy]\nMIT = "error"\n')
+    assert load_decisions(tmp_path).policy.editor == {"mit": "error"}
+    DecisionsFile(tmp_path).allow("acme/widgets")
+    assert path.read_bytes().startswith(b"\xef\xbb\xbfversion = 1\n")
+    assert load_decisions(tmp_path).allowed == ("acme/widgets",)
+
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="POSIX file modes")
+def test_editing_keeps_the_files_mode(tmp_path):
+    """`allowSource` once rewrote a 0644 file as 0600."""
+    import os
+
+    path = tmp_path / ".recitation.toml"
+    path.write_text("version = 1\n")
+    for mode in (0o644, 0o664, 0o600):
+        os.chmod(path, mode)
+        DecisionsFile(tmp_path).allow(f"acme/{mode:o}")
+        assert os.stat(path).st_mode & 0o777 == mode
+    path.unlink()
+    old = os.umask(0o022)
+    try:
+        DecisionsFile(tmp_path).allow("acme/new")
+    finally:
+        os.umask(old)
+    assert os.stat(path).st_mode & 0o777 == 0o644
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_a_file_with_an_error_is_not_edited(tmp_path):
     (tmp_path / ".recitation.toml").write_text("[policy\n")
     with pytest.raises(DecisionsError):

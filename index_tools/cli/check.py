@@ -2,7 +2,10 @@
 same verdicts as the editor (attributions, the decisions file, the license policy).
 
 Exit status: 0 when no open quote reaches `--fail-on` (default: warning), 1 when one does,
-2 on bad usage, an unreadable decisions file or baseline, or a missing/damaged index.
+2 on bad usage, an unreadable decisions file or baseline, or a missing/damaged index, 3 when
+files could not be checked (binary, unreadable, links out of the repository...) and leaving
+them out was not allowed (`--allow-skipped`, `allow-skipped` under [check] in the decisions
+file). Every file not checked is listed with the reason, in every format.
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ from ..judge.quote_identity import QuoteIdentity
 from ..judge.verdict import Verdict, at_least, judge
 from ..model import MATCH_JSON_VERSION, Match, describe_match
 from ..safe_text import printable
-from .scan import Baseline, DecisionsFinder, collect_files, display_path, read_code
+from .code_files import NotText, Window, read_windows, window_matches
+from .scan import (
+    Baseline,
+    DecisionsFinder,
+    Skipped,
+    collect_files,
+    display_path,
+    real_parent,
+)
 from .text_report import match_details
 
 # what each kind shows as unless told otherwise (the editor's defaults)
@@ -62,12 +73,23 @@ def parse_severities(items: list[str]) -> dict[str, Action]:
     return out
 
 
+@dataclass(frozen=True)
+class NotChecked:
+    """A file found and not checked, and whether the user said that is fine."""
+
+    skipped: Skipped
+    allowed: bool
+
+    def to_dict(self) -> dict:
+        return {"file": self.skipped.shown, "reason": self.skipped.why, "allowed": self.allowed}
+
+
 def run_check(args, idx, version: str) -> int:
     from .sarif import sarif_report
 
     kind_actions = parse_severities(args.severity or [])
     try:
-        files, skipped = collect_files(args.paths, args.exclude or [])
+        collected = collect_files(args.paths, args.exclude or [])
     except FileNotFoundError as e:
         raise CheckUsageError(str(e)) from None
     baseline = None
@@ -78,34 +100,34 @@ def run_check(args, idx, version: str) -> int:
             raise CheckUsageError(str(e)) from None
     finder = DecisionsFinder(args.decisions)
     results: list[CheckResult] = []
-    for f in files:
+    skipped = list(collected.skipped)
+    n_checked = 0
+    for f in collected.files:
         shown = display_path(f)
-        try:
-            text = read_code(f)
-        except OSError as e:
-            print(
-                f"recitation-index: skipped {printable(shown)}: {e.strerror or e}", file=sys.stderr
-            )
-            continue
-        if text is None:
-            continue  # binary
         try:
             _, decisions = finder.for_file(f)
         except DecisionsError as e:
             raise CheckUsageError(str(e)) from None
-        lines = split_lines(text)
+        found: list[CheckResult] = []
         language = args.language or language_for_path(str(f))
-        for m in idx.match(text, "", min_tokens=args.min_tokens, language=language):
-            quote = QuoteIdentity.of_text(m.text)
-            r = m.range
-            verdict = judge(
-                m, quote, decisions, kind_actions.__getitem__, lines, r.start.line, r.end.line
-            )
-            if baseline is not None and verdict.state == "open" and baseline.covers(f, quote):
-                verdict = replace(verdict, state="baseline", reason="in the baseline")
-            results.append(CheckResult(f, shown, m, quote, verdict))
-    for s in skipped:
-        print(f"recitation-index: skipped {printable(s.path)}: {s.why}", file=sys.stderr)
+        seen: Window | None = None
+        try:
+            for window, m in window_matches(
+                idx, read_windows(f), min_tokens=args.min_tokens, language=language
+            ):
+                if window is not seen:
+                    seen, lines = window, split_lines(window.context + window.text)
+                found.append(_judged(f, shown, window, lines, m, decisions, kind_actions))
+            n_checked += 1
+        except NotText as e:
+            skipped.append(Skipped(f, shown, str(e)))
+        except OSError as e:  # what was read before is reported too
+            skipped.append(Skipped(f, shown, f"cannot read it: {e.strerror or e}"))
+        for r in found:
+            if baseline is not None and r.verdict.state == "open" and baseline.covers(f, r.quote):
+                r.verdict = replace(r.verdict, state="baseline", reason="in the baseline")
+        results += found
+    not_checked = [NotChecked(s, _skipping_allowed(args, finder, s)) for s in skipped]
 
     if args.update_baseline:
         if not args.baseline:
@@ -116,11 +138,14 @@ def run_check(args, idx, version: str) -> int:
             if r.verdict.state == "open" and r.verdict.action != "off"
         ]
         Baseline.write(args.baseline, kept)
+        for n in not_checked:
+            print(_not_checked_line(n), file=sys.stderr)
         print(f"wrote {len(kept)} quote(s) to the baseline {args.baseline}", file=sys.stderr)
         return 0
 
     shown = [r for r in results if r.verdict.action != "off" or r.verdict.suppressed]
     failing = [r for r in results if at_least(r.failing_at, args.fail_on)]
+    refused = [n for n in not_checked if not n.allowed]
     if args.format == "json":
         print(
             json.dumps(
@@ -130,18 +155,83 @@ def run_check(args, idx, version: str) -> int:
                         {"file": r.shown, **r.match.to_dict(), "verdict": r.verdict.to_dict()}
                         for r in shown
                     ],
+                    "files_checked": n_checked,
+                    "not_checked": [n.to_dict() for n in not_checked],
+                    "untracked": [
+                        {"folder": folder, "files": count} for folder, count in collected.untracked
+                    ],
                 },
                 indent=2,
                 ensure_ascii=False,
             )
         )
     elif args.format == "sarif":
-        report = sarif_report([(r.shown, r.match, r.verdict) for r in shown], version)
+        report = sarif_report(
+            [(r.shown, r.match, r.verdict) for r in shown],
+            version,
+            not_checked=[(n.skipped.shown, n.skipped.why, n.allowed) for n in not_checked],
+            notes=[_untracked_line(folder, count) for folder, count in collected.untracked],
+        )
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         _print_text(shown, args.show_suppressed)
-    _print_summary(results, failing, len(files))
-    return 1 if failing else 0
+        for n in not_checked:
+            print(_not_checked_line(n))
+    _print_summary(results, failing, n_checked, not_checked)
+    for folder, count in collected.untracked:
+        print(_untracked_line(folder, count), file=sys.stderr)
+    if failing:
+        return 1
+    return EXIT_NOT_CHECKED if refused else 0
+
+
+EXIT_NOT_CHECKED = 3
+
+
+def _judged(
+    f: Path, shown: str, window: Window, lines: list[str], m: Match, decisions, kind_actions
+) -> CheckResult:
+    """A match found in a window, judged with the lines around it (`lines` of the window's
+    context and text), placed in the file."""
+    first = window.context_lines
+    quote = QuoteIdentity.of_text(m.text)
+    r = m.range
+    verdict = judge(
+        m, quote, decisions, kind_actions.__getitem__, lines, r.start.line + first,
+        r.end.line + first,
+    )  # fmt: skip
+    return CheckResult(f, shown, window.placed(m), quote, verdict)
+
+
+def _skipping_allowed(args, finder: DecisionsFinder, s: Skipped) -> bool:
+    """--allow-skipped, or `allow-skipped` in the decisions file that applies to the file
+    (true, or a glob matching its path relative to that file's folder)."""
+    if args.allow_skipped:
+        return True
+    try:
+        where, decisions = finder.for_file(s.path)
+    except DecisionsError as e:
+        raise CheckUsageError(str(e)) from None
+    if decisions is None or where is None:
+        return False
+    try:
+        relative = real_parent(s.path).relative_to(real_parent(where).parent).as_posix()
+    except ValueError:
+        relative = s.path.name
+    return decisions.check.allows_skipping(relative)
+
+
+def _not_checked_line(n: NotChecked) -> str:
+    allowed = " (allowed)" if n.allowed else ""
+    return f"{printable(n.skipped.shown, 1000)}: not checked{allowed}: {n.skipped.why}"
+
+
+def _untracked_line(folder: str, count: int) -> str:
+    files = "file" if count == 1 else "files"
+    return (
+        f"{count} untracked {files} under {printable(folder, 1000)} left out: in a git work "
+        "tree check reads the files git tracks; `git add` them (or name them) to check them"
+    )
 
 
 def _print_text(results: list[CheckResult], show_suppressed: bool) -> None:
@@ -159,7 +249,12 @@ def _print_text(results: list[CheckResult], show_suppressed: bool) -> None:
         print(match_details(r.match, v.reason))
 
 
-def _print_summary(results: list[CheckResult], failing: list[CheckResult], n_files: int) -> None:
+def _print_summary(
+    results: list[CheckResult],
+    failing: list[CheckResult],
+    n_files: int,
+    not_checked: list[NotChecked] = (),
+) -> None:
     counts: dict[str, int] = {}
     for r in results:
         key = r.verdict.action if r.verdict.state == "open" else r.verdict.state
@@ -173,3 +268,15 @@ def _print_summary(results: list[CheckResult], failing: list[CheckResult], n_fil
         + (f" ({detail})" if detail else ""),
         file=sys.stderr,
     )
+    refused = sum(1 for x in not_checked if not x.allowed)
+    allowed = len(not_checked) - refused
+    if refused:
+        print(
+            f"{refused} file(s) could not be checked (listed, with the reason): the check "
+            "fails; if that is fine, pass --allow-skipped or set `allow-skipped` under [check] "
+            "in .recitation.toml (true, or globs)"
+            + (f"; {allowed} more allowed to be left out" if allowed else ""),
+            file=sys.stderr,
+        )
+    elif allowed:
+        print(f"{allowed} file(s) not checked, as allowed (listed)", file=sys.stderr)

@@ -437,12 +437,17 @@ def _parser() -> argparse.ArgumentParser:
 Scan files and folders for quoted code, with the editor's verdicts: a quote that names its
 source nearby is attributed, the decisions file (.recitation.toml, in the file's folder or
 above) dismisses quotes, allows sources and sets the license policy. A folder inside a git
-work tree contributes its tracked files only.""",
+work tree contributes its tracked files only (untracked ones are counted). Files are read
+whatever their size (in windows) and encoding (UTF-8, UTF-16/32); links are followed inside
+the repository only. Every file that cannot be checked is listed with the reason and fails
+the check unless that is allowed.""",
         epilog="""\
 exit status:
-  0  no open quote at or above --fail-on
+  0  no open quote at or above --fail-on, and every file found was checked
   1  at least one (attributed, dismissed, allowed and baselined quotes never fail)
   2  bad usage, an unreadable decisions file or baseline, a missing or damaged index
+  3  files that could not be checked (listed with the reason), not allowed to be left
+     out (--allow-skipped, or allow-skipped under [check] in .recitation.toml)
 
 adopting it on an existing codebase:
   recitation-index check . --baseline .recitation-baseline.json --update-baseline
@@ -487,6 +492,13 @@ adopting it on an existing codebase:
         help="what a kind shows as, like the editor's setting (recitation=warning, "
         "license, repetitive, inventory, idiom=hint); ACTION: off, hint, "
         "information, warning, error",
+    )
+    c.add_argument(
+        "--allow-skipped",
+        action="store_true",
+        help="files that cannot be checked (binary, unreadable, links out of the "
+        "repository...) are listed but do not fail the check (exit 3); also: "
+        "`allow-skipped = true` or a list of globs under [check] in .recitation.toml",
     )
     c.add_argument(
         "--show-suppressed",

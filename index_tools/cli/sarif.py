@@ -53,9 +53,10 @@ def _link(url: str) -> str:
 
 
 def artifact_uri(path: str) -> str:
-    """A file path as the relative URI reference SARIF asks for: percent-encoded, so a name
-    with a newline, an escape sequence or a `%` stays one exact, inert value."""
-    return quote(path.replace("\\", "/"), safe="/-._~!$&'()*+,;=@")
+    """A file path (`/` separated) as the relative URI reference SARIF asks for:
+    percent-encoded, so a name with a newline, an escape sequence, a `%` or a backslash (a
+    name character on POSIX, kept as `%5C`) stays one exact, inert value."""
+    return quote(path, safe="/-._~!$&'()*+,;=@")
 
 
 # a verdict's action as a SARIF level
@@ -71,11 +72,28 @@ def _suppressions(verdict: Verdict) -> list[dict]:
     return [{"kind": kind, "status": "accepted", "justification": printable(verdict.reason, 500)}]
 
 
+def _not_checked(path: str, why: str, allowed: bool) -> dict:
+    return {
+        "level": "note" if allowed else "error",
+        "message": {
+            "text": printable(f"not checked{' (allowed)' if allowed else ''}: {why}", 1000)
+        },
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact_uri(path)}}}],
+        "descriptor": {"id": "recitation/not-checked"},
+    }
+
+
 def sarif_report(
-    results: list[tuple[str, Match]] | list[tuple[str, Match, Verdict | None]], version: str
+    results: list[tuple[str, Match]] | list[tuple[str, Match, Verdict | None]],
+    version: str,
+    not_checked: list[tuple[str, str, bool]] = (),
+    notes: list[str] = (),
 ) -> dict:
     """`results`: (file path relative to the repository root, match[, verdict]). With a
-    verdict, the level is its action and suppressed results carry `suppressions`."""
+    verdict, the level is its action and suppressed results carry `suppressions`.
+    `not_checked`: (path, why, whether that is allowed) of each file not checked, and
+    `notes` (untracked files left out): tool execution notifications of the run's
+    invocation, which fails when a file not checked was not allowed."""
     rules = [
         {
             "id": f"recitation/{kind}",
@@ -154,6 +172,18 @@ def sarif_report(
                     }
                 },
                 "columnKind": "utf16CodeUnits",
+                "invocations": [
+                    {
+                        "executionSuccessful": all(allowed for _, _, allowed in not_checked),
+                        "toolExecutionNotifications": [
+                            *(_not_checked(*n) for n in not_checked),
+                            *(
+                                {"level": "note", "message": {"text": printable(t, 1000)}}
+                                for t in notes
+                            ),
+                        ],
+                    }
+                ],
                 "results": out,
             }
         ],

@@ -171,3 +171,183 @@ def test_the_pre_commit_hook_runs_check_on_the_staged_files(index, repo):
 def test_a_mistyped_path_is_an_error_not_a_pass(index, repo):
     r = check(index, "src", "scr/geo.py", cwd=repo)
     assert r.returncode == 2 and "cannot read scr/geo.py: no such file or folder" in r.stderr
+
+
+# -- a gate: every file is checked, or listed and failing -----------------------------------
+
+
+def not_checked(r) -> list[tuple[str, str]]:
+    return [(x["file"], x["reason"]) for x in json.loads(r.stdout)["not_checked"]]
+
+
+QUOTED = "import math\n\n\n" + HAVERSINE
+
+
+@pytest.mark.parametrize(
+    "encoding",
+    ["utf-16", "utf-16-be-bom", "utf-32", "utf-8-sig", "utf-16-le", "utf-16-be", "utf-32-le"],
+)
+def test_a_file_saved_as_utf16_or_utf32_is_read(index, repo, encoding):
+    """Saved as UTF-16 with a BOM, the quote once passed: "0 quotes to act on in 1 file(s)"."""
+    import codecs
+
+    if encoding == "utf-16-be-bom":
+        data = codecs.BOM_UTF16_BE + QUOTED.encode("utf-16-be")
+    else:
+        data = QUOTED.encode(encoding)  # utf-16, utf-32 and utf-8-sig write a BOM
+    (repo / "src" / "geo.py").write_bytes(data)
+    r = check(index, "src/geo.py", "--format", "json", cwd=repo)
+    assert r.returncode == 1, r.stderr
+    (found,) = results(r)
+    assert found["range"]["start"] == {"line": 3, "character": 0}
+    assert found["text"].startswith("def haversine(")
+
+
+def test_stray_nul_bytes_do_not_make_code_binary(index, repo):
+    """A NUL byte on the first line once made the file skipped, without a word."""
+    (repo / "src" / "geo.py").write_bytes(b"import math\x00\n\n\n" + HAVERSINE.encode())
+    r = check(index, "src/geo.py", cwd=repo)
+    assert r.returncode == 1 and "src/geo.py:4:1: warning: Quoted:" in r.stdout
+
+
+def test_a_file_past_4_mib_is_checked_in_windows(index, repo):
+    """Padded past 4 MiB, the quote once passed with one line on stderr and exit 0."""
+    pad = "".join(f"value_{i} = {i}\n" for i in range(300_000))  # ~5 MiB, 300,000 lines
+    assert len(pad) > 4 << 20
+    (repo / "src" / "geo.py").write_text(pad + HAVERSINE + pad + HAVERSINE)
+    r = check(index, "src/geo.py", "--format", "json", cwd=repo)
+    assert r.returncode == 1, r.stderr
+    starts = [x["range"]["start"]["line"] for x in results(r)]
+    assert starts == [300_000, 600_000 + HAVERSINE.count("\n")]
+    assert not_checked(r) == []
+
+
+def test_a_binary_file_is_listed_and_fails_unless_allowed(index, repo):
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64)
+    git(repo, "add", "logo.png")
+    r = check(index, ".", "--exclude", "vendor/*", "--format", "json", cwd=repo)
+    assert r.returncode == 1  # a quote found: 1 wins
+    (repo / "src" / "geo.py").write_text("x = 1\n")
+    r = check(index, ".", "--exclude", "vendor/*", cwd=repo)
+    assert r.returncode == 3, r.stderr
+    assert "logo.png: not checked: binary" in r.stdout
+    assert "1 file(s) could not be checked" in r.stderr and "--allow-skipped" in r.stderr
+    r = check(index, ".", "--exclude", "vendor/*", "--format", "json", cwd=repo)
+    assert r.returncode == 3 and not_checked(r)[0][0] == "logo.png"
+    r = check(index, ".", "--exclude", "vendor/*", "--format", "sarif", cwd=repo)
+    (invocation,) = json.loads(r.stdout)["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (note,) = [n for n in invocation["toolExecutionNotifications"] if "locations" in n]
+    assert note["level"] == "error" and note["message"]["text"].startswith("not checked: binary")
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "logo.png"
+    r = check(index, ".", "--exclude", "vendor/*", "--allow-skipped", cwd=repo)
+    assert r.returncode == 0 and "logo.png: not checked (allowed): binary" in r.stdout
+    (repo / ".recitation.toml").write_text('[check]\nallow-skipped = ["*.png"]\n')
+    r = check(index, ".", "--exclude", "vendor/*", "--format", "json", cwd=repo)
+    assert r.returncode == 0 and json.loads(r.stdout)["not_checked"][0]["allowed"] is True
+    (repo / ".recitation.toml").write_text('[check]\nallow-skipped = ["assets/*"]\n')
+    assert check(index, ".", "--exclude", "vendor/*", cwd=repo).returncode == 3
+
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="POSIX links")
+def test_links_are_followed_inside_the_repository_only_and_a_loop_is_one_skipped_file(
+    index, repo, tmp_path
+):
+    """A tracked symlink loop once failed the whole run (RuntimeError: Symlink loop) and a
+    link out of the repository was read and reported."""
+    import os
+
+    outside = tmp_path / "outside.py"
+    outside.write_text(HAVERSINE)
+    (repo / "src" / "geo.py").write_text("x = 1\n")
+    os.symlink("loop_b.py", repo / "src" / "loop_a.py")
+    os.symlink("loop_a.py", repo / "src" / "loop_b.py")
+    os.symlink(outside, repo / "src" / "outside.py")
+    os.symlink("../vendor/geo_copy.py", repo / "src" / "inside.py")
+    os.symlink("gone.py", repo / "src" / "broken.py")
+    links = ["loop_a.py", "loop_b.py", "outside.py", "inside.py", "broken.py"]
+    git(repo, "add", *(f"src/{name}" for name in links))
+    r = check(index, "src", "--format", "json", cwd=repo)
+    assert r.returncode == 1, r.stderr
+    # the link inside the repository is read (its target is not among the files checked)
+    assert [x["file"] for x in results(r)] == ["src/inside.py"]
+    assert not_checked(r) == [
+        ("src/broken.py", "a broken symlink (what it points to is not there)"),
+        ("src/loop_a.py", "a symlink loop"),
+        ("src/loop_b.py", "a symlink loop"),
+        ("src/outside.py", "a symlink to a file outside the repository (not followed)"),
+    ]
+    # the whole repository: the link's target is checked once, under its own name
+    r = check(index, ".", "--format", "json", "--allow-skipped", cwd=repo)
+    assert r.returncode == 1 and [x["file"] for x in results(r)] == ["vendor/geo_copy.py"]
+    # named on the command line (as pre-commit does), the same
+    r = check(index, "src/loop_a.py", "src/outside.py", "src/clean.py", cwd=repo)
+    assert r.returncode == 3 and "src/outside.py: not checked: a symlink to a file" in r.stdout
+    assert "unexpected" not in r.stderr
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes")
+def test_a_named_pipe_outside_git_is_listed_not_waited_on(index, repo):
+    import os
+
+    (repo / ".git").rename(repo / "not-git")
+    os.mkfifo(repo / "src" / "pipe.py")
+    r = check(index, "src", "--format", "json", cwd=repo)
+    assert r.returncode == 1  # geo.py and scratch.py quote
+    assert not_checked(r) == [("src/pipe.py", "a named pipe, not a regular file")]
+
+
+def test_untracked_files_left_out_are_counted_with_how_to_include_them(index, repo):
+    """A folder of a git repository whose new files are not yet added once said "0 quotes
+    to act on in 0 file(s)"."""
+    (repo / "src" / "new.py").write_text(HAVERSINE)
+    r = check(index, "src", cwd=repo)
+    assert "2 untracked files under src left out" in r.stderr and "git add" in r.stderr
+    r = check(index, "src", "--format", "json", cwd=repo)
+    assert json.loads(r.stdout)["untracked"] == [{"folder": "src", "files": 2}]
+    r = check(index, "src", "--exclude", "new.py", "--exclude", "scratch.py", cwd=repo)
+    assert "untracked" not in r.stderr
+    r = check(index, "src/new.py", cwd=repo)  # named: checked
+    assert r.returncode == 1
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_a_baseline_that_is_no_small_regular_file_is_one_line(index, repo, kind):
+    """`--baseline` on a link to /dev/zero once grew to 10 GB in 20 s; a FIFO blocked."""
+    import os
+
+    path = repo / "baseline.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with open(path, "wb") as f:
+            f.truncate(65 << 20)
+    r = check(index, "src", "--baseline", "baseline.json", cwd=repo)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    why = "larger than 64 MiB" if kind == "huge" else "not a regular file"
+    assert "baseline.json: cannot read the baseline: " in r.stderr and why in r.stderr
+    if kind == "fifo":  # written anew, never through the pipe
+        r = check(index, "src", "--baseline", "baseline.json", "--update-baseline", cwd=repo)
+        assert r.returncode == 0 and path.is_file()
+
+
+def test_sarif_keeps_a_backslash_in_a_file_name(index, repo):
+    import os
+
+    if os.name != "posix":
+        pytest.skip("a backslash is a separator on Windows")
+    (repo / "src" / "back\\slash.py").write_text(HAVERSINE)
+    r = check(index, "src/back\\slash.py", "--format", "sarif", cwd=repo)
+    (res,) = json.loads(r.stdout)["runs"][0]["results"]
+    uri = res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "src/back%5Cslash.py"
+
+
+def test_a_decisions_file_with_a_byte_order_mark_is_read(index, repo):
+    """Once "Empty key"."""
+    (repo / ".recitation.toml").write_bytes(b'\xef\xbb\xbf[allow]\nsources = ["acme/widgets"]\n')
+    r = check(index, "src", cwd=repo)
+    assert r.returncode == 0 and "(1 allowed)" in r.stderr, r.stderr

@@ -8,7 +8,9 @@ text that cannot change the code around it.
 - `printable(text, max_len)`: one line without control, format (bidi) or separator
   characters, credentials in embedded links removed
 - `comment_safe(text, terminator)`: printable text that cannot be read as an encoding
-  declaration or editor modeline, end its comment early or continue it onto the next line
+  declaration, an editor modeline or a linter's directive (no-qa, the eslint and pylint
+  disables, the type checkers' ignore, NO-LINT...), end its comment early or continue it
+  onto the next line
 """
 
 from __future__ import annotations
@@ -41,6 +43,38 @@ _TEXT_SECRET_PARAM = re.compile(
 # what a language or an editor reads out of a comment: Python's encoding declaration
 # (PEP 263), editor modelines (Emacs `-*- ... -*-`, Vim `vim:`/`vi:`/`ex:`)
 _DIRECTIVES = re.compile(r"(coding)([:=])|(-\*-)|\b(vim?|ex)(:)", re.IGNORECASE)
+# what linters, formatters, type checkers and coverage tools read out of a comment on the
+# line (or in the file) to stop checking it; each is broken up with a space or a dash (a
+# colon after a tool's name becomes a dash). (The
+# directives are named here without their punctuation, so that no tool reads this file's
+# own comments as one.)
+_LINT_DIRECTIVES: tuple[tuple[re.Pattern, str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        # no-qa, no-sec, NO-LINT, no-lint, NO-SONAR, no-inspection
+        (r"\b(no)(qa|sec|lint|sonar|inspection)", r"\1 \2"),
+        # a tool's name, a colon and what to skip (flake8, pylint, mypy, fmt, isort, rubocop,
+        # cspell, jscs, the JetBrains formatter...)
+        (
+            r"(\b|@)(flake8|ruff|pylint|mypy|pyright|isort|fmt|yapf|rubocop|jscs|tslint|jshint"
+            r"|cspell|spell-checker|codespell|formatter|pydocstyle|pycodestyle|bandit)\s*:",
+            r"\1\2 -",  # some allow spaces around the colon: it goes
+        ),
+        (r"\b(type)(\s*:\s*ignore)", r"\1 \2"),  # the type checkers' ignore
+        # eslint, stylelint, prettier, biome, deno: a dash, then disable, enable or ignore
+        (
+            r"\b(eslint|stylelint|markdownlint|tslint|biome|prettier|deno-lint|jshint|jscs)"
+            r"(-)(disable|enable|ignore)",
+            r"\1 \2 \3",
+        ),
+        (r"@(ts-(?:ignore|nocheck|expect-error|check))", r"@ \1"),  # TypeScript
+        (
+            r"\b(istanbul|c8|v8|clang-format|shellcheck)(\s+)(ignore|off|on|disable|enable)",
+            r"\1 - \3",
+        ),
+        (r"\b(pragma)([:\s]*)(no)(\s*)(cover)", r"\1 - \3 - \5"),  # coverage.py
+    )
+)
 
 
 def clean_link(url: object) -> str:
@@ -129,8 +163,10 @@ def _defuse(text: str, sequence: str) -> str:
 
 
 def comment_safe(value: object, terminator: str = "", max_len: int = MAX_TEXT) -> str:
-    """Printable text that can sit inside a comment without changing the code: no
-    encoding declaration or editor modeline, not the comment's own `terminator` (nor `--`
+    """Printable text that can sit inside a comment without changing the code or how tools
+    read it: no encoding declaration, editor modeline or linter directive (no-qa, the
+    eslint and pylint disables, the type checkers' ignore...), not the comment's own
+    `terminator` (nor `--`
     when it is `-->`), and no trailing backslash or `??/` that would continue a line
     comment onto the next line (C, C++)."""
     text = _DIRECTIVES.sub(
@@ -143,6 +179,8 @@ def comment_safe(value: object, terminator: str = "", max_len: int = MAX_TEXT) -
         ),
         printable(value, max_len),
     )
+    for pattern, replacement in _LINT_DIRECTIVES:
+        text = pattern.sub(replacement, text)
     end = terminator.strip()
     if end:
         text = _defuse(text, end)

@@ -146,6 +146,44 @@ def test_comment_text_cannot_change_the_code(terminator):
     assert pytokenize.detect_encoding(io.BytesIO(source).readline)[0] == "utf-8"
 
 
+# how each tool finds its directive in a comment line (from their sources and docs)
+LINT_DIRECTIVES = {
+    "flake8 / ruff": r"#\s*noqa|flake8[:=]\s*noqa|ruff\s*:\s*noqa",
+    "pylint": r"\bpylint:",
+    "mypy / pyright": r"type:\s*ignore|mypy:|pyright:",
+    "bandit": r"#\s*nosec",
+    "eslint and friends": r"(eslint|stylelint|prettier|biome|deno-lint)-(disable|enable|ignore)",
+    "typescript": r"@ts-(ignore|nocheck|expect-error)",
+    "clang-tidy": r"NOLINT",
+    "golangci-lint": r"//nolint",
+    "coverage.py": r"#\s*(pragma|PRAGMA)[:\s]?\s*(no|NO)\s*(cover|COVER)",
+    "rubocop": r"rubocop\s*:\s*(disable|enable|todo)",
+    "black / isort": r"fmt:\s*(off|skip)|isort:\s*skip",
+    "sonar": r"NOSONAR",
+    "istanbul / c8": r"(istanbul|c8)\s+ignore",
+}
+DIRECTIVES_IN_METADATA = (
+    "acme/x # noqa: E501 flake8: noqa ruff: noqa pylint: disable=all type: ignore[misc] "
+    "mypy: ignore-errors # nosec eslint-disable-next-line prettier-ignore @ts-ignore "
+    "// NOLINT //nolint # pragma: no cover rubocop:disable all fmt: off isort: skip_file "
+    "NOSONAR /* istanbul ignore next */ c8 ignore next"
+)
+
+
+@pytest.mark.parametrize("terminator", ["", "*/", "-->"])
+def test_linter_directives_in_metadata_never_enter_a_comment(terminator):
+    """A repository or path holding `flake8: noqa` or `eslint-disable` once wrote it into
+    the attribution comment, switching the linters off for the line or the file."""
+    text = comment_safe(DIRECTIVES_IN_METADATA, terminator, max_len=1000)
+    for tool, pattern in LINT_DIRECTIVES.items():
+        line = f"# {text}" if terminator != "*/" else f"/* {text} */"
+        assert not re.search(pattern, "// " + line), (tool, text)
+    assert text.startswith("acme/x ") and "E501" in text  # still readable
+    # ordinary metadata is left alone
+    plain = "Adapted from https://github.com/eslint/eslint/blob/main/lib/linter.js (MIT)"
+    assert comment_safe(plain) == plain
+
+
 @pytest.mark.parametrize("tail", ["\\", "a\\ \\\\", "??/", "x ??/ "])
 def test_a_line_comment_never_continues_onto_the_next_line(tail):
     # in C and C++ a `//` comment ending in a backslash (or its trigraph) swallows the next

@@ -27,6 +27,7 @@ from ..safe_text import printable
 from ..service.remote import is_remote
 from ..store.generations import IndexOpenError
 from ..store.paths import DEFAULT_SOURCES, default_index_path
+from ..store.small_files import read_small_file, size_text
 from .text_report import match_details
 
 DESCRIPTION = """\
@@ -130,7 +131,7 @@ def _open(path: Path | str, token_file: str | None = None):
 
     token = None
     if token_file:
-        token = _read_text(token_file).strip()
+        token = _read_text(token_file, MAX_TOKEN_BYTES).strip()
     elif is_remote(path):
         token = default_token()
     return open_location(path, token)
@@ -178,12 +179,25 @@ def cmd_stats(args) -> int:
     return 1 if args.verify and s["problems"] else 0
 
 
-def _read_text(path: str) -> str:
+# the most read of each file given on the command line (a link to /dev/zero or a named pipe
+# is refused before it is read)
+MAX_TOKEN_BYTES = 64 << 10
+MAX_CODE_BYTES = 16 << 20  # a suggestion on stdin, a context file
+
+
+def _read_text(path: str, limit: int) -> str:
     try:
-        data = Path(path).read_bytes()
+        data = read_small_file(path, limit)
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _read_stdin(limit: int) -> str:
+    text = sys.stdin.read(limit + 1)
+    if len(text) > limit:
+        raise UsageError(f"the suggestion on stdin is larger than {size_text(limit)}")
+    return text
 
 
 def _match_text(m: Match) -> str:
@@ -191,8 +205,8 @@ def _match_text(m: Match) -> str:
 
 
 def cmd_query(args) -> int:
-    suggestion = sys.stdin.read()
-    context = _read_text(args.context_file) if args.context_file else ""
+    suggestion = _read_stdin(MAX_CODE_BYTES)
+    context = _read_text(args.context_file, MAX_CODE_BYTES) if args.context_file else ""
     if args.min_tokens < 1:
         raise UsageError("--min-tokens must be at least 1")
     from ..text.words import count_words

@@ -16,12 +16,12 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from ..match.following import FollowingIndex
 from ..model import query_report
 from ..store.generations import IndexOpenError
+from ..store.small_files import read_small_file
 from .metrics import ServiceMetrics, forget_dead_workers
 
 log = logging.getLogger("recitation.service")
@@ -59,7 +59,8 @@ class Refused(Exception):
 
 
 def read_token(path: str) -> str:
-    token = Path(path).read_text(encoding="utf-8").strip()
+    """The token in a file (a regular file of at most 64 KiB); OSError otherwise."""
+    token = read_small_file(path, 64 << 10).decode("utf-8", errors="replace").strip()
     if not token:
         raise ValueError(f"the token file {path} is empty")
     return token

@@ -21,12 +21,14 @@ from urllib.parse import urlsplit
 from ..match.matcher import MAX_CONTEXT_WORDS
 from ..model import Match
 from ..store.generations import IndexOpenError
+from ..store.small_files import read_small_file
 from ..text.words import tokenize
 
 TOKEN_ENV = "RECITATION_INDEX_TOKEN"
 TOKEN_FILE_ENV = "RECITATION_INDEX_TOKEN_FILE"
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 15.0
+MAX_TOKEN_BYTES = 64 << 10  # a token file larger than this is refused
 
 
 class IndexServiceError(IndexOpenError):
@@ -57,7 +59,11 @@ def default_token() -> str | None:
     token = os.environ.get(TOKEN_ENV, "").strip()
     path = os.environ.get(TOKEN_FILE_ENV)
     if not token and path:
-        token = Path(path).expanduser().read_text(encoding="utf-8").strip()
+        try:
+            data = read_small_file(Path(path).expanduser(), MAX_TOKEN_BYTES)
+        except OSError as e:
+            raise IndexOpenError(f"{TOKEN_FILE_ENV}: {path}: {e.strerror or e}") from None
+        token = data.decode("utf-8", errors="replace").strip()
     return token or None
 
 

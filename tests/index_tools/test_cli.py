@@ -150,6 +150,38 @@ def test_bad_usage_exits_2_with_one_line(tmp_path, args, message):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("what", ["token-file", "context-file", "token-file-env"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_files_the_cli_reads_are_small_regular_files_or_one_line(built, tmp_path, what, kind):
+    """A token or context file that is a named pipe once blocked forever; a link to
+    /dev/zero grew without end."""
+    f = tmp_path / "file"
+    if kind == "fifo":
+        os.mkfifo(f)
+    elif kind == "dev-zero":
+        f.symlink_to("/dev/zero")
+    else:
+        with open(f, "wb") as out:
+            out.truncate(17 << 20)
+    env = None
+    if what == "token-file":
+        args = ["query", built["out"], "--token-file", f]
+    elif what == "context-file":
+        args = ["query", built["out"], "--context-file", f]
+    else:  # only read for an index service
+        args, env = ["query", "https://127.0.0.1:9"], {"RECITATION_INDEX_TOKEN_FILE": str(f)}
+    r = run(*args, stdin="x = 1\n", env=env)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and str(f) in r.stderr
+    assert ("larger than" if kind == "huge" else "not a regular file") in r.stderr
+
+
+def test_a_suggestion_on_stdin_is_bounded(built):
+    r = run("query", built["out"], stdin="x = 1\n" * (3 << 20))
+    assert r.returncode == 2 and "larger than 16 MiB" in r.stderr
+
+
 def test_help_explains():
     r = run("--help")
     assert r.returncode == 0

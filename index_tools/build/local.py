@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import multiprocessing
 import os
 import shutil
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +33,7 @@ from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
 from .lookpast import UNCAPPED, finish_caps, local_mapper
 from .process import ProcessedDoc, process
+from .workers import ordered_map
 
 DEFAULT_K = 20
 DEFAULT_WINDOW = 41
@@ -421,12 +420,6 @@ def _write_shards(
     return fingerprints, kept_total, capped_total
 
 
-def _bounded(items: Iterable[Document], slots: threading.Semaphore) -> Iterator[Document]:
-    for item in items:
-        slots.acquire()
-        yield item
-
-
 def _documents(sources, summary: BuildSummary) -> Iterator[Document]:
     for src in sources:
         yield from src.documents()
@@ -442,29 +435,17 @@ def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) ->
     docs = _documents(sources, summary)
     try:
         if jobs <= 1:
-            results: Iterable = (_run_one(d, opts) for d in docs)
-            slots = None
-        else:
-            # fork shares the loaded modules; Windows has only spawn
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            pool = ctx.Pool(
-                jobs, initializer=_init_worker, initargs=(opts.k, opts.window, opts.renamed)
+            results: Iterator = (_run_one(d, opts) for d in docs)
+        else:  # in order, a bounded number in flight; ends at once when interrupted
+            results = ordered_map(
+                _work, docs, jobs, _init_worker, (opts.k, opts.window, opts.renamed)
             )
-            slots = threading.Semaphore(jobs * 64)  # documents in flight, bounds memory
-            results = pool.imap(_work, _bounded(docs, slots), chunksize=8)
-        try:
+        with contextlib.closing(results):  # the workers end here, however this ends
             for doc, pd in results:
-                if slots is not None:
-                    slots.release()
                 writer.add(doc, pd, summary)
                 bar.update(1)
                 if bar.n % 64 == 0:
                     bar.set_postfix_str(f"{summary.words / 1e6:.1f}M words", refresh=False)
-        finally:
-            if slots is not None:
-                pool.terminate()
-                pool.join()
     finally:
         bar.close()
 

@@ -20,6 +20,7 @@ executors do step 3 when given a Spark context).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -32,6 +33,7 @@ import numpy as np
 from ..store import generations as store
 from ..store.generations import decompress
 from .process import look_past
+from .workers import ordered_map
 
 UNCAPPED = 0xFFFFFFFF  # the cap the builders write with, before this pass
 _EXTRA = np.dtype([("key", "<u8"), ("doc", "<u4"), ("pos", "<u4")])
@@ -110,10 +112,9 @@ def local_mapper(jobs: int) -> Callable[[LookPastParams, np.ndarray], Iterator[t
             return
         _PARAMS = params  # inherited by the forked workers
         chunks = [c.tolist() for c in np.array_split(doc_ids, max(1, len(doc_ids) // 64))]
-        ctx = multiprocessing.get_context("fork")
         try:
-            with ctx.Pool(n) as pool:
-                for out in pool.imap(_pool_job, chunks):
+            with contextlib.closing(ordered_map(_pool_job, chunks, n, chunksize=1)) as outs:
+                for out in outs:
                     yield from out
         finally:
             _PARAMS = None

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from importlib import metadata
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from ..build.local import (
     InterruptedAfterPublish,
 )
 from ..build.sources.languages import language_for_path
+from ..build.workers import WorkerDied
 from ..model import Match, describe_match, query_report
 from ..safe_text import printable
 from ..service.remote import is_remote
@@ -529,8 +532,66 @@ adopting it on an existing codebase:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: a command ends as on Ctrl-C (the same cleanup, the lock released)."""
+
+
+_WRITERS = ("build", "add")  # commands that write an index: say what became of it
+
+
+class _Signals:
+    """Ctrl-C and SIGTERM as KeyboardInterrupt (Terminated) in the main thread, so every
+    command cleans up and ends with one line; a second one while it cleans up ends the
+    process at once (the operating system releases the writer lock; the next writer
+    removes what is left)."""
+
+    def __init__(self, command: str):
+        self.command = command
+        self.received: list[int] = []
+        self._old: dict[int, object] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for name in ("SIGINT", "SIGTERM"):
+                signum = getattr(signal, name, None)
+                if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+                    self._old[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._old.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame) -> None:
+        if self.received:
+            print(f"recitation-index: {self._what()} again; stopped at once", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(self.status)
+        self.received.append(signum)
+        raise Terminated() if signum == getattr(signal, "SIGTERM", None) else KeyboardInterrupt()
+
+    def _what(self) -> str:
+        return "terminated" if self.status == 143 else "interrupted"
+
+    @property
+    def status(self) -> int:
+        """130 after Ctrl-C, 143 after SIGTERM."""
+        if self.received:
+            return 128 + self.received[0]
+        return 130
+
+    def message(self, published: bool = False) -> str:
+        what = self._what()
+        if self.command not in _WRITERS:
+            return f"recitation-index: {what}"
+        if published:
+            return f"recitation-index: {what} after the new index was published; it is complete"
+        return f"recitation-index: {what}; the published index is unchanged"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
+    signals = _Signals("")
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
@@ -538,8 +599,17 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if getattr(args, "index_opt", None):
             args.index = args.index_opt
-        return args.func(args)
-    except (UsageError, BuildError, IndexOpenError) as e:
+        if args.command == "serve":  # the HTTP server handles its signals itself
+            return args.func(args)
+        signals = _Signals(args.command)
+        with signals:
+            try:
+                return args.func(args)
+            except (UsageError, BuildError, IndexOpenError, WorkerDied, OSError):
+                if signals.received:  # a failure caused by the signal (a killed git...)
+                    raise KeyboardInterrupt() from None
+                raise
+    except (UsageError, BuildError, IndexOpenError, WorkerDied) as e:
         msg = printable(e, 4000)  # it can name a file: one printable line
         print(
             f"recitation-index: {msg}" if not msg.startswith("recitation-index") else msg,
@@ -547,14 +617,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     except InterruptedAfterPublish:
-        print(
-            "recitation-index: interrupted after the new index was published; it is complete",
-            file=sys.stderr,
-        )
-        return 130
+        print(signals.message(published=True), file=sys.stderr)
+        return signals.status
     except KeyboardInterrupt:
-        print("recitation-index: interrupted; the published index is unchanged", file=sys.stderr)
-        return 130
+        print(signals.message(), file=sys.stderr)
+        return signals.status
     except BrokenPipeError:
         return 0
     except Exception as e:  # never a traceback (exit 1 means "quoted code found")

@@ -9,10 +9,12 @@ import errno
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -706,3 +708,137 @@ def test_real_write_failures_are_one_line_and_keep_the_index(tmp_path, limit_kb,
     assert "unexpected" not in r.stderr
     assert sorted(p.name for p in idx.iterdir()) == before
     assert finds(idx, "old")
+
+
+# -- Ctrl-C, SIGTERM and kill -9 at any moment --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def many_files(tmp_path_factory) -> str:
+    """A corpus that a 2-worker build takes a few seconds over."""
+    return corpus(tmp_path_factory.mktemp("many") / "src", *(f"m{i}" for i in range(3000)))
+
+
+class ParallelBuild:
+    """`build --jobs 2 --progress` in its own process group (as a terminal runs it), its
+    stderr read as it comes: `wait_for_files(n)` returns once the bar shows n files."""
+
+    def __init__(self, src: str, out: Path):
+        self.p = subprocess.Popen(
+            [*CLI, "build", src, "--out", str(out), "--jobs", "2", "--progress"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        self.err = b""
+        self._seen = 0
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while chunk := self.p.stderr.read1(4096):
+            with self._changed:
+                self.err += chunk
+                counts = re.findall(rb"indexing: (\d+) files", self.err)
+                self._seen = int(counts[-1]) if counts else 0
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_for_files(self, n: int) -> None:
+        with self._changed:
+            assert self._changed.wait_for(
+                lambda: self._seen >= n or not self._reader.is_alive(), timeout=120
+            )
+        assert self._seen >= n, self.err.decode(errors="replace")
+
+    def end(self, timeout: float = 30) -> tuple[int, list[str]]:
+        """(exit status, stderr lines other than the bar's) once every process that held
+        its stderr has ended."""
+        self.p.wait(timeout=timeout)
+        self._reader.join(timeout=timeout)
+        assert not self._reader.is_alive(), "a worker outlived the build"
+        text = self.err.decode(errors="replace").replace("\r", "\n")
+        return self.p.returncode, [
+            line for line in text.splitlines() if line.strip() and not line.startswith("indexing")
+        ]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_parallel_build_ends_promptly_on_ctrl_c_or_sigterm_at_any_moment(
+    tmp_path, many_files, sig
+):
+    """Ctrl-C during `build --jobs 2` once hung in 3 of 8 tries holding the writer lock,
+    and the pool's workers printed tracebacks."""
+    signum = getattr(signal, sig)
+    for after in (1, 150, 600, 1500):
+        idx = tmp_path / f"idx-{after}"
+        build = ParallelBuild(many_files, idx)
+        build.wait_for_files(after)
+        os.killpg(build.p.pid, signum)  # as a terminal sends Ctrl-C: to the whole group
+        status, lines = build.end()
+        assert status == 128 + signum, (after, lines)
+        word = "interrupted" if sig == "SIGINT" else "terminated"
+        assert lines == [f"recitation-index: {word}; the published index is unchanged"], lines
+        # the lock is free: the next writer builds there at once
+        build_index([corpus(tmp_path / f"next-{after}", "next")], idx, BuildOptions(**OPTS))
+        assert finds(idx, "next") and len(generations(idx)) == 1
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_sigterm_to_the_builder_alone_ends_its_workers_too(tmp_path, many_files):
+    build = ParallelBuild(many_files, tmp_path / "idx")
+    build.wait_for_files(300)
+    build.p.terminate()
+    status, lines = build.end()
+    assert status == 143 and lines == [
+        "recitation-index: terminated; the published index is unchanged"
+    ]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers end with the parent")
+def test_kill_9_of_a_parallel_build_leaves_no_worker_printing_tracebacks(tmp_path, many_files):
+    build = ParallelBuild(many_files, tmp_path / "idx")
+    build.wait_for_files(300)
+    build.p.kill()
+    status, lines = build.end()  # stderr ends when the last worker is gone
+    assert status == -signal.SIGKILL and lines == [], lines
+    build_index([corpus(tmp_path / "next", "next")], tmp_path / "idx", BuildOptions(**OPTS))
+    assert finds(tmp_path / "idx", "next")
+
+
+def handler_installed(pid: int, signum: int) -> bool:
+    """Whether process `pid` catches `signum` (Linux: SigCgt in /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc")
+@pytest.mark.parametrize("command", ["query", "check", "stats"])
+def test_sigterm_ends_reading_commands_with_one_line(tmp_path, command):
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "src", "alpha")], idx, BuildOptions(**OPTS))
+    big = tmp_path / "big.py"
+    big.write_text("".join(f"value_{i} = {i}\n" for i in range(400_000)))
+    args = {
+        "query": ["query", str(idx)],  # waits on its stdin, left open
+        "check": ["check", str(big), "--index", str(idx)],
+        "stats": ["stats", str(idx), "--verify"],
+    }[command]
+    p = subprocess.Popen(
+        [*CLI, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while not handler_installed(p.pid, signal.SIGTERM) and p.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)  # polling for the event (the handler in place), not a fixed wait
+    p.terminate()
+    _, err = p.communicate(timeout=30)
+    if p.returncode in (0, 1) and command != "query":
+        return  # it was done before the signal came: nothing to interrupt
+    assert p.returncode == 143, err
+    assert err.decode().splitlines() == ["recitation-index: terminated"]

@@ -10,6 +10,7 @@ shard in key order. Everything goes into a new generation that is published atom
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -556,16 +557,36 @@ def writing(root: Path):
     except SourceError as e:
         raise BuildError(str(e)) from None
     except (OSError, lmdb.Error) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise BuildError(f"cannot write the index at {root}: {reason}") from None
+        raise BuildError(f"cannot write the index at {root}: {write_failure(e)}") from None
     finally:
         lock.release()
+
+
+LOW_DISK_BYTES = 64 << 20  # free space below this when a write failed: the disk is full
+
+
+def write_failure(e: BaseException) -> str:
+    """Why a write failed, in words: a full disk said so whatever the error says (LMDB
+    reports a short write on a full disk as `Input/output error`)."""
+    reason = getattr(e, "strerror", None) or str(e)
+    errno_ = getattr(e, "errno", None)
+    if errno_ == errno.ENOSPC:
+        return f"disk full ({reason})"
+    if errno_ == getattr(errno, "EDQUOT", None):
+        return f"disk quota exceeded ({reason})"
+    free = getattr(e, "disk_free", None)
+    if free is not None and free < LOW_DISK_BYTES:
+        return f"disk full ({reason}; {free >> 20} MiB free when it failed)"
+    return reason
 
 
 def abandon(gen: Path, error: BaseException) -> None:
     """After a failed or interrupted build: remove its generation unless it is live (CURRENT
     is read again: an interruption can come right after the swap). When CURRENT cannot be
     read the generation stays for the next writer's cleanup."""
+    if isinstance(error, OSError | lmdb.Error):  # before the space it took is freed
+        with contextlib.suppress(Exception):
+            error.disk_free = shutil.disk_usage(gen).free
     live = store.is_live(gen)
     if live is False:
         store.discard(gen)

@@ -842,3 +842,33 @@ def test_sigterm_ends_reading_commands_with_one_line(tmp_path, command):
         return  # it was done before the signal came: nothing to interrupt
     assert p.returncode == 143, err
     assert err.decode().splitlines() == ["recitation-index: terminated"]
+
+
+@pytest.mark.parametrize("error", ["lmdb-eio", "enospc"])
+def test_a_full_disk_says_disk_full(tmp_path, monkeypatch, capsys, error):
+    """LMDB reports a short write on a full disk as `mdb_txn_commit: Input/output error`."""
+    import shutil as shutil_module
+
+    import lmdb
+
+    from index_tools.build import local as build_module
+
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+
+    def full(*args, **kwargs):
+        if error == "enospc":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        raise lmdb.Error("mdb_txn_commit: Input/output error")
+
+    real_usage = shutil_module.disk_usage
+    monkeypatch.setattr(build_module.DocStore, "put", full)
+    monkeypatch.setattr(
+        build_module.shutil, "disk_usage", lambda p: real_usage(p)._replace(free=3 << 20)
+    )
+    rc = cli_main(["build", corpus(tmp_path / "new", "new"), "--out", str(idx), "-q", "-j", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"recitation-index: cannot write the index at {idx}: disk full (" in err
+    monkeypatch.undo()
+    assert finds(idx, "old") and len(generations(idx)) == 1

@@ -32,6 +32,7 @@ from ..store.lock import IndexBusyError, WriterLock
 from ..text.fingerprint import HASH_NAME, KGRAM_NAME
 from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
+from .held import described, sort_sources
 from .lookpast import UNCAPPED, finish_caps, local_mapper
 from .process import ProcessedDoc, process
 from .workers import ordered_map
@@ -513,7 +514,10 @@ def _finish(
 def prepare_build(specs: list, out: str | os.PathLike, opts: BuildOptions) -> tuple[list, Path]:
     """Checked parameters, opened sources and the output root of a new build."""
     _check_params(opts)
-    sources = _open_sources(specs, opts)
+    found = sort_sources([], _open_sources(specs, opts))  # each source once
+    if found.replaced:
+        raise BuildError(f"{found.replaced[0][0]} is given twice, at two versions")
+    sources = found.add
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise BuildError(f"{root} exists and is not a directory")
@@ -612,7 +616,7 @@ def new_header(opts: BuildOptions, sources: list) -> store.Header:
         kgram=KGRAM_NAME,
         tokenizer_version=TOKENIZER_VERSION,
         name=" + ".join(s.name for s in sources),
-        sources=[s.describe() for s in sources],
+        sources=[described(s) for s in sources],
         renamed_languages=sorted(g for g in GRAMMARS if supported(g)) if opts.renamed else [],
         normalizer_version=NORMALIZER_VERSION if opts.renamed else 0,
     )
@@ -672,6 +676,23 @@ def _copy_checked(src: Path, dst: Path, digest: str, root: Path) -> None:
         )
 
 
+HELD = "source already in the index"  # a reason in BuildSummary.skipped
+
+
+def _held_apart(root: Path, header: store.Header, sources: list) -> tuple[list, int]:
+    """(the sources to add, how many were left out as held at the same version); a source
+    held at another version is refused (see held.py)."""
+    found = sort_sources(header.sources, sources)
+    if found.replaced:
+        name, old, new = found.replaced[0]
+        raise BuildError(
+            f"the index at {root} holds {name} at another version ({old[:12] or '?'}, not "
+            f"{new[:12] or '?'}); replacing a source's documents is not supported yet: "
+            "rebuild the index with `build`"
+        )
+    return found.add, len(found.held)
+
+
 def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     old_gen, header = store.read_header(root)
     problems = store.structure_problems(old_gen, header)
@@ -679,18 +700,20 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
         raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
     opts.k, opts.window = header.k, header.window
     opts.renamed = bool(header.renamed_languages)
-    sources = _open_sources(specs, opts)
+    sources, held = _held_apart(root, header, _open_sources(specs, opts))
     started = time.perf_counter()
+    if not sources:  # all held already: the index stays as it is
+        return BuildSummary(path=str(root), skipped=Counter({HELD: held}))
     gen = store.new_generation(root)
     try:
         for name in sorted(header.file_sizes):
             if not name.endswith(".u64"):  # the capped sets are written anew
                 _copy_checked(old_gen / name, gen / name, header.file_hashes[name], root)
-        header.sources = header.sources + [s.describe() for s in sources]
+        header.sources = header.sources + [described(s) for s in sources]
         header.name = " + ".join(
             [header.name] + [s.name for s in sources] if header.name else [s.name for s in sources]
         )
-        summary = BuildSummary(path=str(root))
+        summary = BuildSummary(path=str(root), skipped=Counter({HELD: held} if held else {}))
         writer = _Writer(gen, header, header.documents, opts.memory_mb << 20)
         _run(sources, writer, opts, summary)
         header.documents += summary.documents

@@ -1,0 +1,129 @@
+"""Which sources an index already holds, so that `add` is idempotent per origin.
+
+Every source a builder writes is recorded in the header's `sources` with its identity:
+`key`, where its documents come from (a git repository by its web link, or by its work
+tree when it has none; a folder or a dataset file by its real path; the standard library;
+installed distributions), and `version`, which state of it (the commit; the Python
+version; the distributions and their versions; for a folder or a dataset file, its files'
+paths, sizes and modification times). `add`, and `build` given the same source twice:
+
+- leave out a source the index holds at the same version: adding it again changes no
+  count (it used to count every file again, and list each path once more);
+- refuse one it holds at another version (a new commit, a changed folder): its old
+  documents would have to leave the index first, which a generation cannot do yet, so the
+  message says to rebuild. (Replacing is the next step: it needs each source's share of
+  every document's occurrences recorded, and documents left with none skipped by the
+  matcher.)
+
+An index built before identities were recorded: a git source is known by its link and
+commit; other sources are not recognised and are added as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Identity:
+    key: str
+    version: str
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "version": self.version}
+
+
+def identity(src) -> Identity | None:
+    """A source's identity, None for a kind this does not know (always added)."""
+    d = src.describe()
+    kind = d.get("kind", "")
+    if kind == "git":
+        where = d.get("link") or f"file:{getattr(src, 'top', d.get('spec', ''))}"
+        return Identity(f"git:{where}", str(d.get("commit") or ""))
+    if kind == "folder":
+        root = getattr(src, "root", "")
+        return Identity(f"folder:{root}", _tree_version(root))
+    if kind == "python-stdlib":
+        return Identity("python:stdlib", str(d.get("version", "")))
+    if kind == "python-site-packages":
+        dists = d.get("distributions") or {}
+        names = ",".join(sorted(str(n).lower() for n in dists))
+        versions = ",".join(f"{n}=={v}" for n, v in sorted(dists.items()))
+        return Identity(f"python:site-packages={names}", versions)
+    path = getattr(src, "path", None)
+    if kind in ("jsonl", "jsonl.gz", "parquet") and path:
+        real = os.path.realpath(path)
+        return Identity(f"dataset:{real}", _file_version(real))
+    return None
+
+
+def recorded(entry: dict) -> Identity | None:
+    """The identity a header's `sources` entry records (or implies, for a git source of an
+    index built before identities were recorded)."""
+    if entry.get("key"):
+        return Identity(str(entry["key"]), str(entry.get("version", "")))
+    if entry.get("kind") == "git" and entry.get("link"):
+        return Identity(f"git:{entry['link']}", str(entry.get("commit") or ""))
+    return None
+
+
+def described(src) -> dict:
+    """What the header records of a source: its description and its identity."""
+    found = identity(src)
+    return {**src.describe(), **(found.to_dict() if found else {})}
+
+
+@dataclass
+class Sorted:
+    add: list  # sources to read
+    held: list[str]  # names of sources left out: held at the same version
+    replaced: list[tuple[str, str, str]]  # (name, version held, version given)
+
+
+def sort_sources(held_entries: Iterable[dict], sources: list) -> Sorted:
+    """The sources to add to an index whose header records `held_entries`."""
+    held: dict[str, str] = {}
+    for entry in held_entries:
+        found = recorded(entry)
+        if found is not None:
+            held[found.key] = found.version
+    out = Sorted([], [], [])
+    for src in sources:
+        found = identity(src)
+        if found is None:
+            out.add.append(src)
+            continue
+        if found.key in held:
+            if held[found.key] == found.version:
+                out.held.append(src.name)
+            else:
+                out.replaced.append((src.name, held[found.key], found.version))
+            continue
+        held[found.key] = found.version  # the same source twice in one command
+        out.add.append(src)
+    return out
+
+
+def _file_version(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _tree_version(root: str) -> str:
+    """A digest of the paths, sizes and modification times of the files under `root`."""
+    h = hashlib.sha256()
+    from .sources.folder import skip_dir  # the folders a folder source does not read
+
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not skip_dir(d))
+        for name in sorted(files):
+            full = os.path.join(folder, name)
+            h.update(os.path.relpath(full, root).encode("utf-8", "surrogateescape"))
+            h.update(f"\0{_file_version(full)}\0".encode())
+    return h.hexdigest()[:32]

@@ -756,9 +756,13 @@ class ParallelBuild:
     def end(self, timeout: float = 30) -> tuple[int, list[str]]:
         """(exit status, stderr lines other than the bar's) once every process that held
         its stderr has ended."""
-        self.p.wait(timeout=timeout)
-        self._reader.join(timeout=timeout)
-        assert not self._reader.is_alive(), "a worker outlived the build"
+        try:
+            self.p.wait(timeout=timeout)
+            self._reader.join(timeout=timeout)
+            assert not self._reader.is_alive(), "a worker outlived the build"
+        finally:  # whatever happened, nothing of it is left running
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.p.pid, signal.SIGKILL)
         text = self.err.decode(errors="replace").replace("\r", "\n")
         return self.p.returncode, [
             line for line in text.splitlines() if line.strip() and not line.startswith("indexing")
@@ -818,7 +822,7 @@ def handler_installed(pid: int, signum: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc")
-@pytest.mark.parametrize("command", ["query", "check", "stats"])
+@pytest.mark.parametrize("command", ["query", "check"])
 def test_sigterm_ends_reading_commands_with_one_line(tmp_path, command):
     idx = tmp_path / "idx"
     build_index([corpus(tmp_path / "src", "alpha")], idx, BuildOptions(**OPTS))
@@ -826,20 +830,18 @@ def test_sigterm_ends_reading_commands_with_one_line(tmp_path, command):
     big.write_text("".join(f"value_{i} = {i}\n" for i in range(400_000)))
     args = {
         "query": ["query", str(idx)],  # waits on its stdin, left open
-        "check": ["check", str(big), "--index", str(idx)],
-        "stats": ["stats", str(idx), "--verify"],
+        "check": ["check", str(big), "--index", str(idx)],  # seconds of matching
     }[command]
     p = subprocess.Popen(
         [*CLI, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 60
-    while not handler_installed(p.pid, signal.SIGTERM) and p.poll() is None:
+    while not handler_installed(p.pid, signal.SIGTERM):
+        assert p.poll() is None, "ended without ever handling SIGTERM"
         assert time.monotonic() < deadline
         time.sleep(0.005)  # polling for the event (the handler in place), not a fixed wait
     p.terminate()
     _, err = p.communicate(timeout=30)
-    if p.returncode in (0, 1) and command != "query":
-        return  # it was done before the signal came: nothing to interrupt
     assert p.returncode == 143, err
     assert err.decode().splitlines() == ["recitation-index: terminated"]
 

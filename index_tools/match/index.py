@@ -7,6 +7,7 @@ import mmap
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -314,6 +315,18 @@ class Index:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def origins(self) -> Iterator[tuple[int, list[Origin]]]:
+        """Every unique document's id and origins, in id order: a full scan of the stored
+        origins (`source_texts` keeps what it needs of it, once per generation)."""
+        try:
+            with self._docs_env.begin(buffers=False) as txn:
+                for key, raw in txn.cursor(db=self._dbs["origins"]):
+                    yield int.from_bytes(key, "big"), [_origin(o) for o in json.loads(raw)]
+        except Exception as e:  # damaged stored data: one clear error, never a wrong answer
+            raise IndexOpenError(
+                f"index at {self.root} is damaged (origins: {type(e).__name__}); rebuild it"
+            ) from None
 
     # --- documents -----------------------------------------------------------------------
 

@@ -26,8 +26,11 @@ from index_tools import (
     FollowingIndex,
     IndexOpenError,
     Match,
+    SourceRequest,
+    SourceView,
     current_generation,
     default_index_path,
+    source_view,
 )
 
 log = logging.getLogger(__name__)
@@ -177,6 +180,16 @@ class IndexHandle(WorkerHandle):
             )
         )
         return list(found) if found is not None else []
+
+    @property
+    def generation(self) -> str | None:
+        """The generation lookups use now (None without an index)."""
+        return self._generation if self.ready else None
+
+    async def source_view(self, request: SourceRequest) -> SourceView | None:
+        """A source's lines beside a quote, from the current generation (None without an
+        index)."""
+        return await self.run(source_view, request)
 
     def _with_index(self, work: Callable[..., T], *args: Any) -> T | None:
         """On the worker thread: `work(index, *args)` on the current generation (switching

@@ -27,6 +27,7 @@ from ..safe_text import printable
 from ..service.remote import is_remote
 from ..store.generations import IndexOpenError
 from ..store.paths import DEFAULT_SOURCES, default_index_path
+from .show import add_show_parser, show_view
 from .text_report import match_details
 
 DESCRIPTION = """\
@@ -44,6 +45,7 @@ examples:
   recitation-index add ./idx ~/src/another-repo
   recitation-index stats ./idx --json
   git show HEAD:src/geo.py | recitation-index query ./idx
+  git show HEAD:src/geo.py | recitation-index show ./idx --match 1
   recitation-index check . --format sarif > recitation.sarif
 
 The default index lives in the user cache directory; RECITATION_INDEX overrides it."""
@@ -211,6 +213,17 @@ def cmd_query(args) -> int:
     else:
         print("\n\n".join(_match_text(m) for m in matches))
     return 0
+
+
+def cmd_show(args) -> int:
+    if not 0 <= args.context_lines <= 200:
+        raise UsageError("--context-lines must be 0..200")
+    if args.min_tokens < 1:
+        raise UsageError("--min-tokens must be at least 1")
+    stdin = sys.stdin.read()
+    context = _read_text(args.context_file) if args.context_file else ""
+    with _open(_index_path(args.index), args.token_file) as idx:
+        return show_view(args, idx, stdin, context)
 
 
 def cmd_check(args) -> int:
@@ -427,6 +440,7 @@ def _parser() -> argparse.ArgumentParser:
         "$RECITATION_INDEX_TOKEN or the file $RECITATION_INDEX_TOKEN_FILE)",
     )
     q.set_defaults(func=cmd_query)
+    add_show_parser(sub, cmd_show)
     add_serve_parser(sub)
 
     c = sub.add_parser(

@@ -542,6 +542,7 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         log(`quick fixes: ${items.map((t) => t.replace(/\s+/g, ' ')).join(' | ')}`);
         assert.ok(items.some((t) => /attribution/i.test(t)), 'an attribution quick fix');
         assert.ok(items.some((t) => /dismiss/i.test(t)), 'a dismiss quick fix');
+        assert.ok(items.some((t) => /Compare with source: recitation-fixtures\/geodesy-utils geodesy\.py L\d+–L\d+/.test(t)), 'a compare quick fix');
         await screenshot('quick-fixes');
         await page.keyboard.press('Escape');
     });
@@ -574,6 +575,81 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         assert.match(rows[0], /^time,file,line,/);
         assert.match(csv, /zones\.py,\d+,\d+,recitation,\d+,1,true,MIT,recitation-fixtures\/geodesy-utils,geodesy\.py,L\d+-L\d+,[0-9a-f]+,https:/);
         fs.rmSync(csvFile);
+    });
+
+    /** The diff editor "Compare with source" opened: its title, both sides' text, and how long it took. */
+    async function compareView(started: number, what: string): Promise<{ title: string; original: string; modified: string; ms: number }> {
+        const diff = page.locator('.part.editor .monaco-diff-editor').first();
+        const original = diff.locator('.editor.original .view-lines').first();
+        const modified = diff.locator('.editor.modified .view-lines').first();
+        const text = async (l: Locator) => (await l.innerText()).replace(/\u00a0/g, ' ');
+        await until(`the diff editor from ${what}`, async () =>
+            (await diff.isVisible()) && /def bounding_box/.test(await text(original)) && /def bounding_box/.test(await text(modified)));
+        const ms = Date.now() - started;
+        const tab = page.locator('.tab.active').first();
+        const title = ((await tab.getAttribute('aria-label')) ?? (await tab.innerText())).replace(/\s+/g, ' ');
+        log(`compare (${what}): "${title}" in ${ms} ms`);
+        return { title, original: await text(original), modified: await text(modified), ms };
+    }
+
+    /** Closes the diff editor, back to zones.py. */
+    async function closeCompare(): Promise<void> {
+        await page.keyboard.press('Escape');
+        await runCommand('View: Close Editor');
+        await page.locator('.tab.active', { hasText: 'zones.py' }).waitFor({ state: 'visible', timeout: UI_MS });
+        await until('no diff editor', async () => (await page.locator('.part.editor .monaco-diff-editor').count()) === 0 ||
+            !(await page.locator('.part.editor .monaco-diff-editor').first().isVisible()));
+    }
+
+    const COMPARE_TITLE = /recitation-fixtures\/geodesy-utils geodesy\.py L(\d+)–L(\d+) · MIT ↔ zones\.py L\d+–L\d+/;
+
+    step('"Compare with source" in the hover opens the diff editor beside the source, offline', async () => {
+        await scrollEditor('end');
+        const squiggle = squiggles('warning').first();
+        const link = page.locator('.monaco-hover-content a', { hasText: 'Compare with source' }).first();
+        await until('the hover with its Compare link', async () => {
+            const box = await squiggle.boundingBox();
+            assert.ok(box);
+            await page.mouse.move(box.x + Math.min(40, box.width / 2), box.y + box.height / 2 - 4);
+            await page.mouse.move(box.x + Math.min(60, box.width / 2), box.y + box.height / 2 - 6);
+            return link.isVisible();
+        });
+        const started = Date.now();
+        await link.click();
+        const view = await compareView(started, 'the hover');
+        const lines = COMPARE_TITLE.exec(view.title);
+        assert.ok(lines, `the title names the source, its lines and license: ${view.title}`);
+        // the source's side: its lines as the fixture file has them, read from the index
+        const fixture = fs.readFileSync(path.join(corpus, 'geodesy.py'), 'utf8').split('\n');
+        assert.equal(fixture[Number(lines[1]) - 1], 'def bounding_box(lat, lon, distance_km, radius=EARTH_RADIUS_KM):');
+        assert.match(view.original, /def bounding_box\(lat, lon, distance_km, radius=EARTH_RADIUS_KM\):/);
+        // both sides are read-only virtual documents, not files
+        const uris = await page.locator('.part.editor .monaco-diff-editor .monaco-editor[data-uri]')
+            .evaluateAll((els) => els.map((e) => e.getAttribute('data-uri') ?? ''));
+        log(`compare documents: ${uris.join(' | ')}`);
+        assert.ok(uris.some((u) => u.startsWith('recitation-source:/recitation-fixtures/geodesy-utils/geodesy.py')), uris.join(' '));
+        assert.ok(uris.some((u) => u.startsWith('recitation-quote:/zones.py')), uris.join(' '));
+        assert.ok(view.ms < 5000, `opened in ${view.ms} ms`);
+        const file = await screenshot('compare-from-hover');
+        fs.copyFileSync(file, path.join(artifacts, 'screenshot-compare.png'));
+        await closeCompare();
+    });
+
+    step('"Compare with source" as a quick fix, and for a logged quote', async () => {
+        await quickFix(/Compare with source/);
+        let started = Date.now();
+        const fromFix = await compareView(started, 'the quick fix');
+        assert.match(fromFix.title, COMPARE_TITLE);
+        await screenshot('compare-from-quick-fix');
+        await closeCompare();
+
+        await runCommand('Recitation: Compare a Logged Quote with Its Source…', true);
+        await pick(/zones\.py:\d+ · \d+ words/);
+        started = Date.now();
+        const fromLog = await compareView(started, 'the references log');
+        assert.match(fromLog.title, COMPARE_TITLE);
+        await screenshot('compare-from-references-log');
+        await closeCompare();
     });
 
     step('the attribution quick fix clears the warning, and it stays gone after a restart', async () => {

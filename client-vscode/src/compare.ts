@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 
 import {
     COMPARE_COMMAND,
+    CONTEXT_LINES,
     COMPARE_REFERENCE_COMMAND,
     QUOTE_SCHEME,
     SOURCE_REQUEST,
@@ -15,14 +16,15 @@ import {
     choiceItem,
     diffTitle,
     matchRequest,
+    padded,
     referenceChoices,
     referenceItem,
     referenceRequest,
     resultNote,
+    revealAt,
     virtualPath,
     type CompareArgs,
     type CompareChoice,
-    type LspRange,
     type SourceResult,
 } from './compareModel';
 import type { ReferencesLog } from './referencesLog';
@@ -143,13 +145,24 @@ export class CompareView implements vscode.Disposable {
             return result;
         }
         const source = result.source;
-        const left = this.documents.add(SOURCE_SCHEME, virtualPath(source.repository, source.path), result.text);
+        // both sides numbered as their files are: the source's lines, your document's lines
+        const theirs = padded(result.text, result.firstLine);
+        const yours = padded(result.yours.text, result.yours.firstLine);
+        const left = this.documents.add(SOURCE_SCHEME, virtualPath(source.repository, source.path), theirs.text);
         const yoursName = (result.yours.uri ?? '').split(/[\\/]/).pop() ?? '';
-        const right = this.documents.add(QUOTE_SCHEME, virtualPath(decodeSafe(yoursName) || 'quote'), result.yours.text);
+        const right = this.documents.add(QUOTE_SCHEME, virtualPath(decodeSafe(yoursName) || 'quote'), yours.text);
+        const at = revealAt(result.yours);
+        const position = new vscode.Position(at.line + yours.shift, at.character);
         await vscode.commands.executeCommand('vscode.diff', left, right, diffTitle(result), {
             preview: true,
-            selection: toRange(result.yours.quoted),
+            selection: new vscode.Range(position, position),
         } satisfies vscode.TextDocumentShowOptions);
+        // scrolled to the quote: its first common line near the top, a few lines above it in view
+        const editor = vscode.window.activeTextEditor;
+        if (editor && editor.document.uri.toString() === right.toString()) {
+            const top = new vscode.Position(Math.max(position.line - CONTEXT_LINES, yours.shift), 0);
+            editor.revealRange(new vscode.Range(top, top), vscode.TextEditorRevealType.AtTop);
+        }
         if (note) {
             void vscode.window.showInformationMessage(`Recitation: ${note}`);
         }
@@ -167,10 +180,6 @@ function decodeSafe(text: string): string {
     } catch {
         return text;
     }
-}
-
-function toRange(range: LspRange): vscode.Range {
-    return new vscode.Range(range.start.line, range.start.character, range.start.line, range.start.character);
 }
 
 /** The choice among several sources (a quick pick); undefined: the only one; null: cancelled. */

@@ -133,6 +133,25 @@ export function diffTitle(result: SourceResult): string {
     return `${source}${renamed} ↔ ${yours}`;
 }
 
+/** Beyond this line, a side is shown from its own first line (numbers then start at 1). */
+export const MAX_PADDING_LINES = 200_000;
+
+/**
+ * The text of one side with empty lines before it, so that the editor numbers its lines as
+ * the file does (the source's line 224 is line 224 in the view); the diff pairs the empty
+ * lines of both sides, and the view is scrolled to the quote.
+ */
+export function padded(text: string, firstLine: number | undefined): { text: string; shift: number } {
+    const shift = firstLine && firstLine > 1 && firstLine <= MAX_PADDING_LINES ? firstLine - 1 : 0;
+    return { text: '\n'.repeat(shift) + text, shift };
+}
+
+/** Where to scroll your side to (0-based, in the unpadded text): the first common word, else the quote. */
+export function revealAt(yours: NonNullable<SourceResult['yours']>): LspPosition {
+    const first = [...(yours.marks ?? [])].sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character)[0];
+    return (first ?? { range: yours.quoted }).range.start;
+}
+
 /** What the view says besides the diff: the index changed, the source was removed, a partial quote. */
 export function resultNote(result: SourceResult): string | undefined {
     const message = printable(result.message, 1000);

@@ -595,7 +595,9 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
     /** Closes the diff editor, back to zones.py. */
     async function closeCompare(): Promise<void> {
         await page.keyboard.press('Escape');
-        await runCommand('View: Close Editor');
+        const tab = page.locator('.tab.active', { hasText: '↔' }).first();
+        await tab.hover();
+        await tab.locator('.tab-actions .action-label').first().click();
         await page.locator('.tab.active', { hasText: 'zones.py' }).waitFor({ state: 'visible', timeout: UI_MS });
         await until('no diff editor', async () => (await page.locator('.part.editor .monaco-diff-editor').count()) === 0 ||
             !(await page.locator('.part.editor .monaco-diff-editor').first().isVisible()));
@@ -630,8 +632,20 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         assert.ok(uris.some((u) => u.startsWith('recitation-source:/recitation-fixtures/geodesy-utils/geodesy.py')), uris.join(' '));
         assert.ok(uris.some((u) => u.startsWith('recitation-quote:/zones.py')), uris.join(' '));
         assert.ok(view.ms < 5000, `opened in ${view.ms} ms`);
-        const file = await screenshot('compare-from-hover');
+        // numbered as the files are: the source's first quoted line is its line number
+        const numbers = await page.locator('.part.editor .monaco-diff-editor .editor.original .line-numbers').allInnerTexts();
+        assert.ok(numbers.map((n) => n.trim()).includes(lines[1]), `line ${lines[1]} in view: ${numbers.join(',')}`);
+        await screenshot('compare-from-hover');
+        // the README's picture: the view alone (no side bar, no panel), then back as it was
+        await page.keyboard.press('Control+B');
+        await page.keyboard.press('Control+J');
+        await page.locator('.part.sidebar').waitFor({ state: 'hidden', timeout: UI_MS });
+        await page.locator('.part.panel').waitFor({ state: 'hidden', timeout: UI_MS });
+        const file = await screenshot('compare-view');
         fs.copyFileSync(file, path.join(artifacts, 'screenshot-compare.png'));
+        await page.keyboard.press('Control+B');
+        await page.keyboard.press('Control+J');
+        await page.locator('.part.sidebar').waitFor({ state: 'visible', timeout: UI_MS });
         await closeCompare();
     });
 

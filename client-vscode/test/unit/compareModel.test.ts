@@ -3,14 +3,17 @@ import { describe, it } from 'node:test';
 
 import {
     CONTEXT_LINES,
+    MAX_PADDING_LINES,
     choiceItem,
     diffTitle,
     lineSpan,
     matchRequest,
+    padded,
     printable,
     referenceChoices,
     referenceItem,
     referenceRequest,
+    revealAt,
     virtualPath,
     yoursLabel,
     type SourceResult,
@@ -115,5 +118,24 @@ describe('requests', () => {
         ]);
         assert.deepEqual(choiceItem({ label: 'a\u0007b', source: 0 }), { label: 'a\ufffdb', description: undefined, detail: undefined });
         assert.equal(printable('x'.repeat(400)).length, 300);
+    });
+});
+
+describe('the view', () => {
+    it('numbers each side as its file does, up to a limit', () => {
+        assert.deepEqual(padded('a\nb\n', 4), { text: '\n\n\na\nb\n', shift: 3 });
+        assert.deepEqual(padded('a\n', 1), { text: 'a\n', shift: 0 });
+        assert.deepEqual(padded('a\n', undefined), { text: 'a\n', shift: 0 });
+        assert.equal(padded('a', MAX_PADDING_LINES + 1).shift, 0);
+    });
+
+    it('is scrolled to the first common word, else the quote', () => {
+        const yours = RESULT.yours!;
+        assert.deepEqual(revealAt(yours), { line: 2, character: 0 });
+        const marks = [
+            { range: { start: { line: 5, character: 4 }, end: { line: 6, character: 0 } }, kind: 'same' as const },
+            { range: { start: { line: 3, character: 8 }, end: { line: 3, character: 9 } }, kind: 'renamed' as const },
+        ];
+        assert.deepEqual(revealAt({ ...yours, marks }), { line: 3, character: 8 });
     });
 });

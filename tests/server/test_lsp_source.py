@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 import unicodedata
 from pathlib import Path
 from urllib.parse import unquote
@@ -375,3 +376,31 @@ async def test_hostile_metadata_is_printable_and_the_text_comes_as_stored(
     ghost = {**src, "path": "../../../../etc/passwd\x00"}
     gone = await source(client, {"source": ghost, "text": HOSTILE_TEXT, "uri": uri})
     assert gone["status"] == "removed" and not unsafe(gone["message"])
+
+
+# -- through an index service -------------------------------------------------------------------
+
+
+async def test_the_source_through_an_index_service(client, fixture_index, workspace):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "index_tools"))
+    from service_helpers import Service
+
+    service = await asyncio.to_thread(Service(fixture_index).start)
+    try:
+        await start(client, service.url, workspace["a"])
+        uri = (workspace["a"] / "hull.py").as_uri()
+        diag = await flag(client, uri, "", HULL)
+        view = await source(client, {"uri": uri, "id": diag.data["id"]})
+        assert view["status"] == "ok" and view["generation"].startswith("gen-")
+        assert (view["source"]["startLine"], view["source"]["endLine"]) == HULL_LINES
+        assert marked(view["text"], view["marks"]) == words(HULL)
+        assert marked(view["yours"]["text"], view["yours"]["marks"]) == words(HULL)
+        # a source the service does not hold
+        ghost = {"repository": "acme/widgets", "path": "src/none.py", "commit": "x"}
+        gone = await source(client, {"source": ghost, "text": HULL, "uri": uri})
+        assert gone["status"] == "removed"
+    finally:
+        await asyncio.to_thread(service.stop)
+    # the service gone: a clear error, not a hang
+    with pytest.raises(JsonRpcException):
+        await asyncio.wait_for(source(client, {"uri": uri, "id": diag.data["id"]}), 30)

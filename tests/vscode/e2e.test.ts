@@ -636,7 +636,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         const numbers = await page.locator('.part.editor .monaco-diff-editor .editor.original .line-numbers').allInnerTexts();
         assert.ok(numbers.map((n) => n.trim()).includes(lines[1]), `line ${lines[1]} in view: ${numbers.join(',')}`);
         await screenshot('compare-from-hover');
-        // the README's picture: the view alone (no side bar, no panel), then back as it was
+        // the README's picture: the view alone (no side bar, panel or notification), then back as it was
+        await runCommand('Notifications: Clear All Notifications');
         await page.keyboard.press('Control+B');
         await page.keyboard.press('Control+J');
         await page.locator('.part.sidebar').waitFor({ state: 'hidden', timeout: UI_MS });

@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from ..model import Position, Range
 from ..safe_text import printable
 from ..text.normalize import canonical, normalize_words, supported
-from ..text.words import LineIndex, Word, tokenize
+from ..text.words import WORD_RE, LineIndex, Word, tokenize
 from .source_texts import SourceText, source_texts
 
 SEED = 8  # words of a common run's seed; shorter runs are not shown as common
 MAX_POSITIONS = 64  # places of one seed in the source looked at (repetitive text)
 MAX_RUNS = 600  # common runs chained (the longest; chaining is quadratic in them)
 MAX_QUOTE_WORDS = 50_000  # a longer quote is aligned on its first words only
-MAX_SEARCH_WORDS = 300_000  # past this, only the lines around the reported ones are searched
+MAX_SEARCH_CHARS = 2_000_000  # past this, only the lines around the reported ones are searched
 SEARCH_PAD_LINES = 40  # lines searched around the reported ones before the whole file
 MAX_CONTEXT_LINES = 200
 MAX_WINDOW_LINES = 5_000  # lines of source sent at most (the rest: `truncated`)
@@ -172,22 +172,25 @@ def align(
     source. `exact=False` (a renamed copy) aligns the rename-insensitive views, and marks
     the names that differ as renamed."""
     qw = tokenize(quote)[:MAX_QUOTE_WORDS]
-    sw = tokenize(source)
-    qt = [w.text for w in qw]
-    st = [w.text for w in sw]
     lang = canonical(language)
     renamed_view = not exact and lang is not None and supported(lang)
-    if renamed_view:
-        qt = normalize_words(qt, lang) or qt
-        st = normalize_words(st, lang) or st
+
+    def seen(words: list[Word]) -> list[str]:
+        texts = [w.text for w in words]
+        return (normalize_words(texts, lang) or texts) if renamed_view and lang else texts
+
+    qt = seen(qw)
+    sw: list[Word] = []
     chain: list[CommonRun] = []
-    if near_lines and near_lines[0] > 0:
-        lo, hi = _words_near(source, sw, near_lines)
-        chain = best_chain(common_runs(qt, st, lo, hi))
-    if sum(r.length for r in chain) < len(qt) and len(st) <= MAX_SEARCH_WORDS:
-        whole = best_chain(common_runs(qt, st))
-        if sum(r.length for r in whole) > sum(r.length for r in chain):
-            chain = whole
+    if near_lines and near_lines[0] > 0:  # the lines around the reported ones first
+        a, b = _chars_near(source, near_lines)
+        sw = [Word(m.group(), m.start(), m.end()) for m in WORD_RE.finditer(source, a, b)]
+        chain = best_chain(common_runs(qt, seen(sw)))
+    if _covered(chain) < len(qt) and len(source) <= MAX_SEARCH_CHARS:
+        every = tokenize(source)
+        whole = best_chain(common_runs(qt, seen(every)))
+        if _covered(whole) > _covered(chain):
+            chain, sw = whole, every
     if not chain and exact and lang is not None and supported(lang):
         return align(quote, source, language, exact=False, near_lines=near_lines)
     q_spans: list[tuple[int, int, str]] = []
@@ -216,29 +219,25 @@ def align(
     )
 
 
-def _words_near(text: str, words: list[Word], lines: tuple[int, int]) -> tuple[int, int]:
-    """The word span of the lines around `lines` (1-based), padded."""
+def _covered(chain: list[CommonRun]) -> int:
+    return sum(r.length for r in chain)
+
+
+def _chars_near(text: str, lines: tuple[int, int]) -> tuple[int, int]:
+    """The character span of the lines around `lines` (1-based, as the engine counts them:
+    `\\n`), padded by SEARCH_PAD_LINES or the span's own length."""
     first, last = lines[0], max(lines)
     pad = max(SEARCH_PAD_LINES, last - first + 1)
-    index = LineIndex(text)
-    starts = index.line_starts
-    a = starts[min(max(first - 1 - pad, 0), len(starts) - 1)]
-    b_line = last + pad
-    b = starts[b_line] if b_line < len(starts) else len(text)
-    lo = _first_word_at(words, a)
-    hi = _first_word_at(words, b)
-    return lo, hi
-
-
-def _first_word_at(words: list[Word], offset: int) -> int:
-    lo, hi = 0, len(words)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if words[mid].start < offset:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    want_a, want_b = max(first - 1 - pad, 0), last + pad  # line breaks before the span's ends
+    a, at, n = 0, -1, 0
+    while n < want_b:
+        at = text.find("\n", at + 1)
+        if at < 0:
+            return a, len(text)
+        n += 1
+        if n == want_a:
+            a = at + 1
+    return a, at + 1
 
 
 # --- the view ---------------------------------------------------------------------------------

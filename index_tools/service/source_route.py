@@ -13,11 +13,23 @@ import asyncio
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ..match.source_view import SourceRequest, source_view
 from ..store.generations import IndexOpenError
 
 log = logging.getLogger("recitation.service")
+
+# Views run beside the lookups, not on their threads: a generation's first view reads every
+# document's origins (seconds in an index of millions of files) and /v1/match goes on.
+_views: ThreadPoolExecutor | None = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _views
+    if _views is None:
+        _views = ThreadPoolExecutor(1, "recitation-source")
+    return _views
 
 
 def parse_source_request(body: bytes, Refused) -> SourceRequest:  # noqa: N803
@@ -42,7 +54,7 @@ async def answer(service, headers: dict, receive, Refused):  # noqa: N803
     service.pending += 1
     loop = asyncio.get_running_loop()
     try:
-        future = loop.run_in_executor(service.executor, _view, service, request)
+        future = loop.run_in_executor(_executor(), _view, service, request)
         view, generation, seconds = await asyncio.wait_for(
             asyncio.shield(future), service.config.lookup_timeout
         )

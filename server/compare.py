@@ -287,7 +287,7 @@ def result_payload(
         "status": view.status,
         "message": view.message,
         "generation": view.generation,
-        "requestedGeneration": view.ref.generation,
+        "requestedGeneration": printable(view.ref.generation, 200) if view.ref.generation else None,
         "generationChanged": view.generation_changed,
         "source": {
             "repository": view.repository or printable(view.ref.repository),

@@ -293,11 +293,16 @@ class SourceView:
             "status": self.status,
             "message": self.message,
             "generation": self.generation,
-            "requested_generation": self.ref.generation,
+            "requested_generation": (
+                printable(self.ref.generation, MAX_GENERATION_CHARS)
+                if self.ref.generation
+                else None
+            ),
             "generation_changed": self.generation_changed,
-            "repository": self.repository or self.ref.repository,
-            "path": self.path or self.ref.path,
-            "commit": self.commit or self.ref.commit,
+            # what the request named, as printable as what the index holds
+            "repository": self.repository or printable(self.ref.repository),
+            "path": self.path or printable(self.ref.path),
+            "commit": self.commit or printable(self.ref.commit, 80),
         }
         if self.status != OK:
             return out

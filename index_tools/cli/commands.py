@@ -13,14 +13,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from ..build.local import (
-    DEFAULT_K,
-    DEFAULT_POSTING_CAP,
-    DEFAULT_SHARDS,
-    DEFAULT_WINDOW,
-    BuildError,
-    InterruptedAfterPublish,
-)
+from ..build.local import DEFAULT_SHARD_WORDS, BuildError, InterruptedAfterPublish
 from ..build.sources.languages import language_for_path
 from ..model import Match, describe_match, query_report
 from ..safe_text import printable
@@ -73,13 +66,9 @@ def _build_options(args):
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be 0 (all cores) or more")
     return BuildOptions(
-        k=getattr(args, "k", DEFAULT_K),
-        window=getattr(args, "window", DEFAULT_WINDOW),
-        shards=getattr(args, "shards", DEFAULT_SHARDS),
-        posting_cap=getattr(args, "posting_cap", DEFAULT_POSTING_CAP),
         jobs=args.jobs or 0,
         max_file_bytes=args.max_file_bytes,
-        memory_mb=args.memory_mb,
+        shard_words=args.shard_words,
         renamed=getattr(args, "renamed", True),
         progress=False if args.quiet else (True if args.progress else None),
     )
@@ -162,15 +151,11 @@ def cmd_stats(args) -> int:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(s["skipped"].items())) or "none"
         print(f"index: {s['path']} ({s['name']})")
         print(
-            f"format version {s['format_version']}: k={s['k']}, window={s['window']}, "
-            f"every common run of {s['guarantee']}+ words is found"
+            f"format version {s['format_version']}: suffix arrays over word ids, every "
+            "common run is found with the exact number of files"
         )
         print(f"files: {s['files']:,} ({s['documents']:,} unique documents)")
-        print(f"words: {s['words']:,}")
-        print(
-            f"fingerprints: {s['fingerprints']:,} ({s['postings']:,} postings, "
-            f"{s['capped']:,} capped at {s['posting_cap']})"
-        )
+        print(f"words: {s['words']:,} ({s['vocabulary']:,} distinct) in {s['shards']} shard(s)")
         print(f"size: {s['bytes']:,} bytes ({s['bytes_per_word']} bytes per word)")
         print(f"skipped while building: {skipped}")
         if args.verify:
@@ -307,11 +292,11 @@ def _parser() -> argparse.ArgumentParser:
             help="skip larger files (default: %(default)s)",
         )
         sp.add_argument(
-            "--memory-mb",
+            "--shard-words",
             type=int,
-            default=256,
-            help="postings held in memory before a sorted run is spilled to "
-            "disk (default: %(default)s)",
+            default=DEFAULT_SHARD_WORDS,
+            help="words per shard: a shard's suffix array is sorted in memory, about 20 "
+            "bytes per word (default: %(default)s)",
         )
         sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
         sp.add_argument(
@@ -322,36 +307,11 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--json", action="store_true", help="print the summary as JSON")
         if params:
             sp.add_argument(
-                "--k",
-                type=int,
-                default=DEFAULT_K,
-                help="words per fingerprint (default: %(default)s)",
-            )
-            sp.add_argument(
-                "--window",
-                type=int,
-                default=DEFAULT_WINDOW,
-                help="winnowing window (default: %(default)s); every common run "
-                "of window+k-1 words is found",
-            )
-            sp.add_argument(
-                "--shards",
-                type=int,
-                default=DEFAULT_SHARDS,
-                help="postings shards (default: %(default)s)",
-            )
-            sp.add_argument(
                 "--no-renamed",
                 dest="renamed",
                 action="store_false",
-                help="leave out the rename-insensitive fingerprints (renamed copies are then "
-                "not found; the index is about 30%% smaller)",
-            )
-            sp.add_argument(
-                "--posting-cap",
-                type=int,
-                default=DEFAULT_POSTING_CAP,
-                help="postings kept per fingerprint; the true count is kept (default: %(default)s)",
+                help="leave out the rename-insensitive view (renamed copies are then "
+                "not found; the index is about 40%% smaller)",
             )
 
     b = sub.add_parser(

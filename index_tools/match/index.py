@@ -157,7 +157,10 @@ class Index:
             if stored != h.documents:
                 raise ValueError(f"{stored} documents stored, the header says {h.documents}")
             self._text = self._map(store.TEXT_NAME)
-            self.vocabulary = files.Vocabulary(self.gen, h.vocabulary)
+            self.vocabulary = files.Vocabulary(
+                *(self._map(n) for n in (files.WORDS_NAME, files.OFFSETS_NAME, files.LOOKUP_NAME)),
+                h.vocabulary,
+            )
             self.occurrences = np.frombuffer(self._map(files.OCCURRENCES_NAME), dtype="<u4")
             first = 0
             for i, docs in enumerate(h.shard_documents):
@@ -175,7 +178,7 @@ class Index:
             ) from None
 
     def _map(self, name: str):
-        m = files.map_file(self.gen / name)
+        m = store.map_file(self.gen / name)
         self._maps.append(m)
         return m
 

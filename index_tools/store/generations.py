@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import mmap
 import os
 import shutil
 import stat
@@ -550,6 +551,14 @@ def file_digest(path: Path, size: int | None = None) -> str:
                 if left < 0:
                     raise OSError(errno.EFBIG, "larger than the header says")
     return h.hexdigest()
+
+
+def map_file(path: Path):
+    """A read-only map of a file (b"" when empty)."""
+    with os.fdopen(open_regular(path), "rb") as f:
+        if not os.fstat(f.fileno()).st_size:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 # --- writing -------------------------------------------------------------------------------

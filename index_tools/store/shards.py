@@ -70,16 +70,6 @@ def expected_sizes(shard_words: list[int], shard_docs: list[int], renamed: bool)
     return out
 
 
-def map_file(path: Path):
-    """A read-only map of a file (b"" when empty)."""
-    from .generations import open_regular
-
-    with os.fdopen(open_regular(path), "rb") as f:
-        if not os.fstat(f.fileno()).st_size:
-            return b""
-        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-
-
 def write_array(path: Path, array: np.ndarray) -> None:
     with open(path, "wb") as f:
         array.tofile(f)
@@ -123,10 +113,9 @@ def read_vocabulary(gen: Path) -> list[str]:
 class Vocabulary:
     """Word -> id for queries, from the mapped vocabulary files."""
 
-    def __init__(self, gen: Path, size: int):
-        self.words = map_file(gen / WORDS_NAME)
-        self._offsets_map = map_file(gen / OFFSETS_NAME)
-        self._lookup_map = map_file(gen / LOOKUP_NAME)
+    def __init__(self, words, offsets, lookup, size: int):
+        """From the three files' maps (`generations.map_file`)."""
+        self.words, self._offsets_map, self._lookup_map = words, offsets, lookup
         self.offsets = np.frombuffer(self._offsets_map, dtype="<u8")
         lookup = np.frombuffer(self._lookup_map, dtype=LOOKUP_DTYPE)
         if len(self.offsets) != size + 1 or len(lookup) != size:

@@ -59,17 +59,16 @@ def process(text: str, language: str = "", renamed: bool = False) -> ProcessedDo
     identifiers when its language is supported."""
     raw = text.encode("utf-8", "surrogatepass")
     words, table = split_blocks(text)
-    local: dict[str, int] = {}
-    ids = np.fromiter(
-        (local.setdefault(w, len(local)) for w in words), dtype=np.uint32, count=len(words)
-    )
+    vocabulary = list(dict.fromkeys(words))  # distinct, in order of first appearance
+    local = {w: i for i, w in enumerate(vocabulary)}
+    ids = np.fromiter(map(local.__getitem__, words), dtype=np.uint32, count=len(words))
     mask = identifier_mask(words, language) if renamed and language else None
     return ProcessedDoc(
         content_hash=xxhash.xxh3_128_digest(raw),
         words=len(words),
         blocks=np.asarray(table, dtype="<u4").tobytes(),
         ztext=_compressor.compress(raw),
-        vocabulary=list(local),
+        vocabulary=vocabulary,
         local_ids=ids,
         identifiers=mask if mask is not None and mask.any() else None,
     )

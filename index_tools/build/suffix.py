@@ -6,6 +6,7 @@ the same files (`store/shards.py` describes them).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -56,11 +57,17 @@ def write_shard(
     ids, starts = joined(docs)
     write_array(gen / shard_file(index, "ids"), ids)
     write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
-    write_array(gen / shard_file(index, "sa"), suffix_array(ids))
-    if identifiers is not None:
-        for d, mask, s in zip(docs, identifiers, starts.tolist()):
-            if mask is not None:
-                ids[s : s + len(d)][mask] = IDENT_ID
-        write_array(gen / shard_file(index, "rids"), ids)
-        write_array(gen / shard_file(index, "rsa"), suffix_array(ids))
+    if identifiers is None:
+        write_array(gen / shard_file(index, "sa"), suffix_array(ids))
+        return words, len(docs)
+    renamed = ids.copy()
+    for d, mask, s in zip(docs, identifiers, starts.tolist()):
+        if mask is not None:
+            renamed[s : s + len(d)][mask] = IDENT_ID
+    write_array(gen / shard_file(index, "rids"), renamed)
+    # the two sorts run side by side (the sort releases the interpreter)
+    with ThreadPoolExecutor(1) as pool:
+        other = pool.submit(suffix_array, renamed)
+        write_array(gen / shard_file(index, "sa"), suffix_array(ids))
+        write_array(gen / shard_file(index, "rsa"), other.result())
     return words, len(docs)

@@ -70,11 +70,11 @@ class Span:
 
     @property
     def documents(self) -> int:
-        return len(self.crowded.docs) if self.crowded is not None else len(self.runs)
+        return self.crowded.documents if self.crowded is not None else len(self.runs)
 
     def doc_ids(self) -> np.ndarray:
         if self.crowded is not None:
-            return self.crowded.docs
+            return self.crowded.listing()[0]
         return np.fromiter(self.runs, dtype=np.int64, count=len(self.runs))
 
 
@@ -142,12 +142,22 @@ def _primary(region: list[Span]) -> Span:
 def _parts(region: list[Span], primary: Span) -> list[Span]:
     """The spans of a region worth their own line: held by files that no span around them
     has, or reaching past the primary span."""
+    n = len(region)
+    starts = np.fromiter((s.start for s in region), dtype=np.int64, count=n)
+    ends = np.fromiter((s.end for s in region), dtype=np.int64, count=n)
+    docs = np.fromiter((s.documents for s in region), dtype=np.int64, count=n)
+    exact = np.fromiter((s.exact for s in region), dtype=bool, count=n)
+    # o (row) contains s (column); in one view, a document holding o holds s: equal
+    # numbers of documents say o is held by all of s's
+    contains = (starts[:, None] <= starts) & (ends[:, None] >= ends) & ~np.eye(n, dtype=bool)
+    same_view = exact[:, None] == exact
+    dominated = (contains & same_view & (docs[:, None] == docs)).any(axis=0)
     out = []
-    for s in region:
-        if s is primary:
+    for i, s in enumerate(region):
+        if s is primary or dominated[i]:
             continue
-        if any(o is not s and o.start <= s.start and o.end >= s.end and _holds_all(o, s)
-               for o in region):  # fmt: skip
+        across = np.flatnonzero(contains[:, i] & ~same_view[:, i]).tolist()
+        if any(_holds_all(region[j], s) for j in across):
             continue
         out.append(s)
     # repetitive text aligns in many shifted ways: the longest parts are kept
@@ -167,7 +177,7 @@ def _places(span: Span, shown: np.ndarray) -> list[tuple[int, int]]:
     """(document, its position of the span's start), longest runs first, documents already
     `shown` (a part's files that the primary span lists too) after the others."""
     if span.crowded is not None:
-        docs, starts = span.crowded.docs, span.crowded.doc_starts
+        docs, starts = span.crowded.listing()
         order = np.lexsort((docs, np.isin(docs, shown)))
         return list(zip(docs[order].tolist(), starts[order].tolist()))
     seen = set(shown.tolist())

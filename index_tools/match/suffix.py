@@ -82,12 +82,31 @@ class ShardView:
 
 @dataclass
 class Crowded:
-    """A span found from counts: its distinct documents and where each holds it."""
+    """A span found from counts: its places per shard; its distinct documents counted
+    (`documents`), listed only when asked (`listing`: a reported span)."""
 
     start: int
     end: int
-    docs: np.ndarray  # ascending document ids
-    doc_starts: np.ndarray  # the document's word position of `start` (its first place)
+    documents: int
+    _counts: Counts
+    _listing: tuple[np.ndarray, np.ndarray] | None = None
+
+    def listing(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ascending document ids, the document's word position of `start` in each)."""
+        if self._listing is None:
+            docs, places = [], []
+            for i, (lo, hi) in enumerate(self._counts.get(self.start, self.end)[1]):
+                if hi > lo:
+                    sh = self._counts.shards[i]
+                    u, first = np.unique(self._counts.documents(i, lo, hi)[0], return_index=True)
+                    docs.append(u + sh.first_doc)
+                    places.append(sh.positions(lo, hi)[first] - sh.starts[u])
+            empty = np.empty(0, dtype=np.int64)
+            self._listing = (
+                np.concatenate(docs) if docs else empty,
+                np.concatenate(places) if places else empty,
+            )
+        return self._listing
 
 
 class Counts:
@@ -99,6 +118,33 @@ class Counts:
         self.qb = q.astype(">u4").tobytes()
         self.raw = np.frombuffer(self.qb, dtype=np.uint32)
         self.memo: dict[tuple[int, int], tuple[int, list[tuple[int, int]]]] = {}
+        self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
+
+    def documents(self, i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """For the places [lo, hi) of shard i's suffix array, in its order: each one's
+        document (index in the shard) and the previous place of that document there (an
+        offset from lo, -1 or less when none is in range). Read once for an interval, then
+        sliced for the intervals inside it."""
+        for a, b, docs, prev in self.listed[i]:
+            if a <= lo and hi <= b:
+                return docs[lo - a : hi - a], prev[lo - a : hi - a] - (lo - a)
+        sh = self.shards[i]
+        docs = sh.documents(sh.positions(lo, hi))
+        order = np.argsort(docs, kind="stable")
+        same = np.zeros(len(docs), dtype=bool)
+        same[1:] = docs[order[1:]] == docs[order[:-1]]
+        prev = np.full(len(docs), -1, dtype=np.int64)
+        prev[order[1:][same[1:]]] = order[:-1][same[1:]]
+        self.listed[i].append((lo, hi, docs, prev))
+        return docs, prev
+
+    def distinct(self, s: int, e: int) -> int:
+        """Distinct documents holding the query's words [s, e)."""
+        total = 0
+        for i, (lo, hi) in enumerate(self.get(s, e)[1]):
+            if hi > lo:
+                total += int(np.count_nonzero(self.documents(i, lo, hi)[1] < 0))
+        return total
 
     def get(self, s: int, e: int, within=None) -> tuple[int, list[tuple[int, int]]]:
         if s < 0 or e > self.n:
@@ -288,17 +334,5 @@ def _crowded_spans(counts: Counts, a: int, g: int, w: int) -> list[tuple[int, in
 
 
 def _listed(counts: Counts, s: int, e: int) -> Crowded:
-    """The distinct documents holding the query's words [s, e), with a place of each."""
-    docs, places = [], []
-    for i, (lo, hi) in enumerate(counts.get(s, e)[1]):
-        if hi > lo:
-            sh = counts.shards[i]
-            pos = np.sort(sh.positions(lo, hi))
-            k = sh.documents(pos)
-            u, first = np.unique(k, return_index=True)
-            docs.append(u + sh.first_doc)
-            places.append(pos[first] - sh.starts[u])
-    if not docs:
-        empty = np.empty(0, dtype=np.int64)
-        return Crowded(s, e, empty, empty)
-    return Crowded(s, e, np.concatenate(docs), np.concatenate(places))
+    """A crowded span with its distinct documents counted (listed lazily)."""
+    return Crowded(s, e, counts.distinct(s, e), counts)

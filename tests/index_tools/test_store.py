@@ -186,4 +186,3 @@ def test_many_shards_give_the_same_answers(tmp_path):
         for key in ("documents", "files", "words", "vocabulary"):
             assert sa[key] == sb[key]
         assert [m.to_dict() for m in a.match(GEO)] == [m.to_dict() for m in b.match(GEO)]
-

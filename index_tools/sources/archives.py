@@ -80,7 +80,7 @@ def safe_member_name(name: str) -> str | None:
 
 
 def archive_format(path: str) -> str:
-    """"tar.gz", "tar.bz2", "tar.xz", "tar" or "zip", judged by the file's first bytes."""
+    """ "tar.gz", "tar.bz2", "tar.xz", "tar" or "zip", judged by the file's first bytes."""
     try:
         with open(path, "rb") as f:
             head = f.read(512)
@@ -189,7 +189,9 @@ def _tar_files(path, fmt, limits, skipped, want, read_max):
             for info in tar:
                 members += 1
                 if members > limits.max_members:
-                    raise ArchiveLimitError(f"the archive holds more than {limits.max_members:,} members")
+                    raise ArchiveLimitError(
+                        f"the archive holds more than {limits.max_members:,} members"
+                    )
                 if info.isdir():
                     continue
                 name = safe_member_name(info.name)
@@ -229,9 +231,7 @@ def _zip_files(path, limits, skipped, want, read_max):
             raise ArchiveLimitError(f"the archive holds more than {limits.max_members:,} members")
         declared = sum(max(0, i.file_size) for i in infos)
         if declared > limits.max_expanded_bytes:
-            raise ArchiveLimitError(
-                f"the archive expands past {limits.max_expanded_bytes:,} bytes"
-            )
+            raise ArchiveLimitError(f"the archive expands past {limits.max_expanded_bytes:,} bytes")
         seen: set[str] = set()
         expanded = 0
         for info in infos:

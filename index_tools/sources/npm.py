@@ -39,7 +39,7 @@ from .packages import (
     is_license_file,
     top_level_license,
 )
-from .registry_http import Endpoint, Http, NotFound, RegistryError, sri_digests, Digest
+from .registry_http import Digest, Endpoint, Http, NotFound, RegistryError, sri_digests
 from .semver import Version, best_match
 
 PUBLIC_REGISTRY_HOST = "registry.npmjs.org"
@@ -79,7 +79,7 @@ class Npm(Ecosystem):
         url = self.endpoint.join(name)
         headers = {"Accept": ACCEPT, **self.endpoint.headers_for(url)}
         try:
-            doc = self.http.get_json(url, headers, f"npm:{name}")
+            doc = self.http.get_json(url, headers, "")
         except NotFound:
             raise NotFound(f"no package named {name!r} on {self._where()}") from None
         if not isinstance(doc.get("versions"), dict):
@@ -125,6 +125,11 @@ class Npm(Ecosystem):
             kind="npm",
         )
 
+    def exact(self, wanted: Wanted) -> bool:
+        return Version.parse(wanted.constraint) is not None and not wanted.constraint.startswith(
+            ("=", "v")
+        )
+
     # ------------------------------------------------------------------ archives
 
     def is_metadata(self, resolved: Resolved, member: str) -> bool:
@@ -165,9 +170,7 @@ def manifest_license(manifest: dict) -> str:
     if isinstance(value, dict):
         value = value.get("type")
     if not value and isinstance(manifest.get("licenses"), list):
-        names = [
-            (x.get("type") if isinstance(x, dict) else x) for x in manifest["licenses"][:8]
-        ]
+        names = [(x.get("type") if isinstance(x, dict) else x) for x in manifest["licenses"][:8]]
         ids = [license_from_name(str(n)) for n in names if n]
         ids = [i for i in ids if i]
         if ids:
@@ -176,8 +179,19 @@ def manifest_license(manifest: dict) -> str:
         text = value.strip()
         if text.upper() in ("UNLICENSED", "UNKNOWN") or text.upper().startswith("SEE LICENSE"):
             return NOASSERTION
-        return license_from_name(text.strip("()") if " " not in text else text) or NOASSERTION
+        while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+            text = text[1:-1].strip()
+        return license_from_name(text) or NOASSERTION
     return NOASSERTION
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 _SHORTCUT = {"github": "github.com", "gitlab": "gitlab.com", "bitbucket": "bitbucket.org"}
@@ -219,7 +233,9 @@ class _NotFromRegistry(RegistryError):
     pass
 
 
-_NOT_REGISTRY = re.compile(r"^(?:file:|link:|workspace:|portal:|git|https?:|[\w.-]+/[\w.-]+$|\.|/|~)")
+_NOT_REGISTRY = re.compile(
+    r"^(?:file:|link:|workspace:|portal:|git|https?:|[\w.-]+/[\w.-]+$|\.|/|~)"
+)
 
 
 def _dependency(name: str, value: object, where: str, skipped: Counter) -> Wanted | None:
@@ -246,7 +262,9 @@ def read_list(path: str, skipped: Counter) -> list[Wanted]:
     except FileNotFoundError:
         raise RegistryError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise RegistryError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
+        raise RegistryError(
+            f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})"
+        ) from None
     base = os.path.basename(path)
     if base.lower().endswith(".json"):
         try:

@@ -11,6 +11,7 @@ published. With `keep_going` (lists only), such packages are left out and counte
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -79,6 +80,7 @@ class RegistryOptions:
     limits: ArchiveLimits = dataclasses.field(default_factory=ArchiveLimits)
     timeout: float = 60.0
     retries: int = 3
+    max_download_bytes: int = 1 << 30  # one archive
 
     def __post_init__(self) -> None:
         self.pypi_url = self.pypi_url or _env(ENV_PYPI_URL, "PIP_INDEX_URL") or DEFAULT_PYPI_URL
@@ -122,6 +124,25 @@ class Resolved:
     digests: list[Digest]
     kind: str  # "sdist", "wheel" or "npm"
     pinned: tuple[Digest, ...] = ()
+    size: int = 0  # bytes, when the registry says
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["digests"] = [dataclasses.asdict(x) for x in self.digests]
+        d["pinned"] = [dataclasses.asdict(x) for x in self.pinned]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Resolved:
+        return cls(
+            name=str(d["name"]),
+            version=str(d["version"]),
+            filename=str(d["filename"]),
+            url=str(d["url"]),
+            digests=[Digest(str(x["algorithm"]), str(x["hex"])) for x in d["digests"]],
+            kind=str(d["kind"]),
+            size=int(d.get("size") or 0),
+        )
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -153,6 +174,14 @@ class Ecosystem:
 
     def resolve(self, wanted: Wanted) -> Resolved:
         raise NotImplementedError
+
+    def exact(self, wanted: Wanted) -> bool:
+        """Whether the constraint names one version (its resolution can be cached)."""
+        return False
+
+    def registry_url(self) -> str:
+        endpoint = getattr(self, "endpoint", None)
+        return endpoint.url if isinstance(endpoint, Endpoint) else ""
 
     def is_metadata(self, resolved: Resolved, member: str) -> bool:
         raise NotImplementedError
@@ -293,9 +322,36 @@ class PackageSource(CorpusSource):
             self.package_skips[PACKAGE_UNAVAILABLE] += len(self.problems) - refused
         return fetched
 
-    def _fetch_one(self, w: Wanted, http: Http, on_bytes) -> Fetched:
+    def _resolve(self, w: Wanted) -> Resolved:
+        """The registry's answer; for an exact version, kept in the cache so that a
+        rebuild of pinned packages needs no registry."""
+        if not self.ecosystem.exact(w):
+            return self.ecosystem.resolve(w)
+        key = hashlib.sha256(
+            "\n".join((self.ecosystem.registry_url(), w.name, w.constraint)).encode()
+        ).hexdigest()
+        path = Path(self.options.cache) / self.kind / "resolved" / key[:2] / f"{key}.json"
+        try:
+            return Resolved.from_dict(json.loads(path.read_text("utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
         resolved = self.ecosystem.resolve(w)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(resolved.to_dict()), "utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        return resolved
+
+    def _fetch_one(self, w: Wanted, http: Http, on_bytes) -> Fetched:
+        resolved = self._resolve(w)
         resolved.pinned = w.pinned
+        if resolved.size > self.options.max_download_bytes:
+            raise RegistryError(
+                f"{resolved.filename} is larger than {self.options.max_download_bytes:,} bytes"
+            )
         digest = resolved.digests[0] if resolved.digests else None
         if digest is None:
             raise RegistryError("the registry gives no digest to verify the download")
@@ -310,7 +366,8 @@ class PackageSource(CorpusSource):
             archive,
             resolved.digests,
             headers=headers,
-            what=f"{resolved.name} {resolved.version}",
+            what="",
+            max_bytes=self.options.max_download_bytes,
             on_bytes=on_bytes,
         )
         for pin in w.pinned:  # a list's own digests must hold too
@@ -382,9 +439,9 @@ class PackageSource(CorpusSource):
 
     def _documents(self) -> Iterator[Document]:
         for f in self.fetched:
-            yield from self._package_documents(f)
+            yield from self.package_documents(f)
 
-    def _package_documents(self, f: Fetched) -> Iterator[Document]:
+    def package_documents(self, f: Fetched) -> Iterator[Document]:
         r, eco = f.resolved, self.ecosystem
         repository = eco.repository(r)
         relatives: dict[str, str] = {}

@@ -109,7 +109,7 @@ class PyPI(Ecosystem):
             **self.endpoint.headers_for(url),
         }
         try:
-            body, ctype, final = self.http.get_bytes(url, headers, f"pypi:{project}")
+            body, ctype, final = self.http.get_bytes(url, headers, "")
         except NotFound:
             raise NotFound(f"no project named {project!r} on {self._where()}") from None
         if SIMPLE_JSON in ctype or ctype.startswith("application/json"):
@@ -143,6 +143,7 @@ class PyPI(Ecosystem):
                     "url": urllib.parse.urljoin(base, str(e.get("url") or "")),
                     "digests": digests,
                     "yanked": bool(e.get("yanked")),
+                    "size": e.get("size") if isinstance(e.get("size"), int) else 0,
                 }
             )
         return out
@@ -155,7 +156,11 @@ class PyPI(Ecosystem):
             url = urllib.parse.urljoin(base, href)
             path, _, fragment = url.partition("#")
             algo, _, value = fragment.partition("=")
-            digests = [Digest(algo.lower(), value.lower())] if algo.lower() in ("sha256", "sha512") and value else []
+            digests = (
+                [Digest(algo.lower(), value.lower())]
+                if algo.lower() in ("sha256", "sha512") and value
+                else []
+            )
             filename = urllib.parse.unquote(urllib.parse.urlsplit(path).path.rsplit("/", 1)[-1])
             out.append(
                 {
@@ -185,11 +190,11 @@ class PyPI(Ecosystem):
             f["kind"] = split[1]
             by_version.setdefault(v, []).append(f)
         if not pinned:  # yanked files count only when pinned (PEP 592)
-            by_version = {
-                v: fs for v, fs in by_version.items() if any(not f["yanked"] for f in fs)
-            }
+            by_version = {v: fs for v, fs in by_version.items() if any(not f["yanked"] for f in fs)}
         if not by_version:
-            raise NotFound(f"{wanted.name!r} has no source distribution or wheel on {self._where()}")
+            raise NotFound(
+                f"{wanted.name!r} has no source distribution or wheel on {self._where()}"
+            )
         candidates = sorted(spec.filter(by_version), reverse=True)
         if not candidates:
             shown = wanted.constraint or "any version"
@@ -204,7 +209,11 @@ class PyPI(Ecosystem):
             url=best["url"],
             digests=sorted(best["digests"], key=lambda d: d.algorithm != "sha256"),
             kind=best["kind"],
+            size=best.get("size", 0),
         )
+
+    def exact(self, wanted: Wanted) -> bool:
+        return bool(re.fullmatch(r"===?[^*,<>=!~\s]+", wanted.constraint))
 
     # ------------------------------------------------------------------ archives
 
@@ -224,9 +233,7 @@ class PyPI(Ecosystem):
         return len(parts) == 2 and (parts[1] == "PKG-INFO" or is_license_file(parts[1]))
 
     def read_metadata(self, resolved: Resolved, files: dict[str, bytes]) -> PackageMeta:
-        meta_name = next(
-            (n for n in sorted(files) if n.endswith(("/PKG-INFO", "/METADATA"))), None
-        )
+        meta_name = next((n for n in sorted(files) if n.endswith(("/PKG-INFO", "/METADATA"))), None)
         message = None
         if meta_name:
             text = files[meta_name].decode("utf-8", "replace")
@@ -374,7 +381,9 @@ def read_requirements(
     except FileNotFoundError:
         raise RegistryError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise RegistryError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
+        raise RegistryError(
+            f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})"
+        ) from None
     wanted: list[Wanted] = []
     logical = re.sub(r"\\\r?\n", " ", text).splitlines()
     for number, line in enumerate(logical, 1):

@@ -167,10 +167,12 @@ class Http:
             except urllib.error.HTTPError as e:
                 e.close()
                 if e.code in (404, 410):
-                    raise NotFound(f"{what}: not found ({_safe_url(url)} answered {e.code})") from None
+                    raise NotFound(
+                        _p(what) + f"not found ({_safe_url(url)} answered {e.code})"
+                    ) from None
                 if e.code in (401, 403):
                     raise RegistryError(
-                        f"{what}: access refused ({_safe_url(url)} answered {e.code}; "
+                        _p(what) + f"access refused ({_safe_url(url)} answered {e.code}; "
                         "check the registry credentials)"
                     ) from None
                 if e.code == 416:
@@ -180,7 +182,7 @@ class Http:
                     break
             except (urllib.error.URLError, HTTPException, OSError, ValueError) as e:
                 last = f"cannot reach {_safe_url(url)}: {_network_reason(e)}"
-        raise RegistryError(f"{what}: {last}")
+        raise RegistryError(_prefixed(what, last))
 
     def get_bytes(
         self, url: str, headers: dict[str, str], what: str, max_bytes: int = METADATA_MAX_BYTES
@@ -197,20 +199,22 @@ class Http:
             except (OSError, HTTPException) as e:
                 if attempt < self.retries:
                     continue
-                raise RegistryError(f"{what}: the response broke off: {_network_reason(e)}") from None
+                raise RegistryError(
+                    _p(what) + f"the response broke off: {_network_reason(e)}"
+                ) from None
             if len(body) > max_bytes:
-                raise RegistryError(f"{what}: the response is larger than {max_bytes:,} bytes")
+                raise RegistryError(_p(what) + f"the response is larger than {max_bytes:,} bytes")
             return body, ctype, final
-        raise RegistryError(f"{what}: no response")  # pragma: no cover
+        raise RegistryError(_p(what) + "no response")  # pragma: no cover
 
     def get_json(self, url: str, headers: dict[str, str], what: str) -> dict:
         body, _, _ = self.get_bytes(url, headers, what)
         try:
             value = json.loads(body)
         except (ValueError, RecursionError):
-            raise RegistryError(f"{what}: the registry sent something that is not JSON") from None
+            raise RegistryError(_p(what) + "the registry sent something that is not JSON") from None
         if not isinstance(value, dict):
-            raise RegistryError(f"{what}: the registry sent an unexpected document")
+            raise RegistryError(_p(what) + "the registry sent an unexpected document")
         return value
 
     # ------------------------------------------------------------------ downloads
@@ -229,7 +233,7 @@ class Http:
         """`dest`, downloaded (or already there) and verified against the strongest of
         `digests`; a `.part` file left by an interrupted download is continued."""
         if not digests:
-            raise RegistryError(f"{what}: the registry gives no digest to verify the download")
+            raise RegistryError(_p(what) + "the registry gives no digest to verify the download")
         digest = digests[0]
         if dest.exists():
             if file_digest(dest, digest.algorithm) == digest.hex:
@@ -251,10 +255,10 @@ class Http:
                 if whole:
                     part.unlink(missing_ok=True)
                     raise RegistryError(
-                        f"{what}: digest mismatch: expected {digest.algorithm} "
+                        _p(what) + f"digest mismatch: expected {digest.algorithm} "
                         f"{digest.hex[:16]}..., the download has {got[:16]}..."
                     )
-        raise RegistryError(f"{what}: download failed")  # pragma: no cover
+        raise RegistryError(_p(what) + "download failed")  # pragma: no cover
 
     def _fetch_into(self, url, part: Path, headers, what, max_bytes, on_bytes) -> None:
         have = part.stat().st_size if part.exists() else 0
@@ -282,7 +286,7 @@ class Http:
                             have += len(block)
                             if have > max_bytes:
                                 raise RegistryError(
-                                    f"{what}: the download is larger than {max_bytes:,} bytes"
+                                    _p(what) + f"the download is larger than {max_bytes:,} bytes"
                                 )
                             f.write(block)
                             if on_bytes:
@@ -294,7 +298,7 @@ class Http:
                 have = part.stat().st_size if part.exists() else 0
                 if attempt >= self.retries:
                     raise RegistryError(
-                        f"{what}: the download broke off: {_network_reason(e)}"
+                        _p(what) + f"the download broke off: {_network_reason(e)}"
                     ) from None
                 time.sleep(self.backoff * (2**attempt))
 
@@ -315,6 +319,14 @@ def _file_lock(path: Path):
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def _p(what: str) -> str:
+    return f"{what}: " if what else ""
+
+
+def _prefixed(what: str, text: str) -> str:
+    return _p(what) + text
 
 
 def _network_reason(e: BaseException) -> str:

@@ -39,7 +39,9 @@ class Version:
         m = _VERSION.match(text or "")
         if not m:
             return None
-        pre = tuple(int(p) if p.isdigit() else p for p in m.group(4).split(".")) if m.group(4) else ()
+        pre = (
+            tuple(int(p) if p.isdigit() else p for p in m.group(4).split(".")) if m.group(4) else ()
+        )
         return cls(int(m.group(1)), int(m.group(2)), int(m.group(3)), pre)
 
     @property
@@ -129,7 +131,9 @@ def _expand(op: str, text: str) -> list[Comparator] | None:
     if op == ">=":
         return [(">=", Version(major, minor or 0, patch or 0, pre))]
     if op == "<":
-        return [("<", Version(major, minor or 0, patch or 0, pre or ((0,) if patch is None else ())))]
+        return [
+            ("<", Version(major, minor or 0, patch or 0, pre or ((0,) if patch is None else ())))
+        ]
     if op == "<=":
         if minor is None:
             return [("<", Version(major + 1, 0, 0, (0,)))]

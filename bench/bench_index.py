@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from index_tools import BuildOptions, build_index, open_index
-from index_tools.sources import open_source
-from index_tools.words import WORD_RE, tokenize
+from index_tools.build.sources import open_source
+from index_tools.text.words import WORD_RE, tokenize
 
 CTX_WORDS, SUG_WORDS = 200, 300
 
@@ -43,9 +43,9 @@ def floor_read_tokenize(spec: str) -> tuple[float, int]:
 
 def build_stages(spec: str) -> list[tuple[str, float]]:
     """Single-threaded time of each step a build worker does, over the whole corpus."""
-    from index_tools.fingerprint import WordHasher, kgram_fingerprints, winnow
-    from index_tools.normalize import identifier_mask, normalized_hashes
-    from index_tools.process import _compressor, split_blocks
+    from index_tools.build.process import _compressor, split_blocks
+    from index_tools.text.fingerprint import WordHasher, kgram_fingerprints, winnow
+    from index_tools.text.normalize import identifier_mask, normalized_hashes
 
     docs = list(open_source(spec).documents())
     hasher = WordHasher()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from index_tools import KINDS, BuildOptions, build_index, open_index
 from index_tools import tokenize as words_of
-from index_tools.classify import classify
+from index_tools.text.kinds import classify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kinds_heldout import heldout  # noqa: E402
@@ -182,7 +182,7 @@ def render_heldout(snippets: list[dict]) -> list[str]:
     lines = [
         "### Held out",
         "",
-        "The authorship thresholds (`Authorship` in `index_tools/classify.py`) tuned on one "
+        "The authorship thresholds (`Authorship` in `index_tools/text/kinds.py`) tuned on one "
         "half of the groups of variants (parity of sha1 of the group id), the figures on the "
         "other half, both ways (`bench/kinds_heldout.py`); the defaults' figures on the same "
         "half beside them. Features and the other kinds' rules were designed looking at the "

@@ -30,8 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import pct, windows  # noqa: E402
 
-from index_tools import matcher, open_index  # noqa: E402
-from index_tools.sources import open_source  # noqa: E402
+from index_tools import open_index  # noqa: E402
+from index_tools.build.sources import open_source  # noqa: E402
+from index_tools.match import matcher  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = {

@@ -17,12 +17,12 @@ import sysconfig
 import time
 from pathlib import Path
 
-from index_tools.licensing import (
+from index_tools.build.sources.licenses import detect_license, license_from_classifiers
+from index_tools.build.sources.licensing import (
     identify_license_text,
     match_license_text,
     normalize_expression,
 )
-from index_tools.sources.licenses import detect_license, license_from_classifiers
 
 
 def truth(dist: Path) -> str | None:

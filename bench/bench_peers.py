@@ -44,9 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import pct  # noqa: E402
 from bench_scaling import tree_rss_mb  # noqa: E402
 
-from index_tools import open_index, store  # noqa: E402
-from index_tools.sources import open_source  # noqa: E402
-from index_tools.words import WORD_RE, tokenize  # noqa: E402
+from index_tools import open_index  # noqa: E402
+from index_tools.build.sources import open_source  # noqa: E402
+from index_tools.store import generations as store  # noqa: E402
+from index_tools.text.words import WORD_RE, tokenize  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / ".cache" / "peers"

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from index_tools import BuildOptions, build_index, open_index
 from index_tools import tokenize as words_of
-from index_tools.sources import open_source
+from index_tools.build.sources import open_source
 
 SNIPPETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "matched_snippets.csv"
 KEEP = set(keyword.kwlist) | set(dir(builtins)) | {"self", "cls"}

@@ -40,9 +40,10 @@ import xxhash
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import pct, windows  # noqa: E402
 
-from index_tools import open_index, store  # noqa: E402
-from index_tools.sources import open_source  # noqa: E402
-from index_tools.words import WORD_RE  # noqa: E402
+from index_tools import open_index  # noqa: E402
+from index_tools.build.sources import open_source  # noqa: E402
+from index_tools.store import generations as store  # noqa: E402
+from index_tools.text.words import WORD_RE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "bench"

@@ -16,8 +16,8 @@ import itertools
 import numpy as np
 
 from index_tools import tokenize
-from index_tools.classify import AUTHORSHIP, Authorship, structural_kind
-from index_tools.span_features import SpanFeatures, span_features
+from index_tools.text.kinds import AUTHORSHIP, Authorship, structural_kind
+from index_tools.text.span_features import SpanFeatures, span_features
 
 TARGET_PRECISION = 0.85
 # candidate values per threshold (`99` switches a sign off)

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from index_tools.templates import DATA_FILE, run_hashes  # noqa: E402
-from index_tools.words import word_texts  # noqa: E402
+from index_tools.text.templates import DATA_FILE, run_hashes  # noqa: E402
+from index_tools.text.words import word_texts  # noqa: E402
 
 # (requirement, files in the wheel that are templates)
 SOURCES = [

@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from index_tools.normalize import GRAMMARS, grammar_keywords  # noqa: E402
+from index_tools.text.normalize import GRAMMARS, grammar_keywords  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "index_tools" / "data" / "vocabulary.txt"
 # Modules with side effects on import (a browser, a printed poem) or that are not an API.

@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from index_tools.sources.npm import open_npm  # noqa: E402
-from index_tools.sources.packages import RegistryOptions  # noqa: E402
-from index_tools.sources.pypi import open_pypi  # noqa: E402
-from index_tools.words import WORD_RE  # noqa: E402
+from index_tools.build.sources.npm import open_npm  # noqa: E402
+from index_tools.build.sources.packages import RegistryOptions  # noqa: E402
+from index_tools.build.sources.pypi import open_pypi  # noqa: E402
+from index_tools.text.words import WORD_RE  # noqa: E402
 
 CACHE = ROOT / ".cache" / "bench" / "registry"
 LISTS = {

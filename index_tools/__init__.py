@@ -1,15 +1,15 @@
 """Recitation's index engine: words, fingerprints, the LMDB index, corpus sources, builders
 and the matcher. Never imports `server`."""
 
-from .attribution import (
+from .build.local import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
+from .judge.attribution import (
     Attribution,
     find_attribution,
     plain_attribution,
     source_groups,
     spdx_snippet_tags,
 )
-from .build import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
-from .decisions import (
+from .judge.decisions import (
     ACTIONS,
     Action,
     CompletionAction,
@@ -20,11 +20,13 @@ from .decisions import (
     literal_pattern,
     load_decisions,
 )
-from .decisions import FILE_NAME as DECISIONS_FILE
-from .following import FollowingIndex
-from .index import Index, open_index
-from .license_categories import CATEGORIES, license_category
-from .merge import merge_matches
+from .judge.decisions import FILE_NAME as DECISIONS_FILE
+from .judge.license_categories import CATEGORIES, license_category
+from .judge.quote_identity import QuoteIdentity
+from .judge.verdict import Verdict, judge
+from .match.following import FollowingIndex
+from .match.index import Index, open_index
+from .match.merge import merge_matches
 from .model import (
     KIND_LABELS,
     KINDS,
@@ -40,16 +42,14 @@ from .model import (
     count_phrase,
     describe_kind,
     describe_match,
+    query_report,
 )
-from .paths import default_index_path
-from .query_json import query_report
-from .quote_identity import QuoteIdentity
-from .remote import IndexServiceError, RemoteIndex, is_remote, open_location
 from .safe_text import clean_link, comment_safe, printable
-from .store import FORMAT_VERSION, IndexOpenError
-from .store import current_name as current_generation
-from .verdict import Verdict, judge
-from .words import TOKENIZER_VERSION, Word, tokenize
+from .service.remote import IndexServiceError, RemoteIndex, is_remote, open_location
+from .store.generations import FORMAT_VERSION, IndexOpenError
+from .store.generations import current_name as current_generation
+from .store.paths import default_index_path
+from .text.words import TOKENIZER_VERSION, Word, tokenize
 
 __all__ = [
     "ACTIONS",

@@ -6,13 +6,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
-from typing import Literal
 
-from .safe_text import clean_link, printable, with_fragment
+from .safe_text import clean_link, printable, redact_credentials, with_fragment
+from .text.kinds import KINDS as KINDS
+from .text.kinds import Kind as Kind
+from .text.words import count_words
 
-Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
-KINDS: tuple[Kind, ...] = ("recitation", "license", "repetitive", "inventory", "idiom")
 # What each kind is, as a sentence can say it ("...: a license text").
 KIND_LABELS: dict[str, str] = {
     "recitation": "code quoted from public code",
@@ -54,6 +55,17 @@ class Origin:
     @classmethod
     def from_dict(cls, d: dict) -> Origin:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+def clean_origin(origin: Origin) -> Origin:
+    """The origin with a clean link (see `clean_link`) and no credentials in its names;
+    the same object when nothing changes. Every source's documents pass through here."""
+    link = clean_link(origin.link) if origin.link else ""
+    repository = redact_credentials(origin.repository)
+    path = redact_credentials(origin.path)
+    if (link, repository, path) == (origin.link, origin.repository, origin.path):
+        return origin
+    return dataclasses.replace(origin, link=link, repository=repository, path=path)
 
 
 @dataclass
@@ -311,3 +323,14 @@ def describe_match(m: Match) -> str:
             f"(up to {count_phrase(most.file_count, most.file_count_exact)})"
         )
     return f"{head}: " + " \u00b7 ".join(fields)
+
+
+def query_report(suggestion: str, context: str, matches: list[Match]) -> dict:
+    """The JSON answer to one query, as `recitation-index query --json` prints it and the
+    index service's `/v1/match` returns it."""
+    return {
+        "version": MATCH_JSON_VERSION,
+        "query_words": count_words(context) + count_words(suggestion),
+        "suggestion_words": count_words(suggestion),
+        "matches": [m.to_dict() for m in matches],
+    }

@@ -5,8 +5,6 @@ text that cannot change the code around it.
 
 - `clean_link(url)`: an http(s) link without user name, password, secret-looking query
   parameters or fragment, or "" (used when an index is built and again when it is shown)
-- `clean_origin(origin)`: the same for a document's origin; every corpus source's documents
-  pass through it (`CorpusSource.documents`)
 - `printable(text, max_len)`: one line without control, format (bidi) or separator
   characters, credentials in embedded links removed
 - `comment_safe(text, terminator)`: printable text that cannot be read as an encoding
@@ -15,14 +13,9 @@ text that cannot change the code around it.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import unicodedata
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
-if TYPE_CHECKING:
-    from .model import Origin
 
 MAX_TEXT = 300  # characters of one metadata value shown anywhere
 
@@ -100,17 +93,6 @@ def redact_credentials(text: str) -> str:
     if "=" in text:
         text = _TEXT_SECRET_PARAM.sub("\\1\u2026", text)
     return text
-
-
-def clean_origin(origin: Origin) -> Origin:
-    """The origin with a clean link (see `clean_link`) and no credentials in its names;
-    the same object when nothing changes. Every source's documents pass through here."""
-    link = clean_link(origin.link) if origin.link else ""
-    repository = redact_credentials(origin.repository)
-    path = redact_credentials(origin.path)
-    if (link, repository, path) == (origin.link, origin.repository, origin.path):
-        return origin
-    return dataclasses.replace(origin, link=link, repository=repository, path=path)
 
 
 def _unsafe(ch: str) -> bool:

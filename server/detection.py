@@ -12,14 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .documents import Edit, TextDocument, map_span
 from .words import count_words
-
-if TYPE_CHECKING:
-    from .server import RecitationServer
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +58,13 @@ def merge_checks(checks: list[PendingCheck]) -> list[PendingCheck]:
     return out
 
 
+# looks up one pending span of a document and publishes what it finds (the server's)
+RunCheck = Callable[[str, PendingCheck], Awaitable[object]]
+
+
 class Checker:
-    def __init__(self, server: RecitationServer):
-        self.server = server
+    def __init__(self, run_check: RunCheck):
+        self._run_check = run_check
         self._pending: dict[str, list[PendingCheck]] = {}
         self._batch: dict[str, list[PendingCheck]] = {}  # taken from pending, not yet looked up
         self._tasks: dict[str, asyncio.Task] = {}
@@ -139,7 +140,7 @@ class Checker:
                     # run_check has read its text
                     check = batch[0]
                     try:
-                        await self.server.run_check(uri, check)
+                        await self._run_check(uri, check)
                     except asyncio.CancelledError:
                         raise
                     except Exception:

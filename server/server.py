@@ -70,7 +70,7 @@ class RecitationServer(LanguageServer):
         self.matches = MatchStore()
         self.scopes = Scopes()
         self.indexes = IndexManager()
-        self.checker = Checker(self)
+        self.checker = Checker(self.run_check)
         self.init_options: Any = None
         self.pushed_settings: Any = None
         self._refreshing: asyncio.Lock | None = None

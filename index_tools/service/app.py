@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..following import FollowingIndex
-from ..query_json import query_report
-from ..store import IndexOpenError
+from ..match.following import FollowingIndex
+from ..model import query_report
+from ..store.generations import IndexOpenError
 from .metrics import ServiceMetrics, forget_dead_workers
 
 log = logging.getLogger("recitation.service")

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
-from ..index import open_index
+from ..match.index import open_index
 from .app import CONFIG_ENV, ServiceConfig, read_token
 from .metrics import METRICS_DIR_ENV
 

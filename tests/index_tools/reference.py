@@ -3,7 +3,7 @@
 It knows nothing of fingerprints, postings or caps. Given the indexed files (identical
 files grouped as the index groups them) and a query, it returns the quoted spans with the
 files that hold each one whole, and the regions, primary spans and parts the matcher must
-report, by the rules `index_tools.matcher` states.
+report, by the rules `index_tools.match.matcher` states.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from index_tools.words import WORD_RE
+from index_tools.text.words import WORD_RE
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from index_tools.store import MAP_SIZE
+from index_tools.store.generations import MAP_SIZE
 
 resource = pytest.importorskip("resource", reason="address space limits are POSIX")
 REPO = Path(__file__).resolve().parents[2]

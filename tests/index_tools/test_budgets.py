@@ -68,7 +68,7 @@ def test_short_repetitive_query_is_whole(index):
 
 
 def test_budget_left_out_documents_make_lower_bounds(tmp_path, monkeypatch):
-    from index_tools import matcher
+    from index_tools.match import matcher
 
     src = tmp_path / "src"
     src.mkdir()

@@ -25,10 +25,10 @@ from index_tools import (
     add_to_index,
     build_index,
     open_index,
-    store,
 )
-from index_tools import index as index_module
 from index_tools.cli import main as cli_main
+from index_tools.match import index as index_module
+from index_tools.store import generations as store
 
 SNIPPET = "".join(
     f"    result_{i} = transform(values[{i}], scale={i}, name='item{i}')\n" for i in range(12)
@@ -506,7 +506,7 @@ def test_verify_reads_before_anything_maps_the_files(pristine, tmp_path):
     keep_mtime(gen / store.DOCS_NAME, first_node_past_its_page)
     script = (
         "import sys\n"
-        "from index_tools import index\n"
+        "from index_tools.match import index\n"
         "from index_tools.cli import main\n"
         "index.DIGESTS_ON_OPEN_BYTES = 0\n"
         "sys.exit(main(sys.argv[1:]))\n"

@@ -18,8 +18,8 @@ from index_tools import (
     judge,
     load_decisions,
 )
-from index_tools.decisions import parse_decisions
-from index_tools.words import word_texts
+from index_tools.judge.decisions import parse_decisions
+from index_tools.text.words import word_texts
 
 GEO = """\
 def haversine(lat1, lon1, lat2, lon2):

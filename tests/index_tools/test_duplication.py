@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from reference import reference_regions, reference_spans
 
 from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
-from index_tools.sarif import sarif_report
+from index_tools.cli.sarif import sarif_report
 
 OPTS = dict(jobs=1, progress=False)
 
@@ -254,7 +254,7 @@ def test_matcher_agrees_with_brute_force_reference(tmp_path, seed, cap, min_toke
 @pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
 def test_reference_on_fixed_seeds(tmp_path, monkeypatch, seed, batched):
     # documents hit along many diagonals are compared in one batch: both ways agree
-    from index_tools import matcher
+    from index_tools.match import matcher
 
     monkeypatch.setattr(matcher, "MANY_DIAGONALS", 1 if batched else 10**9)
     check_against_reference(tmp_path, seed, cap=4, min_tokens=10)

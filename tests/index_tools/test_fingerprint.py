@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from index_tools import BuildOptions, Document, Origin, build_index, open_index
-from index_tools.fingerprint import WordHasher, guarantee, kgram_fingerprints, winnow
+from index_tools.text.fingerprint import WordHasher, guarantee, kgram_fingerprints, winnow
 
 
 @settings(max_examples=300, deadline=None)
@@ -103,7 +103,7 @@ def test_planted_common_run_of_t_words_is_always_found(
 )
 def test_posting_groups_round_trip(entries, cap):
     """A group stores each key's first `cap` postings and its true count."""
-    from index_tools import store
+    from index_tools.store import generations as store
 
     suffixes = np.array(sorted(entries), dtype=np.uint32)
     counts = np.array([entries[s][0] for s in sorted(entries)], dtype=np.int64)
@@ -136,8 +136,8 @@ def test_posting_groups_round_trip(entries, cap):
     prefix_bits=st.sampled_from([8, 16, 24]),
 )
 def test_vectorized_groups_equal_one_by_one_encoding(rows, cap, prefix_bits):
-    from index_tools import store
-    from index_tools.build import _RUN_DTYPE, _by_key, _grouped
+    from index_tools.build.local import _RUN_DTYPE, _by_key, _grouped
+    from index_tools.store import generations as store
 
     rec = np.array(sorted(rows), dtype=_RUN_DTYPE)
     items, _, _ = _grouped(rec, cap, prefix_bits)
@@ -154,7 +154,7 @@ def test_vectorized_groups_equal_one_by_one_encoding(rows, cap, prefix_bits):
 
 
 def test_keys_sharing_a_suffix_are_both_returned():
-    from index_tools import store
+    from index_tools.store import generations as store
 
     pairs = np.array([[1, 10], [2, 20], [3, 30], [4, 40]], dtype="<u4")
     value = store.encode_group(

@@ -9,7 +9,8 @@ import threading
 from service_helpers import corpus, snippet
 
 from index_tools import BuildOptions, FollowingIndex, add_to_index, build_index
-from index_tools.process import _compressor, decompress
+from index_tools.build.process import _compressor
+from index_tools.store.generations import decompress
 
 OPTIONS = BuildOptions(jobs=1, progress=False)
 

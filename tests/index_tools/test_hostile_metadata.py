@@ -16,9 +16,7 @@ from urllib.parse import unquote
 import pytest
 
 from index_tools import BuildOptions, build_index, comment_safe, open_index, printable
-from index_tools.model import Document, Origin
-from index_tools.safe_text import clean_link, clean_origin
-from index_tools.sources import (
+from index_tools.build.sources import (
     CorpusSource,
     DatasetSource,
     FolderSource,
@@ -26,6 +24,8 @@ from index_tools.sources import (
     SitePackagesSource,
     StdlibSource,
 )
+from index_tools.model import Document, Origin, clean_origin
+from index_tools.safe_text import clean_link
 
 CODE = "".join(
     f"    acc_{i} = merge_tables(rows[{i}], columns=[{i}, {i + 1}], strict={i % 2 == 0})\n"
@@ -173,8 +173,8 @@ def test_matches_carry_only_safe_metadata(hostile_index):
 
 def test_an_index_built_before_links_were_cleaned_shows_them_clean(tmp_path, monkeypatch):
     # build as an older version did: links and names stored as the dataset gave them
-    import index_tools.sources.base as base
-    import index_tools.sources.datasets as datasets
+    import index_tools.build.sources.base as base
+    import index_tools.build.sources.datasets as datasets
 
     monkeypatch.setattr(base, "clean_origin", lambda origin: origin)
     monkeypatch.setattr(

@@ -195,7 +195,7 @@ PLAIN = """def merge(a, b):
 
 
 def test_vocabulary_holds_keywords_builtins_and_stdlib_names():
-    from index_tools.vocabulary import is_common_name
+    from index_tools.text.vocabulary import is_common_name
 
     for name in ("while", "fn", "len", "append", "defaultdict", "Turtle", "self"):
         assert is_common_name(name), name
@@ -214,7 +214,7 @@ def test_vocabulary_holds_keywords_builtins_and_stdlib_names():
 )
 def test_one_sign_of_authorship_makes_a_recitation(extra):
     from index_tools import tokenize
-    from index_tools.classify import classify
+    from index_tools.text.kinds import classify
 
     def kind_of(text: str) -> str:
         return classify([w.text for w in tokenize(text)], text)
@@ -226,7 +226,7 @@ def test_one_sign_of_authorship_makes_a_recitation(extra):
 
 def test_status_table_with_wrapped_rows_is_an_inventory():
     from index_tools import tokenize
-    from index_tools.classify import classify
+    from index_tools.text.kinds import classify
 
     rows = """    RED = 100, 'Red', 'The colour of blood'
     GREEN = (101, 'Green',
@@ -244,7 +244,7 @@ def test_status_table_with_wrapped_rows_is_an_inventory():
 
 
 def test_a_span_starting_inside_a_docstring_reads_its_code_as_code():
-    from index_tools.span_features import segments
+    from index_tools.text.span_features import segments
 
     text = 'sorted array\n    """\n    for i in range(n):\n        pass\n'
     kinds = [k for k, _ in segments(text)]

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from index_tools import BuildError, BuildOptions, add_to_index, build_index, open_index, store
-from index_tools.build import InterruptedAfterPublish
+from index_tools import BuildError, BuildOptions, add_to_index, build_index, open_index
+from index_tools.build.local import InterruptedAfterPublish
 from index_tools.cli import main as cli_main
+from index_tools.store import generations as store
 
 OPTS = dict(jobs=1, progress=False)
 CLI = [sys.executable, "-m", "index_tools.cli"]
@@ -87,7 +88,7 @@ def test_concurrent_adds_never_destroy_the_index(tmp_path):
 
 
 def test_second_writer_is_refused_while_the_first_holds_the_lock(tmp_path):
-    from index_tools.lock import WriterLock
+    from index_tools.store.lock import WriterLock
 
     idx = tmp_path / "idx"
     build_index([corpus(tmp_path / "a", "a")], idx, BuildOptions(**OPTS))
@@ -122,7 +123,7 @@ def test_ctrl_c_right_after_the_swap_keeps_the_new_index(tmp_path, monkeypatch, 
 KILL_AT_SWAP = textwrap.dedent(
     """
     import os, signal, sys
-    from index_tools import store
+    from index_tools.store import generations as store
     from index_tools.cli import main
     real_replace = os.replace
     when = sys.argv[1]
@@ -283,7 +284,7 @@ PAUSE_AT_SWAP = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    from index_tools import store
+    from index_tools.store import generations as store
     from index_tools.cli import main
     real_replace = os.replace
     when, marker = sys.argv[1], Path(sys.argv[2])
@@ -414,12 +415,12 @@ def test_an_interrupted_first_default_build_can_be_built_again(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
 def test_a_forked_worker_does_not_keep_the_lock_of_a_killed_writer(tmp_path):
-    from index_tools.lock import WriterLock
+    from index_tools.store.lock import WriterLock
 
     script = textwrap.dedent(
         """
         import os, sys, time
-        from index_tools.lock import WriterLock
+        from index_tools.store.lock import WriterLock
         WriterLock(sys.argv[1]).acquire()
         child = os.fork()  # as the builder's worker pool does
         if child == 0:
@@ -448,7 +449,7 @@ def test_a_forked_worker_does_not_keep_the_lock_of_a_killed_writer(tmp_path):
 
 
 def test_a_lock_whose_description_cannot_be_written_is_still_released(tmp_path, monkeypatch):
-    from index_tools import lock as lock_module
+    from index_tools.store import lock as lock_module
 
     def full(fd, data):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -467,7 +468,7 @@ def test_a_lock_whose_description_cannot_be_written_is_still_released(tmp_path, 
 def test_opening_while_a_publish_removes_the_generation_opens_the_new_one(tmp_path, monkeypatch):
     """A reader resolves CURRENT, then a writer publishes and removes that generation before
     the reader has opened its files: the reader opens the new generation, no "damaged"."""
-    from index_tools import index as index_module
+    from index_tools.match import index as index_module
 
     idx = tmp_path / "idx"
     build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
@@ -570,7 +571,7 @@ def test_replacing_current_while_a_reader_holds_it_is_retried(tmp_path, monkeypa
 
 @pytest.mark.parametrize("where", ["documents", "header"])
 def test_disk_full_while_writing_is_one_line_and_keeps_the_index(tmp_path, monkeypatch, where):
-    from index_tools import build as build_module
+    from index_tools.build import local as build_module
 
     idx = tmp_path / "idx"
     build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))

@@ -9,7 +9,7 @@ import pytest
 from engine_fixtures import GEO, HAVERSINE, ROUTES, line_of, make_corpus
 
 from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
-from index_tools.normalize import IDENT, identifier_mask, keywords, normalize_words
+from index_tools.text.normalize import IDENT, identifier_mask, keywords, normalize_words
 
 RENAMES = {"lat1": "a", "lon1": "b", "lat2": "c", "lon2": "d", "dlon": "dx", "dlat": "dy"}
 

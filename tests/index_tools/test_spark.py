@@ -19,8 +19,8 @@ import pytest
 from engine_fixtures import GEO, HAVERSINE, ROUTES, make_corpus, make_repo
 
 from index_tools import BuildOptions, build_index, open_index
-from index_tools.store import DOC_DBS, DOCS_NAME, TEXT_NAME, open_env, read_header
-from index_tools.words import WORD_RE
+from index_tools.store.generations import DOC_DBS, DOCS_NAME, TEXT_NAME, open_env, read_header
+from index_tools.text.words import WORD_RE
 
 
 def _java_major() -> int:
@@ -79,7 +79,7 @@ def _corpus(tmp: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from index_tools.spark_build import build_index_spark
+    from index_tools.build.spark import build_index_spark
 
     tmp = tmp_path_factory.mktemp("spark")
     specs = _corpus(tmp / "corpus")

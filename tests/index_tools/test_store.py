@@ -15,7 +15,7 @@ from index_tools import (
     build_index,
     open_index,
 )
-from index_tools.store import verify
+from index_tools.store.generations import verify
 
 OPTS = BuildOptions(jobs=1, progress=False)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from index_tools import tokenize
-from index_tools.words import LineIndex, utf16_len
+from index_tools.text.words import LineIndex, utf16_len
 
 SNIPPETS = Path(__file__).resolve().parents[3] / "shared" / "data" / "matched_snippets.csv"
 # rows where the published count disagrees with the rule: the elision mark ⋯ cut text out

@@ -182,7 +182,7 @@ def test_renamed_copies_say_so():
 def test_check_and_the_editor_share_default_severities():
     import dataclasses
 
-    from index_tools.check import DEFAULT_KIND_ACTIONS
+    from index_tools.cli.check import DEFAULT_KIND_ACTIONS
     from server.settings import SeveritySettings
 
     assert dataclasses.asdict(SeveritySettings()) == DEFAULT_KIND_ACTIONS

@@ -126,7 +126,9 @@ for (const target of targets) {
                 'extension/bundled/tool/server/__init__.py',
                 'extension/bundled/tool/server/__main__.py',
                 'extension/bundled/tool/index_tools/__init__.py',
-                'extension/bundled/tool/index_tools/cli.py',
+                'extension/bundled/tool/index_tools/cli/__main__.py',
+                'extension/bundled/tool/index_tools/build/sources/__init__.py',
+                'extension/bundled/tool/index_tools/data/vocabulary.txt',
             ]) {
                 assert.ok(bundle.names.has(name), name);
             }

@@ -1,0 +1,546 @@
+"""`recitation-index`: build, extend, inspect and query Recitation indexes.
+
+Exit status: 0 success (for `check`: nothing found), 1 `check` found quoted code,
+2 bad usage, a bad source or a missing/damaged index (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from ..build.local import (
+    DEFAULT_K,
+    DEFAULT_POSTING_CAP,
+    DEFAULT_SHARDS,
+    DEFAULT_WINDOW,
+    BuildError,
+    InterruptedAfterPublish,
+)
+from ..build.sources.languages import language_for_path
+from ..model import Match, describe_match, query_report
+from ..safe_text import printable
+from ..service.remote import is_remote
+from ..store.generations import IndexOpenError
+from ..store.paths import DEFAULT_SOURCES, default_index_path
+from .text_report import match_details
+
+DESCRIPTION = """\
+Build and query a local index of public code, so that code entering your editor (an AI
+suggestion, a paste) can be traced to where it is quoted from.
+
+Sources: a folder, a git repository (links to the HEAD commit on its origin's web host),
+python:stdlib, python:site-packages[=NAME,...], or a dataset (.jsonl, .jsonl.gz, .parquet
+with The Stack's column names)."""
+
+EPILOG = """\
+examples:
+  recitation-index build --default                 # the embedded default index (stdlib)
+  recitation-index build ~/src/acme-widgets python:site-packages --out ./idx
+  recitation-index add ./idx ~/src/another-repo
+  recitation-index stats ./idx --json
+  git show HEAD:src/geo.py | recitation-index query ./idx
+  recitation-index check . --format sarif > recitation.sarif
+
+The default index lives in the user cache directory; RECITATION_INDEX overrides it."""
+
+
+class UsageError(Exception):
+    pass
+
+
+def _version() -> str:
+    try:
+        return metadata.version("recitation")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _index_path(value: str | None) -> Path | str:
+    """A local index's folder, or an index service's http(s) URL as given."""
+    if value and is_remote(value):
+        return value
+    return Path(value).expanduser() if value else default_index_path()
+
+
+def _build_options(args):
+    from ..build.local import BuildOptions
+
+    if args.jobs is not None and args.jobs < 0:
+        raise UsageError("--jobs must be 0 (all cores) or more")
+    return BuildOptions(
+        k=getattr(args, "k", DEFAULT_K),
+        window=getattr(args, "window", DEFAULT_WINDOW),
+        shards=getattr(args, "shards", DEFAULT_SHARDS),
+        posting_cap=getattr(args, "posting_cap", DEFAULT_POSTING_CAP),
+        jobs=args.jobs or 0,
+        max_file_bytes=args.max_file_bytes,
+        memory_mb=args.memory_mb,
+        renamed=getattr(args, "renamed", True),
+        progress=False if args.quiet else (True if args.progress else None),
+    )
+
+
+def _print_summary(summary, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        print("\n".join(summary.lines()))
+
+
+def cmd_build(args) -> int:
+    from ..build.local import build_index
+
+    if args.default:
+        out = _index_path(args.out) if args.out else default_index_path()
+        sources = args.sources or DEFAULT_SOURCES
+    else:
+        if not args.sources:
+            raise UsageError("build needs at least one SOURCE (or --default)")
+        if not args.out:
+            raise UsageError("build needs --out DIR (or --default)")
+        out, sources = Path(args.out), args.sources
+    if args.master and args.engine != "spark":
+        raise UsageError("--master needs --engine spark")
+    if args.engine == "spark":
+        from ..build.spark import build_index_spark, require_pyspark
+
+        require_pyspark()
+        summary = build_index_spark(sources, out, _build_options(args), master=args.master)
+    else:
+        summary = build_index(sources, out, _build_options(args))
+    _print_summary(summary, args.json)
+    return 0
+
+
+def cmd_add(args) -> int:
+    from ..build.local import add_to_index
+
+    summary = add_to_index(_index_path(args.index), args.sources, _build_options(args))
+    _print_summary(summary, args.json)
+    return 0
+
+
+def _open(path: Path | str, token_file: str | None = None):
+    from ..service.remote import default_token, open_location
+
+    token = None
+    if token_file:
+        token = _read_text(token_file).strip()
+    elif is_remote(path):
+        token = default_token()
+    return open_location(path, token)
+
+
+def cmd_stats(args) -> int:
+    from ..store.generations import verify
+
+    path = _index_path(args.index)
+    if args.verify and is_remote(path):
+        raise UsageError("--verify reads the index's files: run it where the index is served")
+    # --verify reads every byte before anything maps the files: damage that the open of a
+    # large index trusts (see `Index`) is reported here, never crashed on
+    problems = verify(path) if args.verify else []
+    if problems:
+        if args.json:
+            print(json.dumps({"path": str(path), "problems": problems}, indent=2))
+        else:
+            print(f"index: {path}")
+            print("verify: " + "; ".join(problems))
+        return 1
+    with _open(path) as idx:
+        s = idx.summary()
+    if args.verify:
+        s["problems"] = problems
+    if args.json:
+        print(json.dumps(s, indent=2))
+    else:
+        skipped = ", ".join(f"{n} {r}" for r, n in sorted(s["skipped"].items())) or "none"
+        print(f"index: {s['path']} ({s['name']})")
+        print(
+            f"format version {s['format_version']}: k={s['k']}, window={s['window']}, "
+            f"every common run of {s['guarantee']}+ words is found"
+        )
+        print(f"files: {s['files']:,} ({s['documents']:,} unique documents)")
+        print(f"words: {s['words']:,}")
+        print(
+            f"fingerprints: {s['fingerprints']:,} ({s['postings']:,} postings, "
+            f"{s['capped']:,} capped at {s['posting_cap']})"
+        )
+        print(f"size: {s['bytes']:,} bytes ({s['bytes_per_word']} bytes per word)")
+        print(f"skipped while building: {skipped}")
+        if args.verify:
+            print("verify: " + ("; ".join(s["problems"]) or "all files match their digests"))
+    return 1 if args.verify and s["problems"] else 0
+
+
+def _read_text(path: str) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def _match_text(m: Match) -> str:
+    return f"{describe_match(m)}\n{match_details(m)}"
+
+
+def cmd_query(args) -> int:
+    suggestion = sys.stdin.read()
+    context = _read_text(args.context_file) if args.context_file else ""
+    if args.min_tokens < 1:
+        raise UsageError("--min-tokens must be at least 1")
+    from ..text.words import count_words
+
+    with _open(_index_path(args.index), args.token_file) as idx:
+        language = args.language or (
+            language_for_path(args.context_file) if args.context_file else None
+        )
+        matches = idx.match(suggestion, context, min_tokens=args.min_tokens, language=language)
+    sug_words = count_words(suggestion)
+    if args.json:
+        report = query_report(suggestion, context, matches)
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    elif not matches:
+        print(f"no quoted span of {args.min_tokens}+ words ({sug_words} words checked)")
+    else:
+        print("\n\n".join(_match_text(m) for m in matches))
+    return 0
+
+
+def cmd_check(args) -> int:
+    from .check import CheckUsageError, run_check
+
+    if args.min_tokens < 1:
+        raise UsageError("--min-tokens must be at least 1")
+    with _open(_index_path(args.index)) as idx:
+        try:
+            return run_check(args, idx, _version())
+        except CheckUsageError as e:
+            raise UsageError(str(e)) from None
+
+
+def cmd_serve(args) -> int:
+    from ..service import Listen, ServeError, ServiceConfig, serve
+
+    if args.workers < 1 or args.max_request_bytes < 1 or args.max_pending < 1:
+        raise UsageError("--workers, --max-request-bytes and --max-pending must be positive")
+    config = ServiceConfig(
+        index=str(_index_path(args.index)),
+        token_file=args.token_file,
+        max_body_bytes=args.max_request_bytes,
+        read_timeout=args.read_timeout,
+        lookup_timeout=args.lookup_timeout,
+        max_pending=args.max_pending,
+        log_queries=args.log_queries,
+    )
+    listen = Listen(args.host, args.port, args.workers, args.certfile, args.keyfile, http=args.http)
+    try:
+        serve(config, listen)
+    except ServeError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+def add_serve_parser(sub) -> None:
+    v = sub.add_parser(
+        "serve",
+        help="serve an index over HTTP to a team's editors",
+        description="Serve an index over HTTP (JSON API /v1/match, /v1/stats, /v1/health; "
+        "/metrics for Prometheus). New generations published by build/add are served "
+        "without dropping a request. Needs pip install 'recitation[serve]'.",
+    )
+    v.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
+    v.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
+    v.add_argument("--port", type=int, default=8765, help="(default: %(default)s)")
+    v.add_argument("--workers", type=int, default=1, help="worker processes (%(default)s)")
+    v.add_argument(
+        "--http",
+        choices=("auto", "httptools", "h11"),
+        default="auto",
+        help="HTTP parser: httptools (C, faster) or h11 (pure Python); auto: httptools when "
+        "installed (the serve extra installs it where it has wheels)",
+    )
+    v.add_argument("--token-file", metavar="F", help="require this bearer token")
+    v.add_argument("--certfile", metavar="F", help="TLS certificate chain (PEM)")
+    v.add_argument("--keyfile", metavar="F", help="TLS private key (PEM)")
+    v.add_argument("--max-request-bytes", type=int, default=1 << 20, help="larger requests get 413")
+    v.add_argument(
+        "--read-timeout", type=float, default=10.0, help="seconds to receive a request (408)"
+    )
+    v.add_argument("--lookup-timeout", type=float, default=10.0, help="seconds for a lookup (503)")
+    v.add_argument(
+        "--max-pending", type=int, default=64, help="lookups queued per worker before 503"
+    )
+    v.add_argument(
+        "--log-queries", action="store_true", help="log each query's code (off by default)"
+    )
+    v.set_defaults(func=cmd_serve)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = _Parser(
+        prog="recitation-index", description=DESCRIPTION, epilog=EPILOG, formatter_class=fmt
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def build_opts(sp, params: bool):
+        sp.add_argument(
+            "--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)"
+        )
+        sp.add_argument(
+            "--max-file-bytes",
+            type=int,
+            default=1_000_000,
+            help="skip larger files (default: %(default)s)",
+        )
+        sp.add_argument(
+            "--memory-mb",
+            type=int,
+            default=256,
+            help="postings held in memory before a sorted run is spilled to "
+            "disk (default: %(default)s)",
+        )
+        sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+        sp.add_argument(
+            "--progress",
+            action="store_true",
+            help="a progress bar even when stderr is not a terminal",
+        )
+        sp.add_argument("--json", action="store_true", help="print the summary as JSON")
+        if params:
+            sp.add_argument(
+                "--k",
+                type=int,
+                default=DEFAULT_K,
+                help="words per fingerprint (default: %(default)s)",
+            )
+            sp.add_argument(
+                "--window",
+                type=int,
+                default=DEFAULT_WINDOW,
+                help="winnowing window (default: %(default)s); every common run "
+                "of window+k-1 words is found",
+            )
+            sp.add_argument(
+                "--shards",
+                type=int,
+                default=DEFAULT_SHARDS,
+                help="postings shards (default: %(default)s)",
+            )
+            sp.add_argument(
+                "--no-renamed",
+                dest="renamed",
+                action="store_false",
+                help="leave out the rename-insensitive fingerprints (renamed copies are then "
+                "not found; the index is about 30%% smaller)",
+            )
+            sp.add_argument(
+                "--posting-cap",
+                type=int,
+                default=DEFAULT_POSTING_CAP,
+                help="postings kept per fingerprint; the true count is kept (default: %(default)s)",
+            )
+
+    b = sub.add_parser(
+        "build",
+        help="build a new index from corpus sources",
+        description="Build a new index; an index already at --out is replaced "
+        "only once the new one is complete.",
+        formatter_class=fmt,
+    )
+    b.add_argument("sources", nargs="*", metavar="SOURCE")
+    b.add_argument("--out", "-o", metavar="DIR", help="where to publish the index")
+    b.add_argument(
+        "--default",
+        action="store_true",
+        help="build the embedded default index (python:stdlib) in the user cache "
+        "directory, where the other commands look when no index is given",
+    )
+    build_opts(b, True)
+    b.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: worker processes on this machine (default); spark: Apache Spark "
+        "(pip install 'recitation[spark]', Java 17), same index",
+    )
+    b.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master for --engine spark (default: local[N] with --jobs cores); "
+        "on a cluster --out must be on a filesystem every node mounts",
+    )
+    b.set_defaults(func=cmd_build)
+
+    a = sub.add_parser(
+        "add",
+        help="add corpus sources to an existing index",
+        description="Extend an index; it stays usable and unchanged until the "
+        "extended one is published.",
+    )
+    a.add_argument("index", metavar="DIR")
+    a.add_argument("sources", nargs="+", metavar="SOURCE")
+    build_opts(a, False)
+    a.set_defaults(func=cmd_add)
+
+    s = sub.add_parser("stats", help="what an index holds")
+    s.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--verify", action="store_true", help="check every file's digest")
+    s.set_defaults(func=cmd_stats)
+
+    q = sub.add_parser(
+        "query",
+        help="attribute a suggestion read from stdin",
+        description="Read a suggestion on stdin and report every span of at "
+        "least --min-tokens words quoted from the index, with its sources.",
+    )
+    q.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
+    q.add_argument("--index", dest="index_opt", metavar="DIR", help=argparse.SUPPRESS)
+    q.add_argument("--context-file", metavar="F", help="code written before the suggestion")
+    q.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
+    q.add_argument(
+        "--language",
+        metavar="LANG",
+        help="the suggestion's language (python, javascript, typescript, java, go, "
+        "c, cpp, rust): also report copies with renamed identifiers; default: "
+        "from --context-file's extension",
+    )
+    q.add_argument("--json", action="store_true")
+    q.add_argument(
+        "--token-file",
+        metavar="F",
+        help="bearer token for an index given as an https:// URL (default: "
+        "$RECITATION_INDEX_TOKEN or the file $RECITATION_INDEX_TOKEN_FILE)",
+    )
+    q.set_defaults(func=cmd_query)
+    add_serve_parser(sub)
+
+    c = sub.add_parser(
+        "check",
+        help="scan files and folders (CI, pre-commit)",
+        formatter_class=fmt,
+        description="""\
+Scan files and folders for quoted code, with the editor's verdicts: a quote that names its
+source nearby is attributed, the decisions file (.recitation.toml, in the file's folder or
+above) dismisses quotes, allows sources and sets the license policy. A folder inside a git
+work tree contributes its tracked files only.""",
+        epilog="""\
+exit status:
+  0  no open quote at or above --fail-on
+  1  at least one (attributed, dismissed, allowed and baselined quotes never fail)
+  2  bad usage, an unreadable decisions file or baseline, a missing or damaged index
+
+adopting it on an existing codebase:
+  recitation-index check . --baseline .recitation-baseline.json --update-baseline
+  recitation-index check . --baseline .recitation-baseline.json   # only new quotes fail""",
+    )
+    c.add_argument("paths", nargs="+", metavar="PATH", help="files and folders to scan")
+    c.add_argument("--index", metavar="DIR", help="default: the default index")
+    c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    c.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
+    c.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="skip paths matching GLOB (relative, / separated; repeatable), e.g. 'vendor/*'",
+    )
+    c.add_argument(
+        "--decisions",
+        metavar="FILE",
+        help="the decisions file to use for every file (default: .recitation.toml in the "
+        "file's folder or the nearest one above it, up to the repository's root)",
+    )
+    c.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="quotes recorded in FILE do not fail (see --update-baseline)",
+    )
+    c.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="record today's open quotes in the --baseline FILE and exit 0",
+    )
+    c.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "information", "hint"),
+        default="warning",
+        help="the least severity that fails the check (warning)",
+    )
+    c.add_argument(
+        "--severity",
+        action="append",
+        metavar="KIND=ACTION",
+        help="what a kind shows as, like the editor's setting (recitation=warning, "
+        "license, repetitive, inventory, idiom=hint); ACTION: off, hint, "
+        "information, warning, error",
+    )
+    c.add_argument(
+        "--show-suppressed",
+        action="store_true",
+        help="also list attributed, dismissed, allowed and baselined quotes (text format)",
+    )
+    c.add_argument(
+        "--language",
+        metavar="LANG",
+        help="language of the files (default: from each file's extension); "
+        "copies with renamed identifiers are reported for supported ones",
+    )
+    c.set_defaults(func=cmd_check)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        if getattr(args, "index_opt", None):
+            args.index = args.index_opt
+        return args.func(args)
+    except (UsageError, BuildError, IndexOpenError) as e:
+        msg = printable(e, 4000)  # it can name a file: one printable line
+        print(
+            f"recitation-index: {msg}" if not msg.startswith("recitation-index") else msg,
+            file=sys.stderr,
+        )
+        return 2
+    except InterruptedAfterPublish:
+        print(
+            "recitation-index: interrupted after the new index was published; it is complete",
+            file=sys.stderr,
+        )
+        return 130
+    except KeyboardInterrupt:
+        print("recitation-index: interrupted; the published index is unchanged", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # never a traceback (exit 1 means "quoted code found")
+        if os.environ.get("RECITATION_DEBUG"):
+            raise
+        print(
+            f"recitation-index: unexpected error: {type(e).__name__}: {printable(e, 4000)} "
+            "(RECITATION_DEBUG=1 shows where)",
+            file=sys.stderr,
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

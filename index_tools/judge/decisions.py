@@ -1,0 +1,392 @@
+"""A team's decisions about quotes, kept in `.recitation.toml` at the root of a folder.
+
+The file is TOML, written for people and for merges (one table per dismissal, kept in `id`
+order, so that two branches dismissing different quotes touch different lines):
+
+    version = 1
+
+    [allow]                      # sources that are never a warning: our own code
+    sources = ["github.com/acme/*", "acme/widgets", "acme/tools/src/**"]
+
+    [policy]                     # what a quote under a license shows as in the editor and
+    network-copyleft = "error"   # in `check`: off, hint, information, warning, error;
+    "GPL-2.0-only" = "warning"   # keys: a category (see license_categories) or an SPDX id
+
+    [policy.completions]         # the completion proxy: off, warn, block
+    network-copyleft = "block"
+
+    [[dismissed]]                # a quote dismissed by its content (see quote_identity)
+    id = "3f2a9c0d1e4b5a6c"
+    words = 408
+    quote = "def copyfileobj(fsrc, fdst, length=0):"
+    source = "python/cpython Lib/shutil.py L224-L288"
+    license = "PSF-2.0"
+    date = "2026-11-23"
+    fingerprints = "00a1b2c3 ..."
+
+Reading is all or nothing: a file with an error is reported with its line and not used, so
+the caller keeps the decisions it had. Writing keeps the user's comments and layout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+from ..model import Source
+from ..safe_text import printable
+from .license_categories import CATEGORIES, license_category, normalize_license
+from .quote_identity import QuoteIdentity
+
+FILE_NAME = ".recitation.toml"
+FORMAT = 1
+
+Action = Literal["off", "hint", "information", "warning", "error"]
+ACTIONS: tuple[Action, ...] = ("off", "hint", "information", "warning", "error")
+CompletionAction = Literal["off", "warn", "block"]
+COMPLETION_ACTIONS: tuple[CompletionAction, ...] = ("off", "warn", "block")
+
+NEW_FILE = """\
+# Recitation's decisions for this folder, shared by the editor and `recitation-index check`.
+# Commit this file: dismissals, allowed sources and the license policy then hold for the
+# whole team. Format: see Recitation's README, "Decisions".
+version = 1
+
+[allow]
+# Sources that are never a warning (our own code): a repository (`acme/widgets`), a URL
+# glob (`github.com/acme/*`) or a path glob (`acme/widgets/src/**`).
+sources = []
+
+[policy]
+# What a quote under a license shows as: off, hint, information, warning or error.
+# Keys: permissive, weak-copyleft, strong-copyleft, network-copyleft, restricted, unknown,
+# or an SPDX id ("GPL-3.0-only"). An SPDX id wins over its category.
+
+[policy.completions]
+# What the completion proxy does with a suggestion that quotes under a license:
+# off, warn or block (same keys).
+"""
+
+
+class DecisionsError(ValueError):
+    """A decisions file that cannot be used; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Dismissal:
+    identity: QuoteIdentity
+    quote: str = ""  # the quote's first line, for people reading the file
+    source: str = ""
+    license: str = ""
+    date: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.identity.id
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "words": self.identity.words,
+            "quote": self.quote,
+            "source": self.source,
+            "license": self.license,
+            "date": self.date,
+        }
+
+
+@dataclass(frozen=True)
+class Policy:
+    editor: dict[str, Action] = field(default_factory=dict)  # lower-cased keys
+    completions: dict[str, CompletionAction] = field(default_factory=dict)
+
+    def _lookup(self, table: dict, license: str) -> tuple[str, str] | None:
+        spdx = normalize_license(license)
+        for key in (spdx.lower(), (license or "").strip().lower()):
+            if key in table:
+                return table[key], key
+        category = license_category(license)
+        if category in table:
+            return table[category], category
+        return None
+
+    def editor_action(self, license: str) -> tuple[Action, str] | None:
+        """(action, the key that chose it) for a license, or None when the policy is
+        silent about it."""
+        return self._lookup(self.editor, license)
+
+    def completion_action(self, license: str) -> tuple[CompletionAction, str] | None:
+        return self._lookup(self.completions, license)
+
+    def to_dict(self) -> dict:
+        return {"editor": dict(self.editor), "completions": dict(self.completions)}
+
+
+@dataclass(frozen=True)
+class Decisions:
+    dismissed: tuple[Dismissal, ...] = ()
+    allowed: tuple[str, ...] = ()
+    policy: Policy = field(default_factory=Policy)
+
+    def dismissal_for(self, quote: QuoteIdentity) -> Dismissal | None:
+        return next((d for d in self.dismissed if d.identity.covers(quote)), None)
+
+    def allowed_by(self, sources: Iterable[Source]) -> str | None:
+        """The first allow pattern naming one of `sources`, or None."""
+        for source in sources:
+            names = source_names(source)
+            for pattern in self.allowed:
+                if any(_matches(pattern, name) for name in names):
+                    return pattern
+        return None
+
+    def to_dict(self) -> dict:
+        return {
+            "dismissed": [d.to_dict() for d in self.dismissed],
+            "allowed": list(self.allowed),
+            "policy": self.policy.to_dict(),
+        }
+
+
+def source_names(source: Source) -> list[str]:
+    """What an allow pattern is compared with: `repo`, `repo/path`, and the link without
+    its scheme and line fragment (`github.com/acme/widgets/blob/v1/src/x.py`)."""
+    names = []
+    repo = (source.repository or "").strip("/").lower()
+    if repo:
+        names.append(repo)
+        if source.path:
+            names.append(f"{repo}/{source.path.strip('/').lower()}")
+    url = (source.url or "").split("#", 1)[0]
+    if "://" in url:
+        names.append(url.split("://", 1)[1].lower())
+    return names
+
+
+def literal_pattern(text: str) -> str:
+    """An allow pattern that matches `text` itself, even when it holds glob characters."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+def _matches(pattern: str, name: str) -> bool:
+    p = pattern.strip().strip("/").lower()
+    if "://" in p:
+        p = p.split("://", 1)[1]
+    if not p:
+        return False
+    if any(c in p for c in "*?["):
+        return fnmatch.fnmatchcase(name, p)
+    return name == p or name.startswith(p + "/")
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def parse_decisions(text: str, where: str = FILE_NAME) -> Decisions:
+    """Decisions from the text of a decisions file; DecisionsError names the line."""
+    return _parse(text, where)[1]
+
+
+def _parse(text: str, where: str):
+    """(the TOML document, as tomlkit keeps it for editing; its decisions)."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        doc = tomlkit.parse(text)
+    except ParseError as e:
+        raise DecisionsError(f"{where}: line {e.line}: {_reason(e)}") from None
+    return doc, _decisions_of(doc.unwrap(), text, where)
+
+
+def _decisions_of(data: dict, text: str, where: str) -> Decisions:
+    def fail(message: str, key: str | None = None) -> DecisionsError:
+        line = _line_of(text, key) if key else None
+        return DecisionsError(f"{where}: {f'line {line}: ' if line else ''}{message}")
+
+    version = data.get("version", FORMAT)
+    if version != FORMAT:
+        raise fail(f"version {version!r} is not one this Recitation reads ({FORMAT})", "version")
+    unknown = set(data) - {"version", "allow", "policy", "dismissed"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise fail(f"unknown section {key!r} (expected allow, policy, dismissed)", key)
+
+    allow = data.get("allow", {})
+    if not isinstance(allow, dict):
+        raise fail("[allow] must be a table", "allow")
+    allowed = allow.get("sources", [])
+    if not isinstance(allowed, list) or not all(isinstance(p, str) for p in allowed):
+        raise fail("allow.sources must be a list of strings", "sources")
+
+    policy = data.get("policy", {})
+    if not isinstance(policy, dict):
+        raise fail("[policy] must be a table", "policy")
+    editor: dict[str, Action] = {}
+    completions: dict[str, CompletionAction] = {}
+    for key, value in policy.items():
+        if key == "completions":
+            if not isinstance(value, dict):
+                raise fail("[policy.completions] must be a table", "completions")
+            for k, v in value.items():
+                if v not in COMPLETION_ACTIONS:
+                    raise fail(f"{k} = {v!r}: expected one of {', '.join(COMPLETION_ACTIONS)}", k)
+                completions[_policy_key(k)] = v
+            continue
+        if value not in ACTIONS:
+            raise fail(f"{key} = {value!r}: expected one of {', '.join(ACTIONS)}", key)
+        editor[_policy_key(key)] = value
+
+    entries = data.get("dismissed", [])
+    if not isinstance(entries, list):
+        raise fail("dismissed must be an array of tables ([[dismissed]])", "dismissed")
+    dismissed = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise fail("each [[dismissed]] needs an id", "dismissed")
+        try:
+            fingerprints = QuoteIdentity.parse_fingerprints(str(entry.get("fingerprints", "")))
+        except ValueError as e:
+            raise fail(f"dismissed {entry['id']}: {e}", "fingerprints") from None
+        words = entry.get("words", 0)
+        identity = QuoteIdentity(entry["id"], words if isinstance(words, int) else 0, fingerprints)
+        dismissed.append(
+            Dismissal(
+                identity,
+                quote=str(entry.get("quote", "")),
+                source=str(entry.get("source", "")),
+                license=str(entry.get("license", "")),
+                date=str(entry.get("date", "")),
+            )
+        )
+    return Decisions(tuple(dismissed), tuple(allowed), Policy(editor, completions))
+
+
+def _policy_key(key: str) -> str:
+    k = key.strip().lower()
+    return k if k in CATEGORIES else normalize_license(key).lower()
+
+
+def _reason(e: Exception) -> str:
+    text = re.sub(r" at line \d+ col \d+$", "", str(e))
+    return text.replace("Unexpected character: '\\x00'", "the file ends too early")
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The first line that defines `key` (or holds the value), 1-based."""
+    pattern = re.compile(r'^\s*(\[\[?)?\s*["\']?' + re.escape(key) + r'["\']?\s*(\]|=)', re.M)
+    m = pattern.search(text) or re.search(re.escape(key), text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def load_decisions(folder: str | os.PathLike) -> Decisions | None:
+    """The decisions of a folder, None when it has no decisions file."""
+    path = Path(folder) / FILE_NAME
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DecisionsError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DecisionsError(f"{path}: not UTF-8 (byte {e.start})") from None
+    return parse_decisions(text, str(path))
+
+
+# -- writing -----------------------------------------------------------------------------
+
+
+class DecisionsFile:
+    """Edits a folder's decisions file in place, keeping comments and layout."""
+
+    def __init__(self, folder: str | os.PathLike):
+        self.path = Path(folder) / FILE_NAME
+
+    def _load(self):
+        """(the document to edit, the decisions it holds); a file with an error is
+        refused (DecisionsError), never edited."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = NEW_FILE
+        return _parse(text, str(self.path))
+
+    def _save(self, doc) -> Decisions:
+        import tomlkit
+
+        text = tomlkit.dumps(doc)
+        decisions = parse_decisions(text, str(self.path))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".recitation-", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return decisions
+
+    def dismiss(self, identity: QuoteIdentity, quote: str, source: str, license: str) -> Decisions:
+        import tomlkit
+
+        doc, _ = self._load()
+        entries = doc.get("dismissed")
+        if entries is None:
+            entries = tomlkit.aot()
+            doc.append("dismissed", entries)
+        if any(e.get("id") == identity.id for e in entries):
+            return self._save(doc)
+        entry = tomlkit.table()
+        entry["id"] = identity.id
+        entry["words"] = identity.words
+        entry["quote"] = printable(quote, 120)
+        entry["source"] = printable(source, 300)
+        entry["license"] = printable(license, 200)
+        entry["date"] = date.today().isoformat()
+        entry["fingerprints"] = identity.fingerprint_text()
+        at = sum(1 for e in entries if str(e.get("id", "")) < identity.id)
+        entries.insert(at, entry)
+        return self._save(doc)
+
+    def undismiss(self, quote_id: str) -> tuple[Decisions, bool]:
+        doc, decisions = self._load()
+        for i, e in enumerate(doc.get("dismissed") or []):
+            if e.get("id") == quote_id:
+                del doc["dismissed"][i]
+                if not len(doc["dismissed"]):
+                    del doc["dismissed"]
+                return self._save(doc), True
+        return decisions, False
+
+    def allow(self, pattern: str) -> Decisions:
+        import tomlkit
+
+        doc, _ = self._load()
+        if "allow" not in doc:
+            doc.append("allow", tomlkit.table())
+        allow = doc["allow"]
+        if "sources" not in allow:
+            allow["sources"] = tomlkit.array()
+        if pattern not in list(allow["sources"]):
+            allow["sources"].append(pattern)
+        return self._save(doc)
+
+    def disallow(self, pattern: str) -> tuple[Decisions, bool]:
+        doc, decisions = self._load()
+        sources = doc.get("allow", {}).get("sources")
+        if sources is not None and pattern in list(sources):
+            sources.remove(pattern)
+            return self._save(doc), True
+        return decisions, False

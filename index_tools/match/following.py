@@ -1,0 +1,142 @@
+"""An index path followed across generations, shared by several threads.
+
+`build` and `add` publish a new generation by swapping CURRENT; a long-lived reader (the
+index service, a language server) should answer from it without dropping a lookup. Each
+lookup leases the open generation (`FollowingIndex.using`); at most once per poll interval
+a lease checks CURRENT, and when it names another generation that one is opened (outside
+the lock: lookups go on meanwhile) and becomes current. The old one is closed when its
+last lease ends, so no lookup ever sees its files unmapped under it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store.generations import IndexOpenError, current_name
+from .index import Index, open_index
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 1.0
+
+
+@dataclass
+class _Held:
+    index: Index
+    leases: int = 0
+    retired: bool = False
+
+
+class FollowingIndex:
+    """The generation CURRENT names, reopened when a newer one is published.
+
+    Raises IndexOpenError when the index cannot be opened at first. A newer generation
+    that cannot be opened leaves the current one in use and is tried again at the next
+    poll; `on_error(exc)` hears of it (default: a log line). `on_switch(generation)` is
+    called after each switch. Both are called on the thread of the lookup that checked."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        poll_seconds: float = POLL_SECONDS,
+        on_switch: Callable[[str], None] | None = None,
+        on_error: Callable[[IndexOpenError], None] | None = None,
+    ):
+        self.path = Path(path)
+        self.poll_seconds = poll_seconds
+        self.on_switch = on_switch
+        self.on_error = on_error
+        self._lock = threading.Lock()
+        self._held = _Held(open_index(self.path))
+        self._checked_at = time.monotonic()
+        self._switching = False
+        self._closed = False
+
+    @property
+    def generation(self) -> str:
+        return self._held.index.generation
+
+    def summary(self) -> dict:
+        with self.using() as index:
+            return index.summary()
+
+    @contextmanager
+    def using(self) -> Iterator[Index]:
+        """Lease the current generation for one lookup (switching first when one is due)."""
+        if self._switch_due():
+            self._switch()
+        with self._lock:
+            if self._closed:
+                raise IndexOpenError(f"index at {self.path} was closed")
+            held = self._held
+            held.leases += 1
+        try:
+            yield held.index
+        finally:
+            self._release(held)
+
+    def _switch_due(self) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            if self._switching or self._closed or now - self._checked_at < self.poll_seconds:
+                return False
+            self._checked_at = now
+            self._switching = True
+            return True
+
+    def _switch(self) -> None:
+        try:
+            current = current_name(self.path)
+            if current is None or current == self._held.index.generation:
+                return
+            try:
+                fresh = open_index(self.path)
+            except IndexOpenError as exc:
+                log.warning("index %s: keeping %s: %s", self.path, self.generation, exc)
+                if self.on_error is not None:
+                    self.on_error(exc)
+                return
+            with self._lock:
+                old, self._held = self._held, _Held(fresh)
+                old.retired = True
+                idle = old.leases == 0
+            if idle:
+                old.index.close()
+            log.info("index %s: now serving %s", self.path, fresh.generation)
+            if self.on_switch is not None:
+                self.on_switch(fresh.generation)
+        finally:
+            with self._lock:
+                self._switching = False
+
+    def _release(self, held: _Held) -> None:
+        with self._lock:
+            held.leases -= 1
+            idle = held.retired and held.leases == 0
+        if idle:
+            held.index.close()
+
+    def close(self) -> None:
+        """Close once the lookups under way are done."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            held = self._held
+            held.retired = True
+            idle = held.leases == 0
+        if idle:
+            held.index.close()
+
+    def __enter__(self) -> FollowingIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,240 @@
+"""A client of the index service (`recitation-index serve`), used like a local `Index`.
+
+Pure standard library (http.client, one keep-alive connection per thread). What is sent:
+the suggestion, its context window, the language id and min_tokens, to /v1/match, nothing
+else. `https://` anywhere; `http://` only to a loopback address, where nothing crosses a
+network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import ipaddress
+import json
+import os
+import ssl
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..match.matcher import MAX_CONTEXT_WORDS
+from ..model import Match
+from ..store.generations import IndexOpenError
+from ..text.words import tokenize
+
+TOKEN_ENV = "RECITATION_INDEX_TOKEN"
+TOKEN_FILE_ENV = "RECITATION_INDEX_TOKEN_FILE"
+CONNECT_TIMEOUT = 3.0
+READ_TIMEOUT = 15.0
+
+
+class IndexServiceError(IndexOpenError):
+    """The service could not answer. `unreachable`: no connection or no answer in time
+    (retry later); otherwise it answered with an error (`status`)."""
+
+    def __init__(self, message: str, unreachable: bool, status: int | None = None):
+        super().__init__(message)
+        self.unreachable = unreachable
+        self.status = status
+
+
+def is_remote(location: str | os.PathLike) -> bool:
+    return isinstance(location, str) and location.lower().startswith(("http://", "https://"))
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def default_token() -> str | None:
+    """The bearer token from RECITATION_INDEX_TOKEN or the file RECITATION_INDEX_TOKEN_FILE."""
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    path = os.environ.get(TOKEN_FILE_ENV)
+    if not token and path:
+        token = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    return token or None
+
+
+class RemoteIndex:
+    """An index served over HTTP. `match` returns the engine's `Match` objects, as a local
+    `Index.match` does; failures raise `IndexServiceError` (never hang: timeouts)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        read_timeout: float = READ_TIMEOUT,
+        ssl_context: ssl.SSLContext | None = None,
+    ):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise IndexOpenError(f"not an index service URL: {url}")
+        if parts.username or parts.password:
+            raise IndexOpenError("put the token in a token file, not in the URL")
+        if parts.scheme == "http" and not _loopback(parts.hostname):
+            raise IndexOpenError(
+                f"{parts.hostname}: plain http:// is accepted only on loopback; use https://"
+            )
+        self.url = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._https else 80)
+        self._base = parts.path.rstrip("/")
+        self._token = token
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._ssl = ssl_context or (ssl.create_default_context() if self._https else None)
+        self._local = threading.local()
+        self._connections: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+
+    # --- the Index interface used by the CLI and the server --------------------------------
+
+    def match(
+        self, suggestion: str, context: str = "", min_tokens: int = 60, language: str | None = None
+    ) -> list[Match]:
+        found = [Match.from_dict(m) for m in self.query(suggestion, context, min_tokens, language)]
+        return with_char_offsets(found, suggestion, context)
+
+    def query(
+        self, suggestion: str, context: str = "", min_tokens: int = 60, language: str | None = None
+    ) -> list[dict]:
+        """The matches as JSON dicts (what `Match.to_dict` makes)."""
+        body = {
+            "suggestion": suggestion,
+            "context": context,
+            "language": language or None,
+            "min_tokens": min_tokens,
+        }
+        answer = self._request("POST", "/v1/match", body)
+        matches = answer.get("matches") if isinstance(answer, dict) else None
+        if not isinstance(matches, list):
+            raise IndexServiceError(f"{self.url}: an answer without matches", False)
+        return matches
+
+    def summary(self) -> dict:
+        summary = self._request("GET", "/v1/stats")
+        summary["path"] = self.url
+        return summary
+
+    def health(self) -> dict:
+        return self._request("GET", "/v1/health")
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+
+    def __enter__(self) -> RemoteIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- HTTP ------------------------------------------------------------------------------
+
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection, and whether it was used before (it may have gone)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn, True
+        if self._https:
+            conn = http.client.HTTPSConnection(
+                self._host, self._port, timeout=self._connect_timeout, context=self._ssl
+            )
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self._connect_timeout)
+        self._local.conn = conn
+        with self._lock:
+            self._connections.append(conn)
+        return conn, False
+
+    def _drop(self, conn: http.client.HTTPConnection) -> None:
+        conn.close()
+        self._local.conn = None
+        with self._lock, contextlib.suppress(ValueError):
+            self._connections.remove(conn)
+
+    def _request(self, method: str, path: str, body: dict | None = None) -> dict:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else None
+        headers = {"accept": "application/json"}
+        if data is not None:
+            headers["content-type"] = "application/json"
+        if self._token:
+            headers["authorization"] = f"Bearer {self._token}"
+        for attempt in (0, 1):
+            conn, reused = self._connection()
+            try:
+                if conn.sock is None:
+                    conn.connect()
+                conn.sock.settimeout(self._read_timeout)
+                conn.request(method, self._base + path, body=data, headers=headers)
+                response = conn.getresponse()
+                raw = response.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as e:
+                self._drop(conn)
+                if reused and attempt == 0:
+                    continue  # a kept-alive connection the service closed meanwhile
+                raise IndexServiceError(
+                    f"index service unreachable: {self.url}: {e}", True
+                ) from None
+            except (OSError, http.client.HTTPException) as e:
+                self._drop(conn)
+                reason = "no answer in time" if isinstance(e, TimeoutError) else e
+                raise IndexServiceError(
+                    f"index service unreachable: {self.url}: {reason}", True
+                ) from None
+            if response.will_close:
+                self._drop(conn)
+            return self._decode(response.status, raw)
+        raise AssertionError("unreachable")
+
+    def _decode(self, status: int, raw: bytes) -> dict:
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            answer = None
+        if status != 200:
+            said = answer.get("error") if isinstance(answer, dict) else None
+            busy = status in (502, 503, 504)
+            raise IndexServiceError(
+                f"index service {self.url} answered {status}" + (f": {said}" if said else ""),
+                unreachable=busy,
+                status=status,
+            )
+        if not isinstance(answer, dict):
+            raise IndexServiceError(f"{self.url}: the answer is not a JSON object", False, status)
+        return answer
+
+
+def with_char_offsets(matches: list[Match], suggestion: str, context: str) -> list[Match]:
+    """Set each match's character offsets in `context + suggestion` (not in the JSON) from
+    its word span, as the matcher counts words: the context's last MAX_CONTEXT_WORDS, then
+    the suggestion's."""
+    if not matches:
+        return matches
+    kept = tokenize(context)[-MAX_CONTEXT_WORDS:]
+    shift = len(context)
+    words = [(w.start, w.end) for w in kept]
+    words += [(w.start + shift, w.end + shift) for w in tokenize(suggestion)]
+    for m in matches:
+        if 0 <= m.query_start < m.query_end <= len(words):
+            m.char_start, m.char_end = words[m.query_start][0], words[m.query_end - 1][1]
+    return matches
+
+
+def open_location(location: str | os.PathLike, token: str | None = None):
+    """A local `Index` for a path, a `RemoteIndex` for an http(s) URL."""
+    if is_remote(location):
+        return RemoteIndex(str(location), token if token is not None else default_token())
+    from ..match.index import open_index
+
+    return open_index(location)

@@ -1,0 +1,846 @@
+"""The on-disk index: LMDB environments in a generation directory, published atomically.
+
+    INDEX/
+      CURRENT                 name of the live generation (replaced atomically)
+      gen-<id>/
+        HEADER.json           format version, parameters, counts, file sizes (written last)
+        docs.mdb              named databases: meta, blocks, origins, content
+        text.zst              the unique documents' texts, zstd frames back to back
+        postings-000.mdb ...  key prefix (4 bytes, big-endian) -> a group: the keys with that
+                              prefix, their (doc, pos) postings, true counts when capped
+        renamed-000.mdb ...   the same for the rename-insensitive fingerprints (optional)
+        capped.u64            sorted ids of the capped fingerprints (more postings than the
+        renamed-capped.u64    cap): the query winnows past them as the builder did
+
+Fingerprints are grouped by the top `prefix_bits` bits of their key, and a group is one LMDB
+entry, which halves the per-fingerprint overhead of one entry each; a lookup is one `get` and
+a binary search in the group. A key is the fingerprint times an odd constant (mod 2**64), a
+bijection: winnowing keeps minima, so the top bits of kept fingerprints are mostly zero while
+their low bits stay uniform, and the product carries the low bits' spread into the top bits
+that choose the bucket, the shard and the group.
+
+A reader resolves CURRENT once and maps that generation read-only; a build writes a new
+generation and then replaces CURRENT, so readers never see a half-written index.
+
+Publishing (writers: `build`, `add`, the Spark builder), in order:
+  1. take the index's writer lock (`lock.WriterLock`, an OS lock the system releases however
+     the process ends); a second writer fails at once with a one-line message;
+  2. `clean`: remove what interrupted writers left (unpublished generations, temporary
+     CURRENT files, staging folders) — never the generation CURRENT names, and nothing at
+     all while CURRENT exists but cannot be read;
+  3. write a new generation `gen-<time>-<random>`, its HEADER.json last (sizes, mtimes and
+     digests of every file);
+  4. replace CURRENT atomically (a temporary file, fsync, `os.replace`), then `clean` again.
+A published generation is never written again (immutable): readers may have it mapped.
+Removing an old one can fail on Windows while a reader maps it; it is then left for a later
+cleanup. Once CURRENT is replaced, an interrupted writer never removes the new generation.
+
+Readers (the language server follows CURRENT):
+  - `current_generation(root)` -> the name CURRENT holds, or None: one small read, cheap
+    enough to poll every second; compare it with `Index.generation` (the name an open
+    `Index` mapped) and open a new `Index` when they differ, then close the old one;
+  - `read_header(root)` validates the header (types, ranges, file names confined to the
+    generation folder, regular files of the recorded sizes) and raises `IndexOpenError`;
+  - `open_problems(gen, header)` is what `Index` checks when it opens (see its docstring);
+    `verify(root)` reads every byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import shutil
+import stat
+import struct
+import sys
+import threading
+import time
+import uuid
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import lmdb
+import numpy as np
+import xxhash
+import zstandard
+
+from ..text.fingerprint import HASH_NAME, KGRAM_NAME
+from ..text.words import TOKENIZER_VERSION
+from .lock import LOCK_NAME
+
+FORMAT_VERSION = 4
+_LITTLE = sys.byteorder == "little"
+PREFIX_BITS = 8  # keys sharing their top PREFIX_BITS bits are stored together (one LMDB entry)
+HEADER_NAME = "HEADER.json"
+CURRENT_NAME = "CURRENT"
+STAGE_PREFIX = ".spark-stage-"  # the Spark builder's staging folders
+DOCS_NAME = "docs.mdb"
+DOC_DBS = (b"meta", b"blocks", b"origins", b"content")
+TEXT_NAME = "text.zst"
+MAP_SIZE = 1 << 40  # address space only; files grow with their contents
+# Where the address space is smaller (arm64 kernels with 39-bit addresses, emulators), a
+# writer maps less, down to this: it only caps how large that one file can grow.
+MIN_MAP_SIZE = 1 << 32
+MAX_HEADER_BYTES = 64 << 20  # a larger HEADER.json is damage, never read whole
+_SMALL_READ_TRIES = 20  # Windows: a file being replaced can refuse a reader for a moment
+_IN_USE_RETRIES = os.name == "nt"  # only Windows refuses to replace a file that is open
+
+_DOC_KEY = struct.Struct(">I")
+_PREFIX = struct.Struct(">I")
+
+BUCKET_BITS = 8
+BUCKETS = 1 << BUCKET_BITS
+
+
+class IndexOpenError(Exception):
+    """The index is missing, damaged, or of another format version (message says which)."""
+
+
+def doc_key(doc_id: int) -> bytes:
+    return _DOC_KEY.pack(doc_id)
+
+
+_SPREAD = np.uint64(0xD6E8FEB86659FD93)
+
+
+def keys_of(fps: np.ndarray) -> np.ndarray:
+    """Index keys (uint64) of fingerprints: a bijection with uniform top bits."""
+    with np.errstate(over="ignore"):
+        return fps * _SPREAD
+
+
+def bucket_of(keys: np.ndarray) -> np.ndarray:
+    return (keys >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
+
+
+def shard_of_bucket(bucket: int, shards: int) -> int:
+    return bucket * shards // BUCKETS
+
+
+def shard_name(i: int, renamed: bool = False) -> str:
+    """Shard i of the exact postings, or of the rename-insensitive ones."""
+    return f"renamed-{i:03d}.mdb" if renamed else f"postings-{i:03d}.mdb"
+
+
+def capped_name(renamed: bool = False) -> str:
+    """The sorted ids of the capped fingerprints of one postings family."""
+    return "renamed-capped.u64" if renamed else "capped.u64"
+
+
+def key_ids(keys: np.ndarray, prefix_bits: int) -> np.ndarray:
+    """What identifies a key in the shards: its top prefix_bits + 32 bits (prefix, suffix)."""
+    return keys >> np.uint64(32 - prefix_bits)
+
+
+def prefix_key(prefix: int) -> bytes:
+    return _PREFIX.pack(prefix)
+
+
+def split_keys(keys: np.ndarray, prefix_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """(prefix, 32-bit suffix) of each key: the top bits and the 32 bits after them."""
+    prefix = keys >> np.uint64(64 - prefix_bits)
+    suffix = (keys >> np.uint64(32 - prefix_bits)) & np.uint64(0xFFFFFFFF)
+    return prefix, suffix.astype(np.uint32)
+
+
+def encode_group(
+    suffixes: np.ndarray, counts: np.ndarray, kept: np.ndarray, pairs: np.ndarray
+) -> bytes:
+    """One group: n sorted suffixes, their cumulative kept-posting ends, the true counts of
+    the capped ones, then the (doc, pos) pairs. All little-endian uint32:
+    n, c, suffix[n], end[n], (index, true count)[c], (doc, pos)[end[n-1]]."""
+    n = len(suffixes)
+    capped = np.flatnonzero(counts > kept)
+    out = np.empty(2 + 2 * n + 2 * len(capped) + 2 * len(pairs), dtype="<u4")
+    out[0], out[1] = n, len(capped)
+    out[2 : 2 + n] = suffixes
+    out[2 + n : 2 + 2 * n] = np.cumsum(kept)
+    o = 2 + 2 * n
+    out[o : o + 2 * len(capped) : 2] = capped
+    out[o + 1 : o + 2 * len(capped) : 2] = counts[capped]
+    out[o + 2 * len(capped) :] = np.asarray(pairs, dtype="<u4").reshape(-1)
+    return out.tobytes()
+
+
+def decode_group(value) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(suffixes, true counts, ends, pairs) of a group."""
+    a = np.frombuffer(value, dtype="<u4")
+    n, c = int(a[0]), int(a[1])
+    suffixes = a[2 : 2 + n]
+    ends = a[2 + n : 2 + 2 * n].astype(np.int64)
+    counts = np.diff(ends, prepend=0)
+    o = 2 + 2 * n
+    if c:
+        counts[a[o : o + 2 * c : 2]] = a[o + 1 : o + 2 * c : 2]
+    pairs = a[o + 2 * c :].reshape(-1, 2)
+    return suffixes, counts, ends, pairs
+
+
+def group_lookup(value, suffix: int) -> tuple[int, np.ndarray] | None:
+    """(true count, (doc, pos) pairs) of the key(s) with this suffix in a group, if any.
+
+    Two keys of a group can share their 32-bit suffix (rarely, in very large indexes): both
+    are returned, and verification against the stored text sorts them out. A miss costs a
+    binary search on the buffer itself, no array is made."""
+    if not _LITTLE:
+        return _group_lookup_numpy(value, suffix)
+    a = memoryview(value).cast("I")
+    n, c = a[0], a[1]
+    suffixes = a[2 : 2 + n]
+    i = bisect_left(suffixes, suffix)
+    if i >= n or suffixes[i] != suffix:
+        return None
+    j = i + 1
+    while j < n and suffixes[j] == suffix:
+        j += 1
+    ends = a[2 + n : 2 + 2 * n]
+    start = ends[i - 1] if i else 0
+    end = ends[j - 1]
+    count = end - start
+    o = 2 + 2 * n
+    for t in range(c):  # capped keys (few): their true counts instead of the kept ones
+        k = a[o + 2 * t]
+        if i <= k < j:
+            count += a[o + 1 + 2 * t] - (ends[k] - (ends[k - 1] if k else 0))
+    base = o + 2 * c
+    pairs = np.frombuffer(
+        value, dtype="<u4", count=2 * (end - start), offset=4 * (base + 2 * start)
+    )
+    return count, pairs.reshape(-1, 2)
+
+
+def _group_lookup_numpy(value, suffix: int) -> tuple[int, np.ndarray] | None:
+    suffixes, counts, ends, pairs = decode_group(value)
+    i = int(np.searchsorted(suffixes, suffix, side="left"))
+    j = int(np.searchsorted(suffixes, suffix, side="right"))
+    if i == j:
+        return None
+    start = int(ends[i - 1]) if i else 0
+    return int(counts[i:j].sum()), pairs[start : int(ends[j - 1])]
+
+
+def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environment:
+    if readonly:
+        return lmdb.open(
+            str(path),
+            subdir=False,
+            readonly=True,
+            lock=False,
+            max_dbs=max_dbs,
+            map_size=max(path.stat().st_size, 1 << 20),
+            readahead=False,
+        )
+    size = MAP_SIZE
+    while True:
+        try:
+            return lmdb.open(
+                str(path),
+                subdir=False,
+                map_size=size,
+                max_dbs=max_dbs,
+                sync=False,
+                metasync=False,
+                writemap=False,
+                readahead=False,
+                lock=False,
+            )
+        except lmdb.MemoryError:
+            if size <= MIN_MAP_SIZE:
+                raise
+            size //= 4
+
+
+@dataclass
+class Header:
+    format_version: int
+    k: int
+    window: int
+    shards: int
+    posting_cap: int
+    hash: str
+    kgram: str
+    tokenizer_version: int
+    prefix_bits: int = PREFIX_BITS
+    name: str = ""
+    documents: int = 0  # unique documents stored
+    files: int = 0  # files indexed, identical ones counted each time
+    words: int = 0  # words in the unique documents
+    fingerprints: int = 0  # distinct fingerprints stored
+    postings: int = 0  # postings stored (after capping)
+    capped: int = 0  # fingerprints whose postings were capped
+    # rename-insensitive fingerprints (identifiers normalized), for these languages
+    renamed_languages: list[str] = field(default_factory=list)
+    normalizer_version: int = 0
+    renamed_fingerprints: int = 0
+    renamed_postings: int = 0
+    renamed_capped: int = 0
+    sources: list[dict] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    created: str = ""
+    file_sizes: dict[str, int] = field(default_factory=dict)
+    file_hashes: dict[str, str] = field(default_factory=dict)
+    # st_mtime_ns of every file once written: a file whose size and mtime still match was
+    # not written since (its digest is checked at open otherwise); absent in older indexes
+    file_mtimes: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Header:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise TypeError("the header is not an object")
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+# --- reading small files and CURRENT safely --------------------------------------------------
+
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # a named pipe is refused below, never waited on
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _retrying(action, *args):
+    """`action(*args)`, tried again for up to a second on Windows when a file is in use
+    (a reader holding CURRENT open makes `os.replace` fail, and the reverse)."""
+    for attempt in range(_SMALL_READ_TRIES):
+        try:
+            return action(*args)
+        except PermissionError:
+            if not _IN_USE_RETRIES or attempt == _SMALL_READ_TRIES - 1:
+                raise
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
+
+
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of a regular file. A link, a folder, a named pipe or a
+    device is refused (OSError) without blocking or reading from it."""
+    st = os.lstat(path)
+    if stat.S_ISREG(st.st_mode):
+        fd = os.open(path, _READ_FLAGS)
+        try:
+            st = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if stat.S_ISREG(st.st_mode):
+            return fd
+        os.close(fd)
+    kind = (
+        "a link"
+        if stat.S_ISLNK(st.st_mode)
+        else "a folder"
+        if stat.S_ISDIR(st.st_mode)
+        else "a special file"
+    )
+    raise OSError(errno.EINVAL, f"{kind}, not a regular file")
+
+
+def _read_small_once(path: Path, limit: int) -> bytes:
+    fd = open_regular(path)
+    try:
+        chunks, total = [], 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise OSError(errno.EFBIG, f"larger than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_small(path: Path, limit: int) -> bytes:
+    """The bytes of a small regular file (at most `limit`); OSError otherwise, never a
+    hang on a pipe or an endless read of a device."""
+    return _retrying(_read_small_once, path, limit)
+
+
+def _read_current(root: Path) -> str | None:
+    """The generation CURRENT names; None when there is no CURRENT; OSError or ValueError
+    when it exists but cannot be read or names no generation."""
+    try:
+        raw = read_small(Path(root) / CURRENT_NAME, 4096)
+    except FileNotFoundError:
+        return None
+    name = raw.decode("utf-8").strip()
+    if not _plain_name(name) or not name.startswith("gen-"):
+        raise ValueError(f"{CURRENT_NAME} names no generation")
+    return name
+
+
+def current_generation(root: str | os.PathLike) -> str | None:
+    """The name of the live generation (what CURRENT holds), or None when there is none or
+    CURRENT cannot be read.
+
+    Cheap (one small read, no index opened): a reader such as the language server polls it
+    and compares it with `Index.generation`, the generation an open `Index` mapped; when
+    they differ a new generation was published: open a new `Index` (it validates the new
+    generation), switch to it, then close the old one. The old generation's files may
+    already be removed; an open `Index` keeps working from its mapped files (on Windows the
+    writer leaves them until nobody maps them)."""
+    try:
+        return _read_current(Path(root))
+    except (OSError, ValueError):
+        return None
+
+
+current_name = current_generation  # the earlier name
+
+
+def _gen_dir(root: Path) -> Path:
+    current = root / CURRENT_NAME
+    try:
+        name = _read_current(root)
+    except ValueError:
+        raise IndexOpenError(
+            f"index at {root} is damaged ({CURRENT_NAME} is invalid); rebuild it"
+        ) from None
+    except OSError as e:
+        raise IndexOpenError(f"cannot read {current}: {e.strerror or e}") from None
+    if name is None:
+        if not root.exists():
+            raise IndexOpenError(
+                f"no index at {root}; build one with `recitation-index build`"
+            ) from None
+        raise IndexOpenError(
+            f"{root} is not a Recitation index (no {CURRENT_NAME} file); "
+            "an interrupted first build leaves none: build it again"
+        ) from None
+    gen = root / name
+    try:
+        st = gen.lstat()
+    except FileNotFoundError:
+        raise IndexOpenError(
+            f"index at {root} is damaged (its generation {name} is missing); rebuild it"
+        ) from None
+    except OSError as e:
+        raise IndexOpenError(f"cannot read {gen}: {e.strerror or e}") from None
+    if not stat.S_ISDIR(st.st_mode):  # a link to a folder elsewhere is refused too
+        raise IndexOpenError(f"index at {root} is damaged ({name} is not a folder); rebuild it")
+    return gen
+
+
+def _plain_name(name: str) -> bool:
+    """A file name inside one folder: no separators, no parent, nothing hidden."""
+    return (
+        bool(name)
+        and len(name) < 256
+        and name not in (".", "..")
+        and not name.startswith(".")
+        and not any(c in name for c in "/\\:\0")
+        and name.isprintable()
+    )
+
+
+def read_header(root: Path) -> tuple[Path, Header]:
+    """The live generation directory and its header, validated (types, ranges, file names
+    confined to the generation folder, each file regular and of the recorded size); raises
+    IndexOpenError."""
+    root = Path(root)
+    gen = _gen_dir(root)
+    try:
+        raw = read_small(gen / HEADER_NAME, MAX_HEADER_BYTES)
+    except FileNotFoundError:
+        raise IndexOpenError(
+            f"index at {root} is incomplete or damaged (no header); rebuild it"
+        ) from None
+    except OSError as e:
+        raise IndexOpenError(
+            f"index at {root} is damaged ({HEADER_NAME}: {e.strerror or e}); rebuild it"
+        ) from None
+    try:
+        data = json.loads(raw)
+        version = data["format_version"]
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError):
+        raise IndexOpenError(
+            f"index at {root} is damaged (unreadable header); rebuild it"
+        ) from None
+    if version != FORMAT_VERSION:
+        raise IndexOpenError(
+            f"index at {root} has format version {str(version)[:20]}; this Recitation reads "
+            f"version {FORMAT_VERSION}: rebuild it with `recitation-index build`"
+        )
+    try:
+        header = Header(**{k: data[k] for k in Header.__dataclass_fields__ if k in data})
+        problem = header_problem(header)
+    except (TypeError, ValueError, AttributeError, RecursionError) as e:
+        problem = str(e) or type(e).__name__
+    if problem:
+        raise IndexOpenError(f"index at {root} is damaged (header: {problem}); rebuild it")
+    for fname, size in header.file_sizes.items():
+        p = gen / fname
+        try:
+            st = p.lstat()
+        except OSError:
+            raise IndexOpenError(
+                f"index at {root} is damaged ({fname} is missing); rebuild it"
+            ) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise IndexOpenError(
+                f"index at {root} is damaged ({fname} is not a regular file); rebuild it"
+            )
+        if st.st_size != size:
+            raise IndexOpenError(
+                f"index at {root} is damaged ({fname} has {st.st_size} bytes, "
+                f"the header says {size}); rebuild it"
+            )
+    return gen, header
+
+
+_COUNTS = ("documents", "files", "words", "fingerprints", "postings", "capped",
+           "renamed_fingerprints", "renamed_postings", "renamed_capped")  # fmt: skip
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def header_problem(h: Header) -> str | None:
+    """What is wrong with a header's fields (types, ranges, file names), or None."""
+    limits = {"format_version": (FORMAT_VERSION, FORMAT_VERSION), "k": (1, 4096),
+              "window": (1, 1 << 16), "shards": (1, BUCKETS), "posting_cap": (1, 1 << 40),
+              "prefix_bits": (1, 32), "normalizer_version": (0, 1 << 20)}  # fmt: skip
+    for name, (lo, hi) in limits.items():
+        v = getattr(h, name)
+        if not _is_int(v) or not lo <= v <= hi:
+            return f"{name} is {str(v)[:40]!r}"
+    for name in _COUNTS:
+        v = getattr(h, name)
+        if not _is_int(v) or v < 0:
+            return f"{name} is {str(v)[:40]!r}"
+    if h.hash != HASH_NAME or h.kgram != KGRAM_NAME:
+        return (
+            f"fingerprints made with {str(h.hash)[:40]!r}/{str(h.kgram)[:40]!r}, "
+            f"this version reads {HASH_NAME}"
+        )
+    if h.tokenizer_version != TOKENIZER_VERSION:
+        return (
+            f"tokenizer version {str(h.tokenizer_version)[:20]!r}, "
+            f"this version has {TOKENIZER_VERSION}"
+        )
+    for name in ("name", "created"):
+        if not isinstance(getattr(h, name), str):
+            return f"{name} is not text"
+    if not isinstance(h.renamed_languages, list) or not all(
+        isinstance(x, str) for x in h.renamed_languages
+    ):
+        return "renamed_languages is not a list of names"
+    if not isinstance(h.sources, list) or not all(isinstance(x, dict) for x in h.sources):
+        return "sources is not a list of objects"
+    if not isinstance(h.skipped, dict) or not all(_is_int(v) for v in h.skipped.values()):
+        return "skipped is not a table of counts"
+    sizes, hashes, mtimes = h.file_sizes, h.file_hashes, h.file_mtimes
+    if not isinstance(sizes, dict) or not all(_is_int(v) and v >= 0 for v in sizes.values()):
+        return "file_sizes is not a table of sizes"
+    if not isinstance(hashes, dict) or not all(isinstance(v, str) for v in hashes.values()):
+        return "file_hashes is not a table of digests"
+    if not isinstance(mtimes, dict) or not all(_is_int(v) for v in mtimes.values()):
+        return "file_mtimes is not a table of times"
+    required = {DOCS_NAME, TEXT_NAME, *(shard_name(i) for i in range(h.shards))}
+    if h.renamed_languages:
+        required |= {shard_name(i, renamed=True) for i in range(h.shards)}
+    allowed = required | {capped_name(False), capped_name(True)}
+    if not required <= set(sizes) <= allowed:
+        odd = sorted((set(sizes) - allowed) | (required - set(sizes)))
+        return f"unexpected or missing files: {', '.join(repr(x[:60]) for x in odd[:3])}"
+    if set(hashes) != set(sizes):
+        return "file_hashes and file_sizes name different files"
+    if mtimes and set(mtimes) != set(sizes):
+        return "file_mtimes and file_sizes name different files"
+    return None
+
+
+# --- checks of the files -------------------------------------------------------------------
+
+# LMDB 0.9's meta page (lmdb.h / mdb.c), native byte order and word size: a page header of
+# 16 bytes, then magic, data version, address, map size, two MDB_db records (pad u32, flags
+# u16, depth u16, branch/leaf/overflow pages, entries, root), the last page and the txn id.
+_MDB_MAGIC = 0xBEEFC0DE
+_MDB_DATA_VERSION = 1
+_PTR = struct.calcsize("P")
+_WORD = "=Q" if _PTR == 8 else "=I"
+_DB_SIZE = 8 + 5 * _PTR
+_DBS_AT = 16 + 8 + 2 * _PTR  # from the start of a meta page
+_LAST_PG_AT = _DBS_AT + 2 * _DB_SIZE
+_P_INVALID = (1 << (8 * _PTR)) - 1
+
+
+def lmdb_problem(path: Path) -> str | None:
+    """What LMDB trusts before it reads a page, checked: both meta pages (magic, version,
+    page size, the last page and each root inside the file, tree depth). Two pages read, so
+    cheap for any size; damage inside the trees is found by the digests (see `Index`)."""
+    fd = open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        head = b""
+        while len(head) < min(size, 2 * 65536):
+            chunk = os.read(fd, min(size, 2 * 65536) - len(head))
+            if not chunk:
+                break
+            head += chunk
+    finally:
+        os.close(fd)
+    if len(head) < _LAST_PG_AT + 2 * _PTR:
+        return "not an LMDB file (too short)"
+    (psize,) = struct.unpack_from("=I", head, _DBS_AT)  # md_pad of the free DB: page size
+    if psize < 512 or psize > 65536 or psize & (psize - 1) or size % psize or size < 2 * psize:
+        return "not an LMDB file (page size)"
+    pages = size // psize
+    for m in (0, 1):
+        at = m * psize
+        magic, version = struct.unpack_from("=II", head, at + 16)
+        if magic != _MDB_MAGIC or version != _MDB_DATA_VERSION:
+            return f"not an LMDB file (meta page {m})"
+        (last,) = struct.unpack_from(_WORD, head, at + _LAST_PG_AT)
+        if last >= pages:
+            return f"meta page {m} says {last + 1} pages, the file has {pages}"
+        for d in (0, 1):
+            db = at + _DBS_AT + d * _DB_SIZE
+            (depth,) = struct.unpack_from("=H", head, db + 6)
+            (root,) = struct.unpack_from(_WORD, head, db + 8 + 4 * _PTR)
+            if root != _P_INVALID and not (2 <= root <= last) or depth > 64:
+                return f"meta page {m} points outside the file"
+    return None
+
+
+def load_capped(path: Path) -> np.ndarray:
+    """A capped set: strictly increasing uint64 ids; ValueError when it is not one."""
+    data = read_small(path, 1 << 40) if path.exists() else b""
+    if len(data) % 8:
+        raise ValueError("not a whole number of 64-bit ids")
+    ids = np.frombuffer(data, dtype="<u8").astype(np.uint64)
+    if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+        raise ValueError("ids out of order")
+    return ids
+
+
+def structure_problems(gen: Path, header: Header, capped: bool = True) -> list[str]:
+    """Cheap checks of every file (see `lmdb_problem`; capped sets sorted and whole)."""
+    problems = []
+    for fname in sorted(header.file_sizes):
+        try:
+            if fname.endswith(".mdb"):
+                problem = lmdb_problem(gen / fname)
+            elif capped and fname.endswith(".u64"):
+                load_capped(gen / fname)
+                problem = None
+            else:
+                problem = None
+        except ValueError as e:
+            problem = str(e)
+        except OSError as e:
+            problem = e.strerror or str(e)
+        if problem:
+            problems.append(f"{fname}: {problem}")
+    return problems
+
+
+def changed_files(gen: Path, header: Header) -> list[str]:
+    """Files whose size or mtime differ from what the header recorded when they were
+    written (none for an index without the record)."""
+    changed = []
+    for fname, mtime in sorted(header.file_mtimes.items()):
+        try:
+            st = (gen / fname).lstat()
+        except OSError:
+            changed.append(fname)
+            continue
+        if st.st_mtime_ns != mtime or st.st_size != header.file_sizes[fname]:
+            changed.append(fname)
+    return changed
+
+
+def open_problems(gen: Path, header: Header, digest_limit: int, capped: bool = True) -> list[str]:
+    """What opening an index checks, cheapest first: `structure_problems`; then the digests
+    of every file when they total at most `digest_limit` bytes, else of the files written
+    since the build (`changed_files`). Damage that keeps a large file's size and mtime is
+    left to `verify`."""
+    problems = structure_problems(gen, header, capped)
+    if problems:
+        return problems
+    if sum(header.file_sizes.values()) <= digest_limit:
+        return digest_problems(gen, header)
+    return digest_problems(gen, header, changed_files(gen, header))
+
+
+def digest_problems(gen: Path, header: Header, names: list[str] | None = None) -> list[str]:
+    """Files whose contents differ from the header's digests (reads every byte of them, at
+    most their recorded size: never endless, never a pipe)."""
+    problems = []
+    for fname in sorted(header.file_hashes) if names is None else names:
+        try:
+            if file_digest(gen / fname, header.file_sizes.get(fname)) != header.file_hashes[fname]:
+                problems.append(f"{fname}: contents differ from the header's digest")
+        except OSError as e:
+            problems.append(f"{fname}: {e.strerror or e}")
+    return problems
+
+
+def file_digest(path: Path, size: int | None = None) -> str:
+    """xxh3-128 of a regular file; with `size`, OSError when it holds more."""
+    h = xxhash.xxh3_128()
+    with os.fdopen(open_regular(path), "rb") as f:
+        left = size
+        while chunk := f.read(1 << 20 if left is None else min(1 << 20, left + 1)):
+            h.update(chunk)
+            if left is not None:
+                left -= len(chunk)
+                if left < 0:
+                    raise OSError(errno.EFBIG, "larger than the header says")
+    return h.hexdigest()
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def new_generation(root: Path) -> Path:
+    """A fresh, empty generation directory under `root` (created with its parents)."""
+    root.mkdir(parents=True, exist_ok=True)
+    gen = root / f"gen-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    gen.mkdir()
+    return gen
+
+
+def finalize_generation(gen: Path, header: Header) -> None:
+    """Record file sizes, mtimes and digests, then write the header (last, fsynced)."""
+    header.file_sizes = {}
+    header.file_hashes = {}
+    header.file_mtimes = {}
+    for p in sorted(gen.iterdir()):
+        if p.suffix in (".mdb", ".zst", ".u64"):
+            st = p.stat()
+            header.file_sizes[p.name] = st.st_size
+            header.file_mtimes[p.name] = st.st_mtime_ns
+            header.file_hashes[p.name] = file_digest(p)
+    header.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    tmp = gen / (HEADER_NAME + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(header.to_json())
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, gen / HEADER_NAME)
+
+
+def publish(root: Path, gen: Path) -> None:
+    """Make `gen` the live generation atomically, then remove the others. The caller
+    holds the index's writer lock (`lock.WriterLock`)."""
+    tmp = root / f".{CURRENT_NAME}.{uuid.uuid4().hex[:8]}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(gen.name + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        _retrying(os.replace, tmp, root / CURRENT_NAME)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    with contextlib.suppress(OSError, AttributeError):
+        dfd = os.open(root, os.O_RDONLY)  # Windows cannot open a folder: nothing to sync
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    clean(root, staging=False)
+
+
+def is_ours(name: str) -> bool:
+    """A name a writer of this index creates (generations, CURRENT and its temporary
+    files, the lock, Spark's staging): a folder of only these is an index, maybe one whose
+    first build was interrupted."""
+    return name in (CURRENT_NAME, LOCK_NAME) or name.startswith(
+        ("gen-", f".{CURRENT_NAME}.", STAGE_PREFIX)
+    )
+
+
+def _remove(p: Path) -> bool:
+    """Remove a file or a folder tree as far as possible; True when it is gone. A file
+    still mapped by a reader on Windows cannot be removed: the rest goes, it stays."""
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            p.unlink()
+    return not os.path.lexists(p)
+
+
+def is_live(gen: Path) -> bool | None:
+    """Whether CURRENT names `gen`; None when CURRENT exists but cannot be read."""
+    try:
+        return _read_current(gen.parent) == gen.name
+    except (OSError, ValueError):
+        return None
+
+
+def clean(root: Path, staging: bool = True) -> list[str]:
+    """Remove what interrupted or superseded writers left: every generation but the live
+    one, temporary CURRENT files, staging folders (not with `staging=False`: the caller's
+    own). Only under the writer lock, so no other writer is building any of them. When
+    CURRENT exists but cannot be read no generation is removed. Returns what could not be
+    removed yet (a generation a reader maps on Windows): the next cleanup tries again."""
+    root = Path(root)
+    try:
+        live, known = _read_current(root), True
+    except (OSError, ValueError):
+        live, known = None, False
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return []
+    left = []
+    for p in entries:
+        name = p.name
+        if not is_ours(name) or name in (CURRENT_NAME, LOCK_NAME) or name == live:
+            continue
+        if (name.startswith("gen-") and not known) or (
+            name.startswith(STAGE_PREFIX) and not staging
+        ):
+            continue
+        if not _remove(p):
+            left.append(name)
+    return left
+
+
+def discard(gen: Path) -> bool:
+    """Remove an unpublished generation; never the live one, nothing when CURRENT cannot be
+    read. True when removed."""
+    if is_live(gen) is not False:
+        return False
+    return _remove(gen)
+
+
+def verify(root: Path) -> list[str]:
+    """Full check: the header (as every open does), the structure of every file and every
+    file's digest; returns the problems found (empty when sound)."""
+    gen, header = read_header(root)
+    return structure_problems(gen, header) + digest_problems(gen, header)
+
+
+# a ZstdDecompressor is not safe to use from two threads at once: an Index is (several
+# lookups of the index service, two indexes in the language server), so one per thread
+_decompressors = threading.local()
+
+
+def decompress(ztext: bytes) -> str:
+    decompressor = getattr(_decompressors, "zstd", None)
+    if decompressor is None:
+        decompressor = _decompressors.zstd = zstandard.ZstdDecompressor()
+    return decompressor.decompress(ztext).decode("utf-8", "surrogatepass")
+
+
+def capped_mask(fps: np.ndarray, capped_ids: np.ndarray, prefix_bits: int) -> np.ndarray:
+    """Which fingerprints are capped, given the sorted ids of the capped keys."""
+    if not len(capped_ids) or not len(fps):
+        return np.zeros(len(fps), dtype=bool)
+    ids = key_ids(keys_of(fps), prefix_bits)
+    at = np.minimum(np.searchsorted(capped_ids, ids), len(capped_ids) - 1)
+    return capped_ids[at] == ids

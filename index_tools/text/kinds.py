@@ -1,0 +1,245 @@
+"""What kind of quote a verified span is, from what the span is made of (never from how
+many files hold it: that count is shown on the match, not turned into a kind).
+
+In order:
+- `license`: legal text — a license's or a notice's own wording.
+- `repetitive`: one short pattern repeated (`\\s+\\d+\\s+...`, `row[0], row[1], ...`,
+  `-1, -1, ...`, a hundred `\\n`).
+- `inventory`: a list or table of literal items (natural numbers, primes, letters, tickers,
+  states, column names): literals and separators, distinct short items; or rows of one
+  shape (an enum of status codes, the vertices of a cube).
+- `idiom`: the text of known templates and generated boilerplate (shipped reference data,
+  checked right after licenses); or code with no sign of its author (`is_authored`): no
+  prose, no explanatory comment, no names of its own that no API has (`vocabulary.py`),
+  no parallel state updates, few bound names and arbitrary numbers, short — the standard
+  way of doing something (quicksort with list comprehensions, a BeautifulSoup table walk).
+- `recitation`: the default for code — any one sign of its author's choices.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .span_features import SpanFeatures, segments, span_features
+from .templates import template_share
+
+Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
+KINDS: tuple[Kind, ...] = ("recitation", "license", "repetitive", "inventory", "idiom")
+
+# Wording only legal text uses: one of these makes a span legal text.
+_LEGAL_PHRASES = (
+    "permission is hereby granted",
+    "redistribution and use in source and binary forms",
+    "this program is free software",
+    "this library is free software",
+    "distributed in the hope that it will be useful",
+    "without warranty of any kind",
+    "without even the implied warranty",
+    "warranties of merchantability",
+    "unless required by applicable law or agreed to in writing",
+    "you may not use this file except in compliance",
+    "the above copyright notice and this permission notice",
+    "gnu general public license",
+    "gnu lesser general public license",
+    "gnu affero general public license",
+    "mozilla public license",
+    "spdx - license - identifier",
+    "provided that the above copyright",
+    "python software foundation license",
+    "express or implied warranty",
+    "in no event shall",
+    "in no event will",
+    "held liable for any damages",
+    "permission is granted to anyone",
+)
+# Wording common in legal notices; two of them make a notice.
+_NOTICE_PHRASES = (
+    "all rights reserved",
+    "licensed under",
+    "this source code is licensed",
+    "copyright ( c )",
+    "apache license",
+    "the license",
+    "copyrighted material",
+    "terms and conditions",
+    "license agreement",
+    "intellectual property",
+    "open source",
+    "gpl - compatible",
+)
+
+
+@dataclass(frozen=True)
+class Authorship:
+    """Thresholds of `is_authored`: reaching any one of them makes code a recitation.
+    The defaults were chosen on the labelled set (`bench/bench_kinds.py` also tunes them on
+    half of it and reports the other half)."""
+
+    words: int = 150  # longer spans of code are somebody's work, however plain
+    prose_words: int = 8  # words of prose (comments, docstrings, messages)
+    comment_words: int = 3  # lowercase words in one comment: an explanatory comment
+    messages: int = 2  # string literals that are labels or messages in words ('learning rate')
+    specific_names: int = 1  # composed names the span defines (`frame_delta`, `firstFrame`)
+    own_variables: int = 2  # composed variable names that are no API's (`subscription_key`)
+    members: int = 3  # `self.` attributes that are no API's (`self.conv1`, `self.fc1`)
+    bound_names: int = 7  # distinct names the span binds: the state of somebody's procedure
+    parallel_assignments: int = 1  # `q, r, t = ...`: a state tuple updated together
+    specific_numbers: int = 3  # arbitrary numeric literals (not 0, 1, 2, 10...)
+
+
+AUTHORSHIP = Authorship()
+TEMPLATE_SHARE = 0.5  # share of the span's k-grams found in the shipped templates
+
+
+def is_license(words: list[str]) -> bool:
+    text = " ".join(w.lower() for w in words)
+    if any(p in text for p in _LEGAL_PHRASES):
+        return True
+    return sum(p in text for p in _NOTICE_PHRASES) >= 2
+
+
+def is_repetitive(words: list[str]) -> bool:
+    """Few distinct words, or a short pattern (numbers counted alike) repeated throughout."""
+    n = len(words)
+    if n == 0:
+        return False
+    if len(set(words)) / n < 0.12:
+        return True
+    ids: dict[str, int] = {}
+    seq = np.array([ids.setdefault("0" if w[0].isdigit() else w, len(ids)) for w in words])
+    if len(ids) / n > 0.3:
+        return False
+    for period in range(1, min(32, n // 3) + 1):
+        if (seq[period:] == seq[:-period]).mean() >= 0.75:
+            return True
+    return False
+
+
+_SEPARATORS = frozenset(",;/|:")
+_LITERAL_CODE = frozenset({"True", "False", "None", "null", "true", "false"})
+
+
+# An alphabet written out inside a string: `B/C/D/.../0/1/2/`
+_CHARACTER_SET_RE = re.compile(r"\s*\w(?:\s*[,;/|]\s*\w)+\s*[,;/|]?\s*")
+
+
+def literal_items(text: str) -> list[str] | None:
+    """The items of a span that is nothing but literals and separators, else None. A span
+    can start inside a string: then it reads right with the opening quote put back."""
+    if _CHARACTER_SET_RE.fullmatch(text):
+        return [i.strip() for i in re.split(r"[,;/|]", text) if i.strip()]
+    first_quote = re.search(r"['\"]", text)
+    if first_quote and text[: first_quote.start()].strip(" \t\n,;:") == "":
+        for candidate in (text, first_quote.group() + text):
+            items = _literal_items(candidate)
+            if items is not None:
+                return items
+        return None
+    return _literal_items(text)
+
+
+def _literal_items(text: str) -> list[str] | None:
+    code_words = [
+        w
+        for kind, piece in segments(text)
+        if kind == "code"
+        for w in re.findall(r"[A-Za-z_]\w*", piece)
+    ]
+    if any(
+        w not in _LITERAL_CODE and not re.fullmatch(r"0[xX][0-9a-fA-F]+", w) for w in code_words
+    ):
+        return None
+    items = [i.strip(" \t\n'\"[](){}") for i in re.split(r"[,;/|\n]", text)]
+    return [i for i in items if i]
+
+
+def is_inventory(text: str) -> bool:
+    """A list or table of distinct short literal items (words, not phrases of prose)."""
+    items = literal_items(text)
+    if not items or len(items) < 8:
+        return False
+    short = sum(len(re.findall(r"\w+|[^\w\s]", i)) <= 10 for i in items) / len(items)
+    phrases = sum(len(re.findall(r"[A-Za-z]{2,}", i)) >= 4 for i in items) / len(items)
+    return short >= 0.8 and phrases <= 0.2 and len(set(items)) / len(items) >= 0.5
+
+
+def _row_shape(row: str) -> str:
+    """A row with its strings ($), numbers (0) and names (a) replaced by one character each,
+    brackets dropped and a run of string items counted as one (rows of 2 or 3 fields alike)."""
+    row = re.sub(r"'[^']*'?|\"[^\"]*\"?", "$", row.split("#")[0])
+    row = re.sub(r"\b\d[\w.]*", "0", row)
+    row = re.sub(r"[A-Za-z_]\w*", "a", "".join(row.split()))
+    return re.sub(r"(,\$)+,?", ",$", re.sub(r"[()\[\]]", "", row))
+
+
+def _rows(text: str) -> list[str]:
+    """Logical lines: a line whose brackets are still open goes on on the next one."""
+    rows: list[str] = []
+    depth = 0
+    for line in text.splitlines():
+        code = re.sub(r"'[^']*'|\"[^\"]*\"", "s", line.split("#")[0])
+        if depth > 0 and rows:
+            rows[-1] += " " + line
+        else:
+            rows.append(line)
+        depth = max(
+            0, depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+        )
+    return rows
+
+
+def is_table(text: str) -> bool:
+    """Rows of one shape, each a key and values or a tuple of values:
+    `NAME = 100, 'Text', 'Text'`, `glVertex3f( 1.0,-1.0, 1.0)` (not `print("...")` lines,
+    which are statements, not records)."""
+    shapes = [_row_shape(r) for r in _rows(text)]
+    shapes = [s for s in shapes if s]
+    if len(shapes) < 6:
+        return False
+    shape, n = collections.Counter(shapes).most_common(1)[0]
+    return n / len(shapes) >= 0.7 and any(c in shape for c in ",=:")
+
+
+def is_authored(f: SpanFeatures, t: Authorship = AUTHORSHIP) -> bool:
+    """Whether a span of code carries its author's own choices: any one sign is enough."""
+    return (
+        f.words >= t.words
+        or max(f.prose_words, f.sentence_words) >= t.prose_words
+        or f.comment_run >= t.comment_words
+        or f.messages >= t.messages
+        or len(f.specific_names) >= t.specific_names
+        or len(f.own_variables) >= t.own_variables
+        or len(f.members) >= t.members
+        or len(f.defined) >= t.bound_names
+        or f.parallel_assignments >= t.parallel_assignments
+        or f.specific_numbers >= t.specific_numbers
+    )
+
+
+def structural_kind(words: list[str], text: str) -> Kind | None:
+    """The kind a span has by its wording or structure alone, or None for plain code."""
+    if is_license(words):
+        return "license"
+    if template_share(words) >= TEMPLATE_SHARE:
+        return "idiom"
+    if is_inventory(text):
+        return "inventory"
+    if is_repetitive(words):
+        return "repetitive"
+    if is_table(text):
+        return "inventory"
+    return None
+
+
+def classify(words: list[str], text: str, t: Authorship = AUTHORSHIP) -> Kind:
+    """The kind of a span: its words (the note's words) and its text as quoted. Code is an
+    idiom only with nothing of its author's in it; authored code is the default."""
+    kind = structural_kind(words, text)
+    if kind is not None:
+        return kind
+    return "recitation" if is_authored(span_features(text, words), t) else "idiom"

@@ -61,6 +61,7 @@ class BuildOptions:
     memory_mb: int = 256  # postings buffered before spilling a sorted run
     progress: bool | None = None  # None: when stderr is a terminal
     renamed: bool = True  # also index rename-insensitive fingerprints (supported languages)
+    registry: object = None  # sources.RegistryOptions for pypi:/npm: sources (None: defaults)
 
 
 @dataclass
@@ -482,7 +483,9 @@ def _open_sources(specs: list[str], opts: BuildOptions) -> list:
         from .sources import SourceError, open_source
 
         try:
-            sources.append(open_source(spec, max_file_bytes=opts.max_file_bytes))
+            sources.append(
+                open_source(spec, max_file_bytes=opts.max_file_bytes, registry=opts.registry)
+            )
         except SourceError as e:
             raise BuildError(str(e)) from None
     return sources

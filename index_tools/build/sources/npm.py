@@ -347,12 +347,12 @@ def is_list_value(value: str) -> bool:
     return "/" in value or os.sep in value or value.lower().endswith((".txt", ".json", ".list"))
 
 
-def open_npm(
-    spec: str, value: str, *, options: RegistryOptions, max_file_bytes: int
+def open_packages(
+    spec: str, value: str, *, options: RegistryOptions, max_file_bytes: int, listed: bool = False
 ) -> PackageSource:
     """The source an `npm:` spec names (a package, or a list file)."""
     skipped: Counter = Counter()
-    if is_list_value(value):
+    if listed or is_list_value(value):
         wanted = read_list(os.path.expanduser(value), skipped)
         listed = True
     else:
@@ -369,3 +369,6 @@ def open_npm(
         max_file_bytes=max_file_bytes,
         skipped_entries=skipped,
     )
+
+
+open_npm = open_packages

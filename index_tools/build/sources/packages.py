@@ -26,8 +26,8 @@ from tqdm import tqdm
 
 from index_tools.model import Document, Origin
 
-from ...store.paths import cache_dir
 from ...safe_text import clean_link, printable
+from ...store.paths import cache_dir
 from .archives import ArchiveError, ArchiveLimits, iter_files
 from .base import CorpusSource, SkipReasons
 from .filters import is_oversize, text_from_bytes
@@ -107,10 +107,6 @@ class Wanted:
     constraint: str = ""
     pinned: tuple[Digest, ...] = ()  # digests a list pins (requirements --hash, lock files)
     where: str = ""  # "requirements.txt:12", for messages
-
-    @property
-    def label(self) -> str:
-        return f"{self.name}{self.constraint}"
 
 
 @dataclasses.dataclass
@@ -282,7 +278,8 @@ class PackageSource(CorpusSource):
                 results[i] = self._fetch_one(w, http, on_bytes)
             except (RegistryError, ArchiveError) as e:
                 where = f" ({w.where})" if w.where else ""
-                results[i] = f"{self.kind}:{w.label}{where}: {e}"
+                label = w.name + (("@" if self.kind == "npm" else "") + w.constraint)
+                results[i] = f"{self.kind}:{label}{where}: {e}"
                 if show and opts.keep_going:
                     bar.write(printable(results[i], 400), file=sys.stderr)
             finally:
@@ -472,7 +469,7 @@ class PackageSource(CorpusSource):
                     self.skipped[reason] += 1
                     continue
                 link, fragment = eco.link(r, member, rel)
-                origin = make_origin(
+                origin = Origin(
                     repository=repository,
                     path=clean_path(rel),
                     commit=r.version,
@@ -485,9 +482,3 @@ class PackageSource(CorpusSource):
                 yield Document(text=text, origin=origin, language=language_for_path(rel))
         except ArchiveError as e:
             raise RegistryError(f"{repository}: {e}") from None
-
-
-def make_origin(**fields) -> Origin:
-    """An Origin of the fields this version of the model has."""
-    known = Origin.__dataclass_fields__
-    return Origin(**{k: v for k, v in fields.items() if k in known})

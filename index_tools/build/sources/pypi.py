@@ -420,12 +420,12 @@ def read_requirements(
     return wanted
 
 
-def open_pypi(
-    spec: str, value: str, *, options: RegistryOptions, max_file_bytes: int
+def open_packages(
+    spec: str, value: str, *, options: RegistryOptions, max_file_bytes: int, listed: bool = False
 ) -> PackageSource:
     """The source a `pypi:` spec names (a requirement, or a list file)."""
     skipped: Counter = Counter()
-    if is_list_value(value):
+    if listed or is_list_value(value):
         wanted = read_requirements(os.path.expanduser(value), skipped)
         listed = True
     else:
@@ -442,3 +442,6 @@ def open_pypi(
         max_file_bytes=max_file_bytes,
         skipped_entries=skipped,
     )
+
+
+open_pypi = open_packages

@@ -92,9 +92,12 @@ def _build_options(args):
 def _registry_options(args):
     """How pypi:/npm: sources fetch (the environment supplies what the flags leave out)."""
     from ..build.sources import RegistryOptions, SourceError
+    from ..build.sources.archives import ArchiveLimits
 
     if args.fetch_jobs < 1:
         raise UsageError("--fetch-jobs must be at least 1")
+    if args.max_unpacked_mb < 1:
+        raise UsageError("--max-unpacked-mb must be at least 1")
     try:
         return RegistryOptions(
             pypi_url=args.pypi_url or "",
@@ -102,6 +105,7 @@ def _registry_options(args):
             cache=args.package_cache or "",
             jobs=args.fetch_jobs,
             keep_going=args.keep_going,
+            limits=ArchiveLimits(max_expanded_bytes=args.max_unpacked_mb << 20),
             progress=False if args.quiet else (True if args.progress else None),
         )
     except SourceError as e:
@@ -358,6 +362,12 @@ def _parser() -> argparse.ArgumentParser:
         )
         pk.add_argument(
             "--fetch-jobs", type=int, default=4, help="downloads at a time (default: %(default)s)"
+        )
+        pk.add_argument(
+            "--max-unpacked-mb",
+            type=int,
+            default=1024,
+            help="refuse a package archive that expands past this (default: %(default)s)",
         )
         pk.add_argument(
             "--keep-going",

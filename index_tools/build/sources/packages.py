@@ -278,7 +278,8 @@ class PackageSource(CorpusSource):
                 results[i] = self._fetch_one(w, http, on_bytes)
             except (RegistryError, ArchiveError) as e:
                 where = f" ({w.where})" if w.where else ""
-                label = w.name + (("@" if self.kind == "npm" else "") + w.constraint)
+                at = "@" if self.kind == "npm" and w.constraint else ""
+                label = f"{w.name}{at}{w.constraint}"
                 results[i] = f"{self.kind}:{label}{where}: {e}"
                 if show and opts.keep_going:
                     bar.write(printable(results[i], 400), file=sys.stderr)

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
 import os
+import shutil
+import subprocess
+import sys
 import urllib.request
 
 import pytest
 from registry_helpers import (
     PypiServer,
     Verdaccio,
+    free_port,
     have_verdaccio,
     npm_tarball,
     sdist,
@@ -185,8 +190,6 @@ def test_pypi_missing_package_or_version(pypi, tmp_path, value, message):
 
 
 def test_pypi_registry_down(tmp_path):
-    from registry_helpers import free_port
-
     url = f"http://127.0.0.1:{free_port()}/simple/"
     with pytest.raises(RegistryError) as e:
         open_pypi("pypi:demo", "demo", options=options(tmp_path, pypi_url=url),
@@ -411,3 +414,101 @@ def test_public_registries(tmp_path):
         src.describe()["packages"][0]["repository_url"]
         == "https://github.com/jonschlinkert/is-number"
     )
+
+
+# ---------------------------------------------------------------- the CLI and the builders
+
+CLI = [sys.executable, "-m", "index_tools.cli"]
+
+
+def cli(*args, stdin="", env=None):
+    return subprocess.run(
+        [*CLI, *map(str, args)], input=stdin, capture_output=True, text=True, timeout=600,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def _registries(pypi, npm_url, tmp_path) -> list[str]:
+    return ["--pypi-url", pypi.url, "--npm-registry", npm_url, "--max-unpacked-mb", 1,
+            "--package-cache", tmp_path / "cache", "--jobs", 1]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def npm_url(request):
+    return request.getfixturevalue("npm").url if have_verdaccio() else "http://127.0.0.1:9/"
+
+
+def test_cli_build_and_quote_shows_package_version_license_link(pypi, npm_url, tmp_path):
+    specs = ["pypi:demo"] + (["npm:leftpad@1.0.0"] if have_verdaccio() else [])
+    out = tmp_path / "idx"
+    r = cli("build", *specs, "--out", out, *_registries(pypi, npm_url, tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "skipped:" in r.stdout and "unsupported" in r.stdout
+    quote = SESSIONS.decode().split("\n", 2)[2]  # without the license header
+    r = cli("query", out, stdin=quote)
+    assert r.returncode == 0, r.stderr
+    assert "pypi:demo==1.1.0 src/demo/sessions.py" in r.stdout and "Apache-2.0" in r.stdout
+    r = cli("query", out, "--json", stdin=quote)
+    src = json.loads(r.stdout)["matches"][0]["sources"][0]
+    assert (src["repository"], src["commit"], src["path"]) == (
+        "pypi:demo==1.1.0", "1.1.0", "src/demo/sessions.py")  # fmt: skip
+    code = tmp_path / "work" / "copied.py"
+    code.parent.mkdir()
+    code.write_text(quote)
+    r = cli("check", code, "--index", out, "--format", "sarif")
+    sarif = json.loads(r.stdout)
+    assert "pypi:demo==1.1.0" in json.dumps(sarif)
+    if have_verdaccio():
+        js = cli("query", out, "--json", stdin=quote.replace("#", "//").replace('"""', "/*"))
+        repos = {s["repository"] for m in json.loads(js.stdout)["matches"] for s in m["sources"]}
+        assert "npm:leftpad@1.0.0" in repos
+
+
+def test_cli_failures_are_one_line_exit_2_and_publish_nothing(pypi, npm_url, tmp_path):
+    out = tmp_path / "idx"
+    reg = _registries(pypi, npm_url, tmp_path)
+    assert cli("build", "pypi:demo==1.0.0", "--out", out, *reg).returncode == 0
+    before = cli("stats", out, "--json").stdout
+    down = ["--pypi-url", f"http://127.0.0.1:{free_port()}/simple/"]
+    cases = [
+        (["pypi:nosuchpackage"], "no project named 'nosuchpackage'"),
+        (["pypi:demo==7.0"], "'demo' has no release matching ==7.0"),
+        (["pypi:demo==1.0.0", "pypi:bomb"], None),
+        (["pypi:demo", *down], "connection refused"),
+        (["pypi:demo", "pypi:evil", "pypi:broken"], None),
+    ]
+    for args, message in cases:
+        r = cli("build", *args, "--out", out, *reg[2 if down[0] in args else 0 :])
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+        if message:
+            assert message in lines[0]
+        assert cli("stats", out, "--json").stdout == before  # the old index, untouched
+    fresh = tmp_path / "never"
+    r = cli("build", "pypi:nosuchpackage", "--out", fresh, *reg)
+    assert r.returncode == 2 and not fresh.exists()
+
+
+def test_cli_requirements_file_and_keep_going(pypi, npm_url, tmp_path):
+    req = tmp_path / "requirements.txt"
+    req.write_text("demo==1.0.0\nnosuchpackage\nbomb\n")
+    reg = _registries(pypi, npm_url, tmp_path)
+    r = cli("build", req, "--out", tmp_path / "a", *reg)
+    assert r.returncode == 2 and "2 of 3 packages could not be fetched" in r.stderr
+    r = cli("build", req, "--out", tmp_path / "a", "--keep-going", "--json", *reg)
+    assert r.returncode == 0, r.stderr
+    skipped = json.loads(r.stdout)["skipped"]
+    assert skipped["package unavailable"] == 1
+
+
+def test_spark_builder_reads_packages(pypi, npm_url, tmp_path):
+    if importlib.util.find_spec("pyspark") is None or not shutil.which("java"):
+        pytest.skip("PySpark or Java is missing (the Spark builder's own tests say which)")
+    out = tmp_path / "spark"
+    r = cli("build", "pypi:demo", "--engine", "spark", "--out", out,
+            *_registries(pypi, npm_url, tmp_path))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = cli("query", out, "--json", stdin=SESSIONS.decode().split("\n", 2)[2])
+    src = json.loads(r.stdout)["matches"][0]["sources"][0]
+    assert src["repository"] == "pypi:demo==1.1.0"

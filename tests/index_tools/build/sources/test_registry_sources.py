@@ -406,10 +406,12 @@ def test_public_registries(tmp_path):
     assert (o.repository, o.license) == ("pypi:six==1.16.0", "MIT")
     assert o.link.startswith("https://inspector.pypi.io/project/six/1.16.0/packages/")
     assert o.link.endswith("/six-1.16.0.tar.gz/six-1.16.0/six.py")
+    assert o.url(3, 7) == o.link + "#line.3-7" and o.url(3) == o.link + "#line.3"
     src = open_npm("npm:is-number@7.0.0", "is-number@7.0.0", options=opts, max_file_bytes=10**6)
     o = docs_of(src)["index.js"].origin
     assert (o.repository, o.license) == ("npm:is-number@7.0.0", "MIT")
     assert o.link == "https://app.unpkg.com/is-number@7.0.0/files/index.js"
+    assert o.url(3, 7) == o.link + "#L3-7" and o.url(3) == o.link + "#L3"
     assert (
         src.describe()["packages"][0]["repository_url"]
         == "https://github.com/jonschlinkert/is-number"
@@ -452,6 +454,11 @@ def test_cli_build_and_quote_shows_package_version_license_link(pypi, npm_url, t
     src = json.loads(r.stdout)["matches"][0]["sources"][0]
     assert (src["repository"], src["commit"], src["path"]) == (
         "pypi:demo==1.1.0", "1.1.0", "src/demo/sessions.py")  # fmt: skip
+    from index_tools.model import Source
+    from server.hover import source_line
+
+    hover = source_line(Source.from_dict(src)).replace("\\", "")  # markdown escapes
+    assert "pypi:demo==1.1.0 src/demo/sessions.py" in hover and "Apache-2.0" in hover
     code = tmp_path / "work" / "copied.py"
     code.parent.mkdir()
     code.write_text(quote)

@@ -98,6 +98,8 @@ class _SameOriginAuthRedirect(urllib.request.HTTPRedirectHandler):
     """Follows redirects, dropping credentials when the target is another origin."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl).scheme not in ("http", "https"):
+            raise urllib.error.HTTPError(newurl, code, "redirect to a non-http(s) URL", headers, fp)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None and _origin(newurl) != _origin(req.full_url):
             new.remove_header("Authorization")
@@ -157,6 +159,8 @@ class Http:
 
     def _open(self, url: str, headers: dict[str, str], what: str):
         """The response to a GET, after retries; RegistryError otherwise."""
+        if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+            raise RegistryError(_p(what) + f"not an http(s) URL: {_safe_url(url)}")
         req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, **headers})
         last = ""
         for attempt in range(self.retries + 1):

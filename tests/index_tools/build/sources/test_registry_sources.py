@@ -519,3 +519,42 @@ def test_spark_builder_reads_packages(pypi, npm_url, tmp_path):
     r = cli("query", out, "--json", stdin=SESSIONS.decode().split("\n", 2)[2])
     src = json.loads(r.stdout)["matches"][0]["sources"][0]
     assert src["repository"] == "pypi:demo==1.1.0"
+
+
+# ---------------------------------------------------------------- pieces
+
+
+def test_only_http_and_credentials_stay_on_their_registry():
+    from index_tools.build.sources.registry_http import Endpoint, Http
+
+    for url in ("file:///etc/passwd", "ftp://example.org/x.tgz"):
+        with pytest.raises(RegistryError, match="not an http"):
+            Http(retries=0).get_bytes(url, {}, "")
+    e = Endpoint.parse("https://ci:s3cret@mirror.example.org/simple")
+    assert e.url == "https://mirror.example.org/simple/" and "s3cret" not in repr(e)
+    assert e.headers_for("https://mirror.example.org/packages/x.tar.gz")["Authorization"]
+    assert e.headers_for("https://cdn.example.org/x.tar.gz") == {}
+    assert e.headers_for("http://mirror.example.org/x.tar.gz") == {}
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("^1.2.0", "1.9.0"),
+        ("~1.2.0", "1.2.5"),
+        ("1.x", "1.9.0"),
+        ("*", "2.0.0"),
+        (">=1.2.5 <2", "1.9.0"),
+        ("1.2.3 - 1.2.5", "1.2.5"),
+        ("<1.0.0 || ^2", "2.0.0"),
+        ("^0.2.3", "0.2.9"),
+        ("^3.0.0-beta.1", "3.0.0-beta.2"),
+        ("^9", None),
+    ],
+)
+def test_npm_ranges(spec, expected):
+    from index_tools.build.sources.semver import best_match
+
+    versions = ["0.2.3", "0.2.9", "0.3.0", "1.2.3", "1.2.5", "1.9.0", "2.0.0", "2.1.0-rc.1",
+                "3.0.0-beta.1", "3.0.0-beta.2"]  # fmt: skip
+    assert best_match(versions, spec) == expected

@@ -263,6 +263,7 @@ class PackageSource(CorpusSource):
         )
         lock = threading.Lock()
         got_bytes = [0]
+        refused = [0]  # packages whose archive is damaged or past the limits
 
         def on_bytes(n: int) -> None:
             with lock:
@@ -281,8 +282,9 @@ class PackageSource(CorpusSource):
                 at = "@" if self.kind == "npm" and w.constraint else ""
                 label = f"{w.name}{at}{w.constraint}"
                 results[i] = f"{self.kind}:{label}{where}: {e}"
-                if show and opts.keep_going:
-                    bar.write(printable(results[i], 400), file=sys.stderr)
+                if isinstance(e, ArchiveError):
+                    with lock:
+                        refused[0] += 1
             finally:
                 with lock:
                     bar.update(1)
@@ -315,9 +317,10 @@ class PackageSource(CorpusSource):
                     f"{self.spec}: {len(self.problems)} of {len(self.wanted)} packages could "
                     "not be fetched (listed above); --keep-going indexes the others"
                 )
-            refused = sum(1 for p in self.problems if "archive" in p)
-            self.package_skips[PACKAGE_REFUSED] += refused
-            self.package_skips[PACKAGE_UNAVAILABLE] += len(self.problems) - refused
+            for line in self.problems:  # what --keep-going leaves out, and why
+                print(f"left out: {printable(line, 400)}", file=sys.stderr)
+            self.package_skips[PACKAGE_REFUSED] += refused[0]
+            self.package_skips[PACKAGE_UNAVAILABLE] += len(self.problems) - refused[0]
         return fetched
 
     def _resolve(self, w: Wanted) -> Resolved:

@@ -506,7 +506,9 @@ def test_cli_requirements_file_and_keep_going(pypi, npm_url, tmp_path):
     r = cli("build", req, "--out", tmp_path / "a", "--keep-going", "--json", *reg)
     assert r.returncode == 0, r.stderr
     skipped = json.loads(r.stdout)["skipped"]
-    assert skipped["package unavailable"] == 1
+    assert skipped["package unavailable"] == 1 and skipped["package refused"] == 1
+    assert "left out: pypi:nosuchpackage (requirements.txt:2): no project named" in r.stderr
+    assert "left out: pypi:bomb (requirements.txt:3): the archive expands past" in r.stderr
 
 
 def test_spark_builder_reads_packages(pypi, npm_url, tmp_path):

@@ -8,12 +8,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import urllib.request
+import warnings
+import zipfile
 
 import pytest
 from registry_helpers import (
@@ -103,8 +106,58 @@ def pypi(tmp_path_factory):
     many += [(f"many-1.0/m{i}.py", UTIL) for i in range(60)]
     server.add("many-1.0.tar.gz", tar_gz(many))
     server.add("broken-1.0.tar.gz", sdist("broken", "1.0", {"b.py": UTIL})[:200])
+    server.add("zipped-1.0.zip", zipped())
+    server.add("wheely-2.0-py3-none-any.whl", wheel())
     yield server
     server.stop()
+
+
+def zipped() -> bytes:
+    """A zip sdist with hostile members: escaping names, a symlink, a device, a duplicate."""
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate name
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr(
+                "zipped-1.0/PKG-INFO", "Name: zipped\nVersion: 1.0\nLicense: BSD-3-Clause\n\n"
+            )
+            z.writestr("zipped-1.0/good.py", UTIL)
+            z.writestr("zipped-1.0/../../up.py", UTIL)
+            z.writestr("/root.py", UTIL)
+            z.writestr("zipped-1.0/C:/x.py", UTIL)  # a drive letter only at the start counts
+            for name, kind in (("zipped-1.0/sym.py", 0o120777), ("zipped-1.0/dev.py", 0o020644)):
+                info = zipfile.ZipInfo(name)
+                info.create_system = 3
+                info.external_attr = kind << 16
+                z.writestr(info, "/etc/passwd")
+            z.writestr("zipped-1.0/good.py", b"print('second')\n")
+    return buf.getvalue()
+
+
+def wheel() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("wheely/__init__.py", UTIL)
+        z.writestr("wheely-2.0.dist-info/METADATA",
+                   "Metadata-Version: 2.1\nName: wheely\nVersion: 2.0\n"
+                   "Classifier: License :: OSI Approved :: MIT License\n"
+                   "Project-URL: Repository, https://gitlab.com/acme/wheely\n\n")  # fmt: skip
+    return buf.getvalue()
+
+
+def test_pypi_zip_sdist_and_wheel(pypi, tmp_path):
+    opts = options(tmp_path, pypi_url=pypi.url)
+    src = open_pypi("pypi:zipped", "zipped", options=opts, max_file_bytes=10**6)
+    docs = docs_of(src)
+    assert set(docs) == {"good.py", "C:/x.py"} and "second" not in docs["good.py"].text
+    assert docs["good.py"].origin.license == "BSD-3-Clause"
+    s = src.skipped
+    assert (s[UNSAFE_PATH], s[LINK], s[SPECIAL_FILE], s[DUPLICATE_NAME]) == (2, 1, 1, 1)
+    src = open_pypi("pypi:wheely", "wheely", options=opts, max_file_bytes=10**6)
+    (doc,) = src.documents()
+    assert (doc.origin.repository, doc.origin.path, doc.origin.license) == (
+        "pypi:wheely==2.0", "wheely/__init__.py", "MIT")  # fmt: skip
+    assert src.describe()["packages"][0]["repository_url"] == "https://gitlab.com/acme/wheely"
 
 
 def test_pypi_newest_release_with_provenance(pypi, tmp_path):

@@ -285,6 +285,11 @@ class PackageSource(CorpusSource):
                 if isinstance(e, ArchiveError):
                     with lock:
                         refused[0] += 1
+            except OSError as e:  # the cache: disk full, permissions
+                results[i] = (
+                    f"{self.kind}:{w.name}: cannot use the package cache "
+                    f"{self.options.cache}: {e.strerror or e}"
+                )
             finally:
                 with lock:
                     bar.update(1)

@@ -548,6 +548,10 @@ def test_cli_failures_are_one_line_exit_2_and_publish_nothing(pypi, npm_url, tmp
     fresh = tmp_path / "never"
     r = cli("build", "pypi:nosuchpackage", "--out", fresh, *reg)
     assert r.returncode == 2 and not fresh.exists()
+    (tmp_path / "file").write_text("")
+    r = cli("build", "pypi:demo", "--out", fresh, *reg, "--package-cache", tmp_path / "file" / "c")
+    assert r.returncode == 2 and not fresh.exists()
+    assert r.stderr.count("\n") == 1 and "cannot use the package cache" in r.stderr
 
 
 def test_cli_requirements_file_and_keep_going(pypi, npm_url, tmp_path):

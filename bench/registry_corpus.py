@@ -14,7 +14,7 @@ and single other characters) over the files an index would hold, and kept per ar
     .venv/bin/python bench/registry_corpus.py --jobs 2 --only pypi
     RECITATION_PACKAGE_CACHE=.cache/bench/registry .venv/bin/recitation-index build \\
         pypi:bench/registry_packages/pypi.txt npm:bench/registry_packages/npm.txt \\
-        --keep-going --out IDX                               # the same corpus as an index
+        --keep-going --max-download-mb 200 --out IDX         # the same corpus as an index
 
 Other benchmarks take the documents from `corpus_sources()`.
 """

@@ -96,8 +96,8 @@ def _registry_options(args):
 
     if args.fetch_jobs < 1:
         raise UsageError("--fetch-jobs must be at least 1")
-    if args.max_unpacked_mb < 1:
-        raise UsageError("--max-unpacked-mb must be at least 1")
+    if args.max_unpacked_mb < 1 or args.max_download_mb < 1:
+        raise UsageError("--max-unpacked-mb and --max-download-mb must be at least 1")
     try:
         return RegistryOptions(
             pypi_url=args.pypi_url or "",
@@ -106,6 +106,7 @@ def _registry_options(args):
             jobs=args.fetch_jobs,
             keep_going=args.keep_going,
             limits=ArchiveLimits(max_expanded_bytes=args.max_unpacked_mb << 20),
+            max_download_bytes=args.max_download_mb << 20,
             progress=False if args.quiet else (True if args.progress else None),
         )
     except SourceError as e:
@@ -362,6 +363,12 @@ def _parser() -> argparse.ArgumentParser:
         )
         pk.add_argument(
             "--fetch-jobs", type=int, default=4, help="downloads at a time (default: %(default)s)"
+        )
+        pk.add_argument(
+            "--max-download-mb",
+            type=int,
+            default=1024,
+            help="leave out a package archive larger than this (default: %(default)s)",
         )
         pk.add_argument(
             "--max-unpacked-mb",

@@ -53,6 +53,7 @@ class BuildOptions:
     shard_words: int = DEFAULT_SHARD_WORDS  # a shard holds at most this many words
     progress: bool | None = None  # None: when stderr is a terminal
     renamed: bool = True  # also index the rename-insensitive view (supported languages)
+    registry: object = None  # sources.RegistryOptions for pypi:/npm: sources (None: defaults)
 
 
 @dataclass
@@ -343,7 +344,9 @@ def _open_sources(specs: list[str], opts: BuildOptions) -> list:
         from .sources import SourceError, open_source
 
         try:
-            sources.append(open_source(spec, max_file_bytes=opts.max_file_bytes))
+            sources.append(
+                open_source(spec, max_file_bytes=opts.max_file_bytes, registry=opts.registry)
+            )
         except SourceError as e:
             raise BuildError(str(e)) from None
     return sources

@@ -27,13 +27,16 @@ Build and query a local index of public code, so that code entering your editor 
 suggestion, a paste) can be traced to where it is quoted from.
 
 Sources: a folder, a git repository (links to the HEAD commit on its origin's web host),
-python:stdlib, python:site-packages[=NAME,...], or a dataset (.jsonl, .jsonl.gz, .parquet
-with The Stack's column names)."""
+python:stdlib, python:site-packages[=NAME,...], a dataset (.jsonl, .jsonl.gz, .parquet
+with The Stack's column names), PyPI and npm packages: pypi:NAME[==VERSION],
+npm:NAME[@VERSION] (@scope/name too), or lists of them: pypi:FILE or a requirements.txt,
+npm:FILE or a package.json / package-lock.json."""
 
 EPILOG = """\
 examples:
   recitation-index build --default                 # the embedded default index (stdlib)
   recitation-index build ~/src/acme-widgets python:site-packages --out ./idx
+  recitation-index build pypi:requests npm:lodash --out ./idx
   recitation-index add ./idx ~/src/another-repo
   recitation-index stats ./idx --json
   git show HEAD:src/geo.py | recitation-index query ./idx
@@ -71,7 +74,32 @@ def _build_options(args):
         shard_words=args.shard_words,
         renamed=getattr(args, "renamed", True),
         progress=False if args.quiet else (True if args.progress else None),
+        registry=_registry_options(args),
     )
+
+
+def _registry_options(args):
+    """How pypi:/npm: sources fetch (the environment supplies what the flags leave out)."""
+    from ..build.sources import RegistryOptions, SourceError
+    from ..build.sources.archives import ArchiveLimits
+
+    if args.fetch_jobs < 1:
+        raise UsageError("--fetch-jobs must be at least 1")
+    if args.max_unpacked_mb < 1 or args.max_download_mb < 1:
+        raise UsageError("--max-unpacked-mb and --max-download-mb must be at least 1")
+    try:
+        return RegistryOptions(
+            pypi_url=args.pypi_url or "",
+            npm_registry=args.npm_registry or "",
+            cache=args.package_cache or "",
+            jobs=args.fetch_jobs,
+            keep_going=args.keep_going,
+            limits=ArchiveLimits(max_expanded_bytes=args.max_unpacked_mb << 20),
+            max_download_bytes=args.max_download_mb << 20,
+            progress=False if args.quiet else (True if args.progress else None),
+        )
+    except SourceError as e:
+        raise UsageError(str(e)) from None
 
 
 def _print_summary(summary, as_json: bool) -> None:
@@ -297,6 +325,47 @@ def _parser() -> argparse.ArgumentParser:
             default=DEFAULT_SHARD_WORDS,
             help="words per shard: a shard's suffix array is sorted in memory, about 20 "
             "bytes per word (default: %(default)s)",
+        )
+        pk = sp.add_argument_group("package sources (pypi:, npm:)")
+        pk.add_argument(
+            "--pypi-url",
+            metavar="URL",
+            help="the Python package index (Simple API; default: $RECITATION_PYPI_URL, "
+            "$PIP_INDEX_URL, https://pypi.org/simple/); user:password@ in the URL or "
+            "$RECITATION_PYPI_TOKEN for a private one",
+        )
+        pk.add_argument(
+            "--npm-registry",
+            metavar="URL",
+            help="the npm registry (default: $RECITATION_NPM_REGISTRY, $npm_config_registry, "
+            "https://registry.npmjs.org/); $RECITATION_NPM_TOKEN for a private one",
+        )
+        pk.add_argument(
+            "--package-cache",
+            metavar="DIR",
+            help="where downloaded packages are kept (default: $RECITATION_PACKAGE_CACHE, "
+            "else packages/ in the user cache directory)",
+        )
+        pk.add_argument(
+            "--fetch-jobs", type=int, default=4, help="downloads at a time (default: %(default)s)"
+        )
+        pk.add_argument(
+            "--max-download-mb",
+            type=int,
+            default=1024,
+            help="leave out a package archive larger than this (default: %(default)s)",
+        )
+        pk.add_argument(
+            "--max-unpacked-mb",
+            type=int,
+            default=1024,
+            help="refuse a package archive that expands past this (default: %(default)s)",
+        )
+        pk.add_argument(
+            "--keep-going",
+            action="store_true",
+            help="leave out (and count) the packages of a list that cannot be fetched, "
+            "instead of stopping",
         )
         sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
         sp.add_argument(

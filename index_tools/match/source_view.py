@@ -169,30 +169,20 @@ def align(
 ) -> Alignment:
     """Where the words of `quote` lie in `source`: the best chain of common runs, searched
     first around `near_lines` (1-based, the lines the match reported), then in the whole
-    source. `exact=False` (a renamed copy) aligns the rename-insensitive views, and marks
-    the names that differ as renamed."""
+    source. In a language whose identifiers are known, the rename-insensitive views are
+    aligned too when the exact words leave part of the quote out, and win when they cover
+    at least SEED more words (never for an exact copy: nothing is left to cover); names
+    that differ are then marked renamed. `exact=False` (the match says renamed copy) tries
+    the rename-insensitive views first."""
     qw = tokenize(quote)[:MAX_QUOTE_WORDS]
     lang = canonical(language)
-    renamed_view = not exact and lang is not None and supported(lang)
-
-    def seen(words: list[Word]) -> list[str]:
-        texts = [w.text for w in words]
-        return (normalize_words(texts, lang) or texts) if renamed_view and lang else texts
-
-    qt = seen(qw)
-    sw: list[Word] = []
-    chain: list[CommonRun] = []
-    if near_lines and near_lines[0] > 0:  # the lines around the reported ones first
-        a, b = _chars_near(source, near_lines)
-        sw = [Word(m.group(), m.start(), m.end()) for m in WORD_RE.finditer(source, a, b)]
-        chain = best_chain(common_runs(qt, seen(sw)))
-    if _covered(chain) < len(qt) and len(source) <= MAX_SEARCH_CHARS:
-        every = tokenize(source)
-        whole = best_chain(common_runs(qt, seen(every)))
-        if _covered(whole) > _covered(chain):
-            chain, sw = whole, every
-    if not chain and exact and lang is not None and supported(lang):
-        return align(quote, source, language, exact=False, near_lines=near_lines)
+    if lang is None or not supported(lang):
+        lang = None
+    chain, sw = _chain(qw, source, near_lines, None) if exact or lang is None else ([], [])
+    if lang is not None and _covered(chain) < len(qw):
+        renamed_chain, renamed_words = _chain(qw, source, near_lines, lang)
+        if not chain or _covered(renamed_chain) >= _covered(chain) + SEED:
+            chain, sw = renamed_chain, renamed_words
     q_spans: list[tuple[int, int, str]] = []
     s_spans: list[tuple[int, int, str]] = []
     renamed: dict[tuple[str, str], None] = {}
@@ -217,6 +207,32 @@ def align(
         source_marks=_join(_marks(sw, s_spans), source),
         renamed=list(renamed),
     )
+
+
+def _chain(
+    qw: list[Word], source: str, near_lines: tuple[int, int] | None, language: str | None
+) -> tuple[list[CommonRun], list[Word]]:
+    """The best chain of common runs of the quote's words in the source (and the source's
+    words it indexes), on the exact words or, with a `language`, the rename-insensitive
+    ones: the lines around `near_lines` first, the whole source when they lack words."""
+
+    def seen(words: list[Word]) -> list[str]:
+        texts = [w.text for w in words]
+        return (normalize_words(texts, language) or texts) if language else texts
+
+    qt = seen(qw)
+    sw: list[Word] = []
+    chain: list[CommonRun] = []
+    if near_lines and near_lines[0] > 0:
+        a, b = _chars_near(source, near_lines)
+        sw = [Word(m.group(), m.start(), m.end()) for m in WORD_RE.finditer(source, a, b)]
+        chain = best_chain(common_runs(qt, seen(sw)))
+    if _covered(chain) < len(qt) and len(source) <= MAX_SEARCH_CHARS:
+        every = tokenize(source)
+        whole = best_chain(common_runs(qt, seen(every)))
+        if _covered(whole) > _covered(chain):
+            chain, sw = whole, every
+    return chain, sw
 
 
 def _covered(chain: list[CommonRun]) -> int:

@@ -126,9 +126,13 @@ def test_a_renamed_copy_marks_the_renamed_names(index):
     mine = marked(copy, view.quote_marks, "renamed")
     assert [RENAMES[w] for w in theirs] == mine and set(theirs) == set(RENAMES)
     assert len(theirs) + len(marked(view.text, view.marks, "same")) == len(words(HAVERSINE))
-    # asked as an exact copy, the same words are found where they are the same
+    # asked as an exact copy (a match whose primary span is exact, its renamed part not):
+    # the exact words leave the renamed names out, the rename-insensitive view covers them
     plain = ask(index, quote=copy)
-    assert plain.exact is False or plain.aligned_words < len(words(copy))
+    assert plain.exact is False and dict(plain.renamed) == RENAMES
+    assert plain.aligned_words == len(words(copy))
+    # an exact copy stays exact: nothing is left for the renamed view to cover
+    assert ask(index, language="python").exact is True
 
 
 def test_a_quote_partly_in_the_source_and_not_at_all(index):

@@ -171,8 +171,8 @@ def align(
     first around `near_lines` (1-based, the lines the match reported), then in the whole
     source. In a language whose identifiers are known, the rename-insensitive views are
     aligned too when the exact words leave part of the quote out, and win when they cover
-    at least SEED more words (never for an exact copy: nothing is left to cover); names
-    that differ are then marked renamed. `exact=False` (the match says renamed copy) tries
+    more of it (never for an exact copy: nothing is left to cover); names that differ are
+    then marked renamed. `exact=False` (the match says renamed copy) tries
     the rename-insensitive views first."""
     qw = tokenize(quote)[:MAX_QUOTE_WORDS]
     lang = canonical(language)
@@ -181,7 +181,7 @@ def align(
     chain, sw = _chain(qw, source, near_lines, None) if exact or lang is None else ([], [])
     if lang is not None and _covered(chain) < len(qw):
         renamed_chain, renamed_words = _chain(qw, source, near_lines, lang)
-        if not chain or _covered(renamed_chain) >= _covered(chain) + SEED:
+        if _covered(renamed_chain) > _covered(chain):
             chain, sw = renamed_chain, renamed_words
     q_spans: list[tuple[int, int, str]] = []
     s_spans: list[tuple[int, int, str]] = []

@@ -8,7 +8,6 @@ import * as vscode from 'vscode';
 
 import {
     COMPARE_COMMAND,
-    CONTEXT_LINES,
     COMPARE_REFERENCE_COMMAND,
     QUOTE_SCHEME,
     SOURCE_REQUEST,
@@ -157,11 +156,11 @@ export class CompareView implements vscode.Disposable {
             preview: true,
             selection: new vscode.Range(position, position),
         } satisfies vscode.TextDocumentShowOptions);
-        // scrolled to the quote: its first common line near the top, a few lines above it in view
+        // scrolled to the quote: its first common line at the top (the lines before it, and
+        // the empty ones that number both sides as their files, are above)
         const editor = vscode.window.activeTextEditor;
         if (editor && editor.document.uri.toString() === right.toString()) {
-            const top = new vscode.Position(Math.max(position.line - CONTEXT_LINES, yours.shift), 0);
-            editor.revealRange(new vscode.Range(top, top), vscode.TextEditorRevealType.AtTop);
+            editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.AtTop);
         }
         if (note) {
             void vscode.window.showInformationMessage(`Recitation: ${note}`);

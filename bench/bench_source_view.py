@@ -148,7 +148,8 @@ def main() -> None:
         "# Compare with source: the engine's part",
         "",
         f"Commit `{commit}`, {os.cpu_count()} cores ({platform.machine()}, Python "
-        f"{platform.python_version()}).",
+        f"{platform.python_version()}), load average before {os.getloadavg()[0]:.1f} (the "
+        "machine is shared: the tail of the times moves with it).",
         "",
         "Reproduce:",
         "",

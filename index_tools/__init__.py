@@ -27,6 +27,7 @@ from .judge.verdict import Verdict, judge
 from .match.following import FollowingIndex
 from .match.index import Index, open_index
 from .match.merge import merge_matches
+from .match.source_view import SourceRef, SourceRequest, SourceView, source_view
 from .model import (
     KIND_LABELS,
     KINDS,
@@ -84,6 +85,9 @@ __all__ = [
     "Range",
     "RemoteIndex",
     "Source",
+    "SourceRef",
+    "SourceRequest",
+    "SourceView",
     "Verdict",
     "Word",
     "add_to_index",
@@ -108,6 +112,7 @@ __all__ = [
     "printable",
     "query_report",
     "source_groups",
+    "source_view",
     "spdx_snippet_tags",
     "tokenize",
 ]

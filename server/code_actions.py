@@ -17,6 +17,7 @@ from index_tools import (
     spdx_snippet_tags,
 )
 
+from .compare import CMD_COMPARE, compare_arguments, source_label
 from .diagnostics import StoredMatch
 from .documents import TextDocument
 from .protocol import CMD_ALLOW_SOURCE, CMD_DISMISS, CMD_OPEN_SOURCE
@@ -177,7 +178,9 @@ def code_actions(
     judged: list[tuple[StoredMatch, Verdict]],
     diagnostics: list[types.Diagnostic],
     style: str = "comment",
+    compare: bool = False,
 ) -> list[types.CodeAction]:
+    """`compare`: the client runs `recitation.compareWithSource` itself (it said so)."""
     actions: list[types.CodeAction] = []
     for m, verdict in judged:
         related = [
@@ -204,6 +207,20 @@ def code_actions(
                         edit=types.WorkspaceEdit(changes={doc.uri: attribution_edits(doc, m, st)}),
                     )
                 )
+        if compare and best is not None:
+            args = compare_arguments(doc.uri, m)
+            one = len(args["choices"]) == 1
+            actions.append(
+                command_action(
+                    f"Compare with source: {source_label(best)}"
+                    if one
+                    else f"Compare with source ({len(args['choices'])} sources)",
+                    types.Command(
+                        title="Compare with source", command=CMD_COMPARE, arguments=[args]
+                    ),
+                    related,
+                )
+            )
         url = m.best_url
         if url and best is not None:
             label = " ".join(p for p in (best.repository, best.path) if p)

@@ -34,11 +34,19 @@ class StoredMatch:
     end: int
     words: tuple[str, ...]  # the words of the quoted range when it was found
     identity: QuoteIdentity  # what identifies the quote by its content (dismissals)
+    generation: str | None = None  # the index generation that found it, when known
 
     @classmethod
-    def create(cls, match: Match, start: int, end: int, words: tuple[str, ...]) -> StoredMatch:
+    def create(
+        cls,
+        match: Match,
+        start: int,
+        end: int,
+        words: tuple[str, ...],
+        generation: str | None = None,
+    ) -> StoredMatch:
         identity = QuoteIdentity.of_words(words)
-        return cls(uuid.uuid4().hex[:12], match, start, end, words, identity)
+        return cls(uuid.uuid4().hex[:12], match, start, end, words, identity, generation)
 
     @property
     def kind(self) -> str:

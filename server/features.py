@@ -13,6 +13,13 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from index_tools import DECISIONS_FILE, DecisionsError, QuoteIdentity, judge
 
 from .code_actions import code_actions
+from .compare import (
+    CMD_COMPARE,
+    SourceParamsError,
+    SourceUnavailable,
+    compare_link,
+    source_result,
+)
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
 from .hover import hover_markdown, hover_plaintext
@@ -23,6 +30,7 @@ from .protocol import (
     CMD_OPEN_SOURCE,
     CMD_RESCAN,
     DECISIONS,
+    SOURCE_REQUEST,
     plain,
 )
 from .server import RecitationServer
@@ -61,6 +69,13 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
     @server.feature(types.INITIALIZE)
     def initialize(ls: RecitationServer, params: types.InitializeParams) -> None:
         ls.init_options = plain(params.initialization_options)
+        commands = (
+            ls.init_options.get("clientCommands") if isinstance(ls.init_options, dict) else None
+        )
+        # commands the client runs itself, offered in hovers and quick fixes
+        ls.client_commands = (
+            {c for c in commands if c == CMD_COMPARE} if isinstance(commands, list) else set()
+        )
         encoding = ls.workspace.position_encoding or "utf-16"
         ls.documents.encoding = getattr(encoding, "value", str(encoding))
         folders = [(f.uri, f.name) for f in params.workspace_folders or []]
@@ -191,8 +206,11 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
                 kind=types.MarkupKind.PlainText, value=hover_plaintext(found)
             )
         else:
+            link = (
+                (lambda m: compare_link(doc.uri, m)) if CMD_COMPARE in ls.client_commands else None
+            )
             contents = types.MarkupContent(
-                kind=types.MarkupKind.Markdown, value=hover_markdown(found)
+                kind=types.MarkupKind.Markdown, value=hover_markdown(found, link)
             )
         return types.Hover(
             contents=contents,
@@ -213,7 +231,9 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         end = doc.offset_at(params.range.end)
         found = ls.judged_matches(doc.uri, start, end)
         style = ls.settings_for(doc.uri).attribution_style
-        return code_actions(doc, found, list(params.context.diagnostics or []), style) or None
+        compare = CMD_COMPARE in ls.client_commands
+        diagnostics = list(params.context.diagnostics or [])
+        return code_actions(doc, found, diagnostics, style, compare) or None
 
     # -- commands ------------------------------------------------------------------------
 
@@ -321,6 +341,17 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
             "suggestion_words": count_words(text),
             "matches": out,
         }
+
+    # -- recitation/source -----------------------------------------------------------------
+
+    @server.feature(SOURCE_REQUEST)
+    async def source(ls: RecitationServer, params: Any) -> dict:
+        try:
+            return await source_result(ls, plain(params))
+        except SourceParamsError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        except SourceUnavailable as exc:
+            raise RequestFailed(str(exc)) from None
 
     # -- recitation/decisions --------------------------------------------------------------
 

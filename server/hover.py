@@ -81,7 +81,9 @@ def _why(match: Match, verdict: Verdict | None) -> str:
     return note
 
 
-def _block(m: StoredMatch, verdict: Verdict | None, markdown: bool) -> list[str]:
+def _block(
+    m: StoredMatch, verdict: Verdict | None, markdown: bool, compare: str | None = None
+) -> list[str]:
     match = m.match
     esc: Callable[[object], str] = escape if markdown else printable
     bold = (lambda t: f"**{t}**") if markdown else (lambda t: t)
@@ -99,6 +101,8 @@ def _block(m: StoredMatch, verdict: Verdict | None, markdown: bool) -> list[str]
         lines.extend(f"- {source_line(s, markdown)}" for s in sources[:MAX_SOURCES])
         if len(sources) > MAX_SOURCES:
             lines.append(f"- and {len(sources) - MAX_SOURCES} more")
+    if compare:
+        section(f"[Compare with source]({compare})")
     if match.parts:
         section(bold("Parts also found elsewhere:"))
         for p in match.parts[:MAX_PARTS]:
@@ -120,9 +124,16 @@ def _block(m: StoredMatch, verdict: Verdict | None, markdown: bool) -> list[str]
     return lines
 
 
-def hover_markdown(judged: list[tuple[StoredMatch, Verdict | None]]) -> str:
-    """One block per quote under the cursor (quotes never overlap: usually one)."""
-    blocks = ["\n".join(_block(m, v, True)) for m, v in judged]
+def hover_markdown(
+    judged: list[tuple[StoredMatch, Verdict | None]],
+    compare_link: Callable[[StoredMatch], str] | None = None,
+) -> str:
+    """One block per quote under the cursor (quotes never overlap: usually one); with
+    `compare_link` (a client that runs the compare itself), a "Compare with source" link."""
+    blocks = [
+        "\n".join(_block(m, v, True, compare_link(m) if compare_link and m.sources else None))
+        for m, v in judged
+    ]
     return "\n\n---\n\n".join(blocks)
 
 

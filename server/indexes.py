@@ -26,8 +26,11 @@ from index_tools import (
     FollowingIndex,
     IndexOpenError,
     Match,
+    SourceRequest,
+    SourceView,
     current_generation,
     default_index_path,
+    source_view,
 )
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,8 @@ READY = "ready"
 NO_INDEX = "no-index"
 ERROR = "error"
 POLL_SECONDS = 1.0  # how often a lookup checks for a newly published generation
+# source views ("Compare with source") of every local index, beside their lookup threads
+_VIEWS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recitation-source")
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -177,6 +182,30 @@ class IndexHandle(WorkerHandle):
             )
         )
         return list(found) if found is not None else []
+
+    @property
+    def generation(self) -> str | None:
+        """The generation lookups use now (None without an index)."""
+        return self._generation if self.ready else None
+
+    async def source_view(self, request: SourceRequest) -> SourceView | None:
+        """A source's lines beside a quote, from the current generation (None without an
+        index). Not on the lookup thread: a generation's first view reads every document's
+        origins (seconds in an index of millions of files), and warnings keep coming."""
+        await self.wait()
+        following = self._following
+        if not self.ready or following is None:
+            return None
+
+        def view() -> SourceView | None:
+            try:
+                with following.using() as index:
+                    return source_view(index, request)
+            except IndexOpenError as exc:
+                log.warning("index %s: source view: %s", self.path, exc)
+                return None
+
+        return await asyncio.get_running_loop().run_in_executor(_VIEWS, view)
 
     def _with_index(self, work: Callable[..., T], *args: Any) -> T | None:
         """On the worker thread: `work(index, *args)` on the current generation (switching

@@ -21,6 +21,7 @@ STATUS = "recitation/status"  # notification, server -> client
 MATCH = "recitation/match"  # notification, server -> client
 CHECK = "recitation/check"  # request, client -> server
 DECISIONS = "recitation/decisions"  # request, client -> server
+SOURCE_REQUEST = "recitation/source"  # request, client -> server
 
 CMD_DISMISS = "recitation.dismiss"
 CMD_OPEN_SOURCE = "recitation.openSource"

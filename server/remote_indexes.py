@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from index_tools import (
     IndexServiceError,
     Match,
     RemoteIndex,
+    SourceRequest,
+    SourceView,
     is_remote,
     merge_matches,
     open_location,
@@ -107,6 +110,37 @@ class RemoteHandle(WorkerHandle):
         except IndexServiceError as exc:
             self._failed(exc)
             return []
+
+    @property
+    def generation(self) -> str | None:
+        """The generation the service named when it was last asked for its summary."""
+        summary = self.summary if self.ready else None
+        generation = summary.get("generation") if summary else None
+        return generation if isinstance(generation, str) else None
+
+    async def source_view(self, request: SourceRequest) -> SourceView | None:
+        """A source's lines beside a quote, from the service (`/v1/source`); None when it
+        cannot answer (the state says why)."""
+        await self.wait()
+        if not self.ready or self._closed:
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, self._source_view, request)
+        except RuntimeError:  # retired meanwhile
+            return None
+
+    def _source_view(self, request: SourceRequest) -> SourceView | None:
+        if not self.ready or self._client is None:
+            return None
+        try:
+            return self._client.source_view(request)
+        except IndexServiceError as exc:
+            if exc.unreachable:
+                self._failed(exc)
+            else:
+                log.warning("%s", exc)
+            return None
 
     async def poll(self) -> None:
         """Nothing to do: an unreachable service is tried again on its own backoff."""
@@ -198,6 +232,26 @@ class CombinedHandle:
             *(p.match(suggestion, context, min_tokens, language) for p in self.parts)
         )
         return merge_matches(*found)
+
+    @property
+    def generation(self) -> str | None:
+        """Both parts' generations (a match may come from either)."""
+        names = [p.generation for p in self.parts]
+        return " + ".join(n or "" for n in names) if any(names) else None
+
+    async def source_view(self, request: SourceRequest) -> SourceView | None:
+        """From the first part that holds the source (the local index first): a merged
+        match does not say which index found each source."""
+        first = None
+        asked = (request.ref.generation or "").split(" + ")
+        for i, part in enumerate(self.parts):
+            generation = asked[i] if len(asked) == len(self.parts) and asked[i] else None
+            ref = dataclasses.replace(request.ref, generation=generation)
+            view = await part.source_view(dataclasses.replace(request, ref=ref))
+            if view is not None and view.status == "ok":
+                return view
+            first = first or view
+        return first
 
     async def poll(self) -> None:
         await asyncio.gather(*(p.poll() for p in self.parts))

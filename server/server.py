@@ -72,6 +72,7 @@ class RecitationServer(LanguageServer):
         self.indexes = IndexManager()
         self.checker = Checker(self.run_check)
         self.init_options: Any = None
+        self.client_commands: set[str] = set()  # client-side commands it declared (compare)
         self.pushed_settings: Any = None
         self._refreshing: asyncio.Lock | None = None
         self._settings_known: asyncio.Event | None = None
@@ -421,10 +422,13 @@ class RecitationServer(LanguageServer):
         seq = doc.seq
         t0 = time.perf_counter()
         found = await handle.match(suggestion, context, settings.min_tokens, doc.language_id)
+        generation = getattr(handle, "generation", None)
         t1 = time.perf_counter()
         if self.documents.get(uri) is not doc:
             return 0  # closed (or reopened) meanwhile
-        stored = self.accept(doc, scope, found, text, context_at, start, end, seq, check.whole)
+        stored = self.accept(
+            doc, scope, found, text, context_at, start, end, seq, check.whole, generation
+        )
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "checked %s: %d words, %d matches; queued %.1f ms, lookup %.1f ms, publish %.1f ms",
@@ -448,6 +452,7 @@ class RecitationServer(LanguageServer):
         end: int,
         seq: int,
         whole: bool,
+        generation: str | None = None,
     ) -> int:
         """Store matches computed on `text_then`, the text at edit `seq` (the query began
         at its offset `query_at`, the suggestion was `[start, end)`), re-based onto the
@@ -466,7 +471,7 @@ class RecitationServer(LanguageServer):
             a, b, touched = rebased
             if touched and tuple(words_of(doc.text[a:b])) != words:
                 continue  # the quoted words changed under an edit since the lookup
-            fresh.append(StoredMatch.create(match, a, b, words))
+            fresh.append(StoredMatch.create(match, a, b, words, generation))
         if whole:
             known = {(m.start, m.end) for m in self.matches.get(doc.uri)}
             self.matches.replace(doc.uri, fresh)

@@ -247,6 +247,7 @@ async function statusMenu(status: StatusItem): Promise<void> {
         },
         { label: '$(checklist) Decisions…', description: 'dismissed quotes, allowed sources, license policy', command: 'recitation.showDecisions' },
         { label: '$(references) Open Code References Log', command: 'recitation.showReferences' },
+        { label: '$(diff) Compare a Logged Quote with Its Source…', description: 'offline, from the index', command: 'recitation.compareReference' },
         { label: '$(export) Export Code References…', description: 'CSV or JSON', command: 'recitation.exportReferences' },
         {
             label: '$(database) Build Default Index',

@@ -1,9 +1,10 @@
 // The Recitation extension: starts the language server, shows its status, logs its
-// matches (kept per workspace), lists the folder's decisions, and offers the workspace
-// toggle and the default index build.
+// matches (kept per workspace), lists the folder's decisions, shows a quote beside its
+// source (Compare with Source), and offers the workspace toggle and the default index build.
 
 import * as vscode from 'vscode';
 
+import { CompareView } from './compare';
 import { ReferencesLog } from './referencesLog';
 import { REFERENCES_FILE, ReferencesStore } from './referencesStore';
 import { RecitationServer } from './serverClient';
@@ -23,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     server = new RecitationServer(context, log, references, status);
     context.subscriptions.push(server);
     registerCommands(context, server, references, log, status);
+    new CompareView(server, references, log).register(context);
 
     await server.start();
 }

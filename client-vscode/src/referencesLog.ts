@@ -9,7 +9,8 @@ import type { MatchParams } from './protocol';
 import { exportFormat, referencesToCsv, referencesToJson } from './referencesExport';
 import { toEntry, type ReferenceEntry, type ReferencesStore } from './referencesStore';
 
-const HEADER = 'Code that entered your documents and quotes indexed public code, with its sources.';
+const HEADER = 'Code that entered your documents and quotes indexed public code, with its sources.\n' +
+    'To see one beside its source: "Recitation: Compare a Logged Quote with Its Source".';
 
 export class ReferencesLog implements vscode.Disposable {
     readonly channel: vscode.OutputChannel;
@@ -37,6 +38,11 @@ export class ReferencesLog implements vscode.Disposable {
 
     get matches(): number {
         return this.store.entries.length;
+    }
+
+    /** The logged matches, oldest first. */
+    get entries(): readonly ReferenceEntry[] {
+        return this.store.entries;
     }
 
     add(match: MatchParams): void {

@@ -15,6 +15,7 @@ import {
     type ServerOptions,
 } from 'vscode-languageclient/node';
 
+import { COMPARE_COMMAND } from './compareModel';
 import { discoverInterpreter, formatVersion, type Interpreter } from './interpreter';
 import { planServer, type BundleManifest, type Layout } from './launch';
 import { MATCH_NOTIFICATION, STATUS_NOTIFICATION, type MatchParams, type StatusParams } from './protocol';
@@ -148,6 +149,8 @@ export class RecitationServer implements vscode.Disposable {
             outputChannel: this.log,
             traceOutputChannel: this.log,
             revealOutputChannelOn: RevealOutputChannelOn.Never,
+            // the hover's "Compare with source" link runs this command, and no other
+            markdown: { isTrusted: { enabledCommands: [COMPARE_COMMAND] } },
             synchronize: { configurationSection: SECTION },
             initializationOptions: initializationOptions(),
             connectionOptions: { maxRestartCount: 4 },
@@ -338,6 +341,8 @@ function serverSettings(resource: vscode.Uri | undefined, folder: vscode.Workspa
 function initializationOptions(): InitializationOptions {
     const folders = vscode.workspace.workspaceFolders ?? [];
     return {
+        // commands the extension runs itself, which the server may offer (hover, quick fix)
+        clientCommands: [COMPARE_COMMAND],
         recitation: serverSettings(folders.length === 1 ? folders[0].uri : undefined, folders.length === 1 ? folders[0] : undefined),
         folders: folders.map((folder) => ({
             uri: folder.uri.toString(),

@@ -194,6 +194,8 @@ export interface FolderSettings {
  * `workspace/didChangeConfiguration`.
  */
 export interface InitializationOptions {
+    /** Client-side commands the server may offer (`recitation.compareWithSource`). */
+    clientCommands?: string[];
     recitation: ServerSettings;
     folders: FolderSettings[];
 }

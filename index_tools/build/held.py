@@ -3,9 +3,9 @@
 Every source a builder writes is recorded in the header's `sources` with its identity:
 `key`, where its documents come from (a git repository by its web link, or by its work
 tree when it has none; a folder or a dataset file by its real path; the standard library;
-installed distributions), and `version`, which state of it (the commit; the Python
-version; the distributions and their versions; for a folder or a dataset file, its files'
-paths, sizes and modification times). `add`, and `build` given the same source twice:
+installed distributions; packages of a registry by their names), and `version`, which state
+of it (the commit; the Python version; the distributions' or packages' versions; for a
+folder or a dataset file, its files' paths, sizes and modification times). `add`, and `build` given the same source twice:
 
 - leave out a source the index holds at the same version: adding it again changes no
   count (it used to count every file again, and list each path once more);
@@ -53,6 +53,10 @@ def identity(src) -> Identity | None:
         names = ",".join(sorted(str(n).lower() for n in dists))
         versions = ",".join(f"{n}=={v}" for n, v in sorted(dists.items()))
         return Identity(f"python:site-packages={names}", versions)
+    if kind in ("pypi", "npm") and isinstance(d.get("packages"), list):  # fetched when opened
+        got = sorted((str(p.get("name", "")), str(p.get("version", ""))) for p in d["packages"])
+        names = ",".join(name.lower() for name, _ in got)
+        return Identity(f"{kind}:{names}", ",".join(f"{n}=={v}" for n, v in got))
     path = getattr(src, "path", None)
     if kind in ("jsonl", "jsonl.gz", "parquet") and path:
         real = os.path.realpath(path)

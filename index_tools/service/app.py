@@ -1,7 +1,8 @@
 """The index service as an ASGI application: one per worker process, all mapping the same
 index files (the page cache holds them once).
 
-Routes (documented in docs/PROTOCOL.md): POST /v1/match, GET /v1/stats, GET /v1/health,
+Routes (documented in docs/PROTOCOL.md): POST /v1/match, POST /v1/source (source_route.py),
+GET /v1/stats, GET /v1/health,
 GET /metrics. Every answer is JSON (metrics: Prometheus text); a refusal says why in
 `{"error": ...}` and never repeats the request's code.
 """
@@ -22,6 +23,7 @@ from ..match.following import FollowingIndex
 from ..model import query_report
 from ..store.generations import IndexOpenError
 from ..store.small_files import read_small_file
+from . import source_route
 from .metrics import ServiceMetrics, forget_dead_workers
 
 log = logging.getLogger("recitation.service")
@@ -77,6 +79,7 @@ class IndexService:
         self._serving: str | None = None
         self.routes = {
             "/v1/match": ("POST", self.match),
+            "/v1/source": ("POST", self.source),
             "/v1/stats": ("GET", self.stats),
             "/v1/health": ("GET", self.health),
             "/metrics": ("GET", self.prometheus),
@@ -251,6 +254,9 @@ class IndexService:
                 (index.generation),
                 seconds,
             )
+
+    async def source(self, headers: dict, receive):
+        return await source_route.answer(self, headers, receive, Refused)
 
     async def stats(self, headers: dict, receive):
         summary = await asyncio.get_running_loop().run_in_executor(None, self._summary)

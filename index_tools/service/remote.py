@@ -1,8 +1,8 @@
 """A client of the index service (`recitation-index serve`), used like a local `Index`.
 
 Pure standard library (http.client, one keep-alive connection per thread). What is sent:
-the suggestion, its context window, the language id and min_tokens, to /v1/match, nothing
-else. `https://` anywhere; `http://` only to a loopback address, where nothing crosses a
+the suggestion, its context window, the language id and min_tokens, to /v1/match; a source
+as a match named it and the quoted text, to /v1/source; nothing else. `https://` anywhere; `http://` only to a loopback address, where nothing crosses a
 network.
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..match.matcher import MAX_CONTEXT_WORDS
+from ..match.source_view import SourceRequest, SourceView
 from ..model import Match
 from ..store.generations import IndexOpenError
 from ..store.small_files import read_small_file
@@ -124,6 +125,17 @@ class RemoteIndex:
         if not isinstance(matches, list):
             raise IndexServiceError(f"{self.url}: an answer without matches", False)
         return matches
+
+    def source_view(self, request: SourceRequest) -> SourceView:
+        """A source's lines beside a quote (`/v1/source`): what `source_view` gives for a
+        local index. What is sent: the source as the match named it, the quoted text."""
+        answer = self._request("POST", "/v1/source", request.to_dict())
+        try:
+            return SourceView.from_dict(answer, request)
+        except ValueError:
+            raise IndexServiceError(
+                f"{self.url}: an answer that is not a source view", False
+            ) from None
 
     def summary(self) -> dict:
         summary = self._request("GET", "/v1/stats")

@@ -71,6 +71,12 @@ function snippet(): string {
     return source.slice(start);
 }
 
+/** `bounding_box` with two of its names renamed, as a copy that hides its source would. */
+function renamedSnippet(): string {
+    const names: Record<string, string> = { angular: 'arc', delta: 'spread' };
+    return snippet().replace(/\b\w+\b/g, (w) => names[w] ?? w);
+}
+
 /** A second quote from the fixture corpus: `wrap_paragraph`. */
 function secondSnippet(): string {
     const source = fs.readFileSync(path.join(corpus, 'textwrap_utils.py'), 'utf8');
@@ -542,6 +548,7 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         log(`quick fixes: ${items.map((t) => t.replace(/\s+/g, ' ')).join(' | ')}`);
         assert.ok(items.some((t) => /attribution/i.test(t)), 'an attribution quick fix');
         assert.ok(items.some((t) => /dismiss/i.test(t)), 'a dismiss quick fix');
+        assert.ok(items.some((t) => /Compare with source: recitation-fixtures\/geodesy-utils geodesy\.py L\d+–L\d+/.test(t)), 'a compare quick fix');
         await screenshot('quick-fixes');
         await page.keyboard.press('Escape');
     });
@@ -574,6 +581,85 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         assert.match(rows[0], /^time,file,line,/);
         assert.match(csv, /zones\.py,\d+,\d+,recitation,\d+,1,true,MIT,recitation-fixtures\/geodesy-utils,geodesy\.py,L\d+-L\d+,[0-9a-f]+,https:/);
         fs.rmSync(csvFile);
+    });
+
+    /** The diff editor "Compare with source" opened: its title, both sides' text, and how long it took. */
+    async function compareView(started: number, what: string): Promise<{ title: string; original: string; modified: string; ms: number }> {
+        const diff = page.locator('.part.editor .monaco-diff-editor').first();
+        const original = diff.locator('.editor.original .view-lines').first();
+        const modified = diff.locator('.editor.modified .view-lines').first();
+        const text = async (l: Locator) => (await l.innerText()).replace(/\u00a0/g, ' ');
+        await until(`the diff editor from ${what}`, async () =>
+            (await diff.isVisible()) && /def bounding_box/.test(await text(original)) && /def bounding_box/.test(await text(modified)));
+        const ms = Date.now() - started;
+        const tab = page.locator('.tab.active').first();
+        const title = ((await tab.getAttribute('aria-label')) ?? (await tab.innerText())).replace(/\s+/g, ' ');
+        log(`compare (${what}): "${title}" in ${ms} ms`);
+        return { title, original: await text(original), modified: await text(modified), ms };
+    }
+
+    /** Closes the diff editor, back to the file (zones.py). */
+    async function closeCompare(file = 'zones.py'): Promise<void> {
+        await page.keyboard.press('Escape');
+        const tab = page.locator('.tab.active', { hasText: '↔' }).first();
+        await tab.hover();
+        await tab.locator('.tab-actions .action-label').first().click();
+        await page.locator('.tab.active', { hasText: file }).waitFor({ state: 'visible', timeout: UI_MS });
+        await until('no diff editor', async () => (await page.locator('.part.editor .monaco-diff-editor').count()) === 0 ||
+            !(await page.locator('.part.editor .monaco-diff-editor').first().isVisible()));
+    }
+
+    const COMPARE_TITLE = /recitation-fixtures\/geodesy-utils geodesy\.py L(\d+)–L(\d+) · MIT ↔ zones\.py L\d+–L\d+/;
+
+    step('"Compare with source" in the hover opens the diff editor beside the source, offline', async () => {
+        await scrollEditor('end');
+        const squiggle = squiggles('warning').first();
+        const link = page.locator('.monaco-hover-content a', { hasText: 'Compare with source' }).first();
+        await until('the hover with its Compare link', async () => {
+            const box = await squiggle.boundingBox();
+            assert.ok(box);
+            await page.mouse.move(box.x + Math.min(40, box.width / 2), box.y + box.height / 2 - 4);
+            await page.mouse.move(box.x + Math.min(60, box.width / 2), box.y + box.height / 2 - 6);
+            return link.isVisible();
+        });
+        const started = Date.now();
+        await link.click();
+        const view = await compareView(started, 'the hover');
+        const lines = COMPARE_TITLE.exec(view.title);
+        assert.ok(lines, `the title names the source, its lines and license: ${view.title}`);
+        // the source's side: its lines as the fixture file has them, read from the index
+        const fixture = fs.readFileSync(path.join(corpus, 'geodesy.py'), 'utf8').split('\n');
+        assert.equal(fixture[Number(lines[1]) - 1], 'def bounding_box(lat, lon, distance_km, radius=EARTH_RADIUS_KM):');
+        assert.match(view.original, /def bounding_box\(lat, lon, distance_km, radius=EARTH_RADIUS_KM\):/);
+        // both sides are read-only virtual documents, not files
+        const uris = await page.locator('.part.editor .monaco-diff-editor .monaco-editor[data-uri]')
+            .evaluateAll((els) => els.map((e) => e.getAttribute('data-uri') ?? ''));
+        log(`compare documents: ${uris.join(' | ')}`);
+        assert.ok(uris.some((u) => u.startsWith('recitation-source:/recitation-fixtures/geodesy-utils/geodesy.py')), uris.join(' '));
+        assert.ok(uris.some((u) => u.startsWith('recitation-quote:/zones.py')), uris.join(' '));
+        assert.ok(view.ms < 5000, `opened in ${view.ms} ms`);
+        // numbered as the files are: the source's first quoted line is its line number
+        const numbers = await page.locator('.part.editor .monaco-diff-editor .editor.original .line-numbers').allInnerTexts();
+        assert.ok(numbers.map((n) => n.trim()).includes(lines[1]), `line ${lines[1]} in view: ${numbers.join(',')}`);
+        await screenshot('compare-from-hover');
+        await closeCompare();
+    });
+
+    step('"Compare with source" as a quick fix, and for a logged quote', async () => {
+        await quickFix(/Compare with source/);
+        let started = Date.now();
+        const fromFix = await compareView(started, 'the quick fix');
+        assert.match(fromFix.title, COMPARE_TITLE);
+        await screenshot('compare-from-quick-fix');
+        await closeCompare();
+
+        await runCommand('Recitation: Compare a Logged Quote with Its Source…', true);
+        await pick(/zones\.py:\d+ · \d+ words/);
+        started = Date.now();
+        const fromLog = await compareView(started, 'the references log');
+        assert.match(fromLog.title, COMPARE_TITLE);
+        await screenshot('compare-from-references-log');
+        await closeCompare();
     });
 
     step('the attribution quick fix clears the warning, and it stays gone after a restart', async () => {
@@ -799,7 +885,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         const storage = path.join(tmp, 'user-data', 'User', 'workspaceStorage');
         const stored = fs.readdirSync(storage, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('code-references.jsonl'));
         assert.equal(stored.length, 1, `one log in the workspace storage: ${stored.join(', ')}`);
-        const before = fs.readFileSync(path.join(storage, stored[0]), 'utf8').trim().split('\n').length;
+        const logFile = path.join(storage, stored[0]);
+        const before = fs.readFileSync(logFile, 'utf8').trim().split('\n').length;
         assert.ok(before >= 4, `${before} entries logged`);
         assert.equal(fs.readdirSync(workspace, { recursive: true, encoding: 'utf8' }).filter((f) => f.includes('code-references')).length, 0,
             'nothing in the workspace');
@@ -817,7 +904,35 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         });
         const flat = text.replace(/\s+/g, ' ');
         log(`after the reload: ${flat.match(/\(\d+ earlier references? of this workspace[^)]*\)/)?.[0] ?? ''}`);
-        assert.match(flat, new RegExp(`\\(${before} earlier references? of this workspace`));
+        // Every entry written before the reload is shown again; the save that the reload makes
+        // can rescan the open file (scanOnOpen) and log one more before the window goes.
+        const earlier = Number(/\((\d+) earlier references? of this workspace/.exec(flat)?.[1]);
+        const onDisk = fs.readFileSync(logFile, 'utf8').trim().split('\n').length;
+        assert.ok(earlier >= before && earlier <= onDisk, `${earlier} earlier entries shown, ${before} before the reload, ${onDisk} on disk now`);
         await screenshot('references-after-reload');
+    });
+
+    step('"Compare with source" on a renamed copy shows the renaming', async () => {
+        const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'labels.py' });
+        await row.click();
+        await page.locator('.tab.active', { hasText: 'labels.py' }).waitFor({ state: 'visible' });
+        await page.locator('.part.editor .monaco-editor .view-lines').first().click();
+        await page.keyboard.press('Control+A');
+        await page.keyboard.press('Delete');
+        await pasteSnippet('import math\n\nEARTH_RADIUS_KM = 6371.0\n\n\n' + renamedSnippet());
+        await squiggles('warning').first().waitFor({ state: 'visible', timeout: UI_MS });
+        await quickFix(/Compare with source/);
+        const started = Date.now();
+        const view = await compareView(started, 'a renamed copy');
+        assert.match(view.title, /geodesy\.py L\d+–L\d+ · MIT \(renamed copy\) ↔ labels\.py/);
+        // the source's names on the left, the copy's on the right, each shown as a change
+        assert.match(view.original, /angular = distance_km \/ radius/);
+        assert.match(view.modified, /arc = distance_km \/ radius/);
+        const changed = page.locator('.part.editor .monaco-diff-editor .char-delete, .part.editor .monaco-diff-editor .char-insert');
+        await until('the renamed words marked as changes', async () => (await changed.count()) > 0);
+        // the README's picture of the view (docs/screenshot-compare.png)
+        const file = await screenshot('compare-renamed');
+        fs.copyFileSync(file, path.join(artifacts, 'screenshot-compare.png'));
+        await closeCompare('labels.py');
     });
 });

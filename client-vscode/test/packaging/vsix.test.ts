@@ -102,16 +102,17 @@ for (const target of targets) {
             }
         });
 
-        it('shows the screenshot on the marketplace page, from the repository', () => {
+        it('shows the screenshots on the marketplace page, from the repository', () => {
             const readme = bundle.entries.find((e) => e.name === 'extension/readme.md');
             assert.ok(readme);
             const images = [...readZipEntry(bundle.vsix, readme).toString('utf8').matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1]);
             assert.ok(images.length > 0, 'the readme shows an image');
             for (const image of images) {
                 // An absolute URL; the browser resolves the `..` out of the package's folder.
-                assert.match(new URL(image).pathname, /\/raw\/HEAD\/docs\/screenshot-vscode\.png$/, image);
+                const shown = /\/raw\/HEAD\/docs\/(screenshot-(?:vscode|compare)\.png)$/.exec(new URL(image).pathname);
+                assert.ok(shown, image);
+                assert.ok(fs.existsSync(path.join(repoRoot, 'docs', shown[1])), shown[1]);
             }
-            assert.ok(fs.existsSync(path.join(repoRoot, 'docs', 'screenshot-vscode.png')));
         });
 
         it(`targets ${target}`, () => {

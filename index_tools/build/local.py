@@ -501,7 +501,13 @@ def add_to_index(
     new shards, files identical to indexed ones are counted with them."""
     opts = options or BuildOptions()
     root = Path(path)
-    store.read_header(root)  # a clear error before taking the lock when there is no index
+    try:  # a clear error before taking the lock when there is no index
+        store.read_header(root)
+    except store.IndexOpenError:
+        # read without the lock, the live generation can be replaced and removed between
+        # reading CURRENT and its files: only "no index" is said here, the rest under the lock
+        if not (root / store.CURRENT_NAME).exists():
+            raise
     with writing(root):
         return _add(root, specs, opts)
 

@@ -874,3 +874,24 @@ def test_a_full_disk_says_disk_full(tmp_path, monkeypatch, capsys, error):
     assert f"recitation-index: cannot write the index at {idx}: disk full (" in err
     monkeypatch.undo()
     assert finds(idx, "old") and len(generations(idx)) == 1
+
+
+def test_add_is_not_refused_when_the_generation_it_first_saw_is_replaced(tmp_path, monkeypatch):
+    """`add` looks at the index once before it takes the lock; a writer can publish and
+    remove the generation it saw in between (seen once under load: "shard-000.rids is
+    missing"). Only the look under the lock counts."""
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+    real = store.read_header
+    calls = []
+
+    def raced(root):
+        calls.append(root)
+        if len(calls) == 1:
+            raise store.IndexOpenError(f"index at {root} is damaged (x is missing); rebuild it")
+        return real(root)
+
+    monkeypatch.setattr(store, "read_header", raced)
+    add_to_index(idx, [corpus(tmp_path / "new", "new")], BuildOptions(**OPTS))
+    monkeypatch.undo()
+    assert finds(idx, "new") and finds(idx, "old")

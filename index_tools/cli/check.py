@@ -22,7 +22,17 @@ from ..judge.quote_identity import QuoteIdentity
 from ..judge.verdict import Verdict, at_least, judge
 from ..model import MATCH_JSON_VERSION, Match, describe_match
 from ..safe_text import printable
-from .code_files import NotText, Window, read_windows, window_matches
+from ..service.remote import RemoteIndex
+from .code_files import (
+    MARGIN_CHARS,
+    REMOTE_MARGIN_CHARS,
+    REMOTE_WINDOW_CHARS,
+    WINDOW_CHARS,
+    NotText,
+    Window,
+    read_windows,
+    window_matches,
+)
 from .scan import (
     Baseline,
     DecisionsFinder,
@@ -99,6 +109,11 @@ def run_check(args, idx, version: str) -> int:
         except ValueError as e:
             raise CheckUsageError(str(e)) from None
     finder = DecisionsFinder(args.decisions)
+    sizes = (
+        (REMOTE_WINDOW_CHARS, REMOTE_MARGIN_CHARS)
+        if isinstance(idx, RemoteIndex)
+        else (WINDOW_CHARS, MARGIN_CHARS)
+    )
     results: list[CheckResult] = []
     skipped = list(collected.skipped)
     n_checked = 0
@@ -113,7 +128,7 @@ def run_check(args, idx, version: str) -> int:
         seen: Window | None = None
         try:
             for window, m in window_matches(
-                idx, read_windows(f), min_tokens=args.min_tokens, language=language
+                idx, read_windows(f, *sizes), min_tokens=args.min_tokens, language=language
             ):
                 if window is not seen:
                     seen, lines = window, split_lines(window.context + window.text)

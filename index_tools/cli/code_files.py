@@ -30,6 +30,10 @@ CHUNK_BYTES = 1 << 20
 SAMPLE_BYTES = 64 << 10  # what the encoding and binary tests look at
 WINDOW_CHARS = 1 << 20  # characters matched at once (files up to WINDOW + MARGIN: one window)
 MARGIN_CHARS = 256 << 10  # context before a window and lookahead past its end
+# an index service takes requests of 1 MiB by default: text JSON-escaped up to 6 bytes a
+# character, windows and margins sent to one are smaller
+REMOTE_WINDOW_CHARS = 96 << 10
+REMOTE_MARGIN_CHARS = 32 << 10
 BINARY_SHARE = 0.3  # control bytes and undecodable bytes in the sample: more is binary
 
 _BOMS = (  # UTF-32 first: its little-endian mark begins with UTF-16's
@@ -110,6 +114,7 @@ class Window:
     column: int  # UTF-16 column of text[0] (0 unless a line longer than a window was cut)
     first: bool
     last: bool
+    margin: int = MARGIN_CHARS  # the lookahead the previous window had past its end
 
     @property
     def context_lines(self) -> int:
@@ -124,7 +129,7 @@ class Window:
         if start >= 0:
             return start < self.end or self.last
         end = m.char_end - len(self.context)
-        return self.first or end > MARGIN_CHARS
+        return self.first or end > self.margin
 
     def placed(self, m: Match) -> Match:
         """`m` with its ranges in the file's lines and its character offsets the file's."""
@@ -223,6 +228,7 @@ def windows_of(chunks: Iterator[bytes], window: int, margin: int) -> Iterator[Wi
             column=column,
             first=first,
             last=last,
+            margin=margin,
         )
         if last:
             return

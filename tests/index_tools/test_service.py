@@ -234,10 +234,30 @@ def test_the_check_command_takes_a_url_too(service, small_index, tmp_path):
     f = tmp_path / "copied.py"
     f.write_text("import os\n\n" + snippet("beta"))
     local = cli("check", str(f), "--index", str(small_index), "--format", "json")
-    remote = cli("check", str(f), "--index", service.url, "--format", "json")
+    remote = cli("check", str(f), "--index", service.url, "--format", "json", "--fail-on", "hint")
     assert local.returncode == remote.returncode, remote.stderr
     assert json.loads(local.stdout)["results"]
     assert remote.stdout == local.stdout
+
+
+def test_check_reads_a_large_file_through_the_service_in_windows_it_accepts(
+    service, small_index, tmp_path
+):
+    """Windows sent to an index service stay under its default request size (1 MiB)."""
+    f = tmp_path / "big.py"
+    pad = "".join(f"value_{i} = 'd\u00e9j\u00e0 vu {i}'\n" for i in range(60_000))  # ~2 MiB
+    f.write_text(pad + snippet("beta") + pad)
+    remote = cli("check", str(f), "--index", service.url, "--format", "json", "--fail-on", "hint")
+    assert remote.returncode == 1, remote.stderr
+    (found,) = json.loads(remote.stdout)["results"]
+    assert found["range"]["start"]["line"] == 60_000
+    local = cli("check", str(f), "--index", str(small_index), "--format", "json")
+
+    def seen(r) -> list:  # word offsets are the window's, and the windows differ
+        keys = ("file", "kind", "range", "text", "file_count", "sources")
+        return [{k: x[k] for k in keys} for x in json.loads(r.stdout)["results"]]
+
+    assert seen(local) == seen(remote)
 
 
 @pytest.mark.parametrize("log_queries", [False, True])

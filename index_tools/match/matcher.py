@@ -26,6 +26,7 @@ being consistent, and reported with `exact` false.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -120,6 +121,7 @@ class Options:
     window: int
     min_tokens: int
     max_sources: int
+    check: Callable[[], None] = lambda: None  # the deadline's check (see find_matches)
 
 
 # --- 1. lookups -------------------------------------------------------------------------------
@@ -282,7 +284,7 @@ class _Diagonal:
 
 
 def _document_runs(
-    query_hashes: np.ndarray, doc_hashes, doc_words: int, diagonals, k: int
+    query_hashes: np.ndarray, doc_hashes, doc_words: int, diagonals, k: int, check=None
 ) -> list[tuple[int, int, int]]:
     """Maximal runs (query start, end, diagonal) of one document along all its hit
     diagonals, compared in one batch: each diagonal's hits, grouped where they are close,
@@ -328,6 +330,8 @@ def _document_runs(
     keys = np.unique(run_start[whole] * span + run_end[whole])
     out = []
     for rs, re_ in zip((keys // span).tolist(), (keys % span).tolist()):
+        if check is not None:
+            check()
         i = int(which[rs])
         qa, qb = rs - int(starts[i]) + int(a[i]), re_ - int(starts[i]) + int(a[i])
         left, right = qa == a[i] and qa > lo[i], qb == b[i] and qb < hi[i]
@@ -345,7 +349,7 @@ class _OutOfBudget(Exception):
 
 def _verify(
     index, query: Query, groups, k: int, min_tokens: int, doc_hashes=None,
-    max_diagonals: int | None = None, language: str | None = None,
+    max_diagonals: int | None = None, language: str | None = None, check=lambda: None,
 ):  # fmt: skip
     """Runs of at least `min_tokens` words reaching into the suggestion, per document;
     and whether every document with hits was compared whole (within the budgets: only
@@ -355,6 +359,7 @@ def _verify(
     words_left = MAX_COMPARED_WORDS
     fetch = index.document_hashes if doc_hashes is None else doc_hashes
     for n, (doc_id, diagonals) in enumerate(groups):
+        check()
         if n >= MAX_DOCUMENTS or diagonals_left <= 0:
             return runs, False
         doc = index.document(doc_id)
@@ -383,7 +388,7 @@ def _verify(
             # many diagonals: compared in one batch
             diagonals_left -= len(diagonals)
             try:
-                found = _document_runs(query.hashes, hashes_of, doc.words, diagonals, k)
+                found = _document_runs(query.hashes, hashes_of, doc.words, diagonals, k, check)
             except _OutOfBudget:
                 return runs, False
             for a, b, diagonal in sorted(found):
@@ -392,6 +397,7 @@ def _verify(
                     runs.append(Run(a, b, doc_id, a + diagonal))
             continue
         for diagonal, seeds in sorted(diagonals, key=priority):
+            check()
             diagonals_left -= 1
             if diagonals_left < 0:
                 return runs, False
@@ -559,6 +565,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
     words = query.words
     out = []
     for region in _regions(spans):
+        opts.check()
         primary = _primary(region)
         start = min(s.start for s in region)
         end = max(s.end for s in region)
@@ -567,6 +574,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
         count = _count(index, primary)
         parts = []
         for s in _parts(region, primary):
+            opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
             pcount = _count(index, s)
             parts.append(
@@ -622,6 +630,7 @@ def find_matches(
     *,
     language: str | None = None,
     max_sources: int = 10,
+    deadline=None,
 ) -> list[Match]:
     """Matches of `suggestion` (with `context` before it) in `index`, one per quoted
     region, in query order.
@@ -629,8 +638,15 @@ def find_matches(
     With the suggestion's `language` and an index that has rename-insensitive fingerprints
     for it, copies with consistently renamed identifiers are reported too (`exact` false)
     where no exact span covers them.
+
+    `deadline`: an object whose `check()` raises once the lookup's time is up (the
+    service's `Deadline`); it is called between the lookup's steps, so a lookup past its
+    time ends with that exception, never with a shorter answer.
     """
     opts = Options(index.k, index.window, max(int(min_tokens), 1), max_sources)
+    if deadline is not None:
+        opts.check = deadline.check
+    opts.check()
     context_all = word_texts(context) if context else []
     context_kept = context_all[-MAX_CONTEXT_WORDS:]
     suggestion_words = word_texts(suggestion)
@@ -648,7 +664,9 @@ def find_matches(
     spans = _exact_spans(index, query, opts)
     lang = canonical(language)
     if lang and lang in index.header.renamed_languages:
+        opts.check()
         spans += _renamed_spans(index, query, lang, spans, opts)
+    opts.check()
     return _matches(index, query, spans, opts)
 
 
@@ -656,7 +674,7 @@ def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
     fps = kgram_fingerprints(query.hashes, opts.k)
     hits = _lookup(index, fps, renamed=False)
     groups = _by_document(hits, opts.window)
-    runs, verified = _verify(index, query, groups, opts.k, opts.min_tokens)
+    runs, verified = _verify(index, query, groups, opts.k, opts.min_tokens, check=opts.check)
     runs = [r for r in runs if _confirmed(index, query.words, r)]
     return _spans(runs, hits.capped, opts.k, verified and hits.complete, exact=True)
 
@@ -687,12 +705,13 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     groups = _by_document(hits, opts.window)
     runs, verified = _verify(
         index, renamed_query, groups, k, opts.min_tokens, doc_hashes, MAX_RENAMED_DIAGONALS,
-        language=lang,
+        language=lang, check=opts.check,
     )  # fmt: skip
     kws = keywords(lang) or frozenset()
     kept = []
     checked = 0
     for run in runs:
+        opts.check()
         checked += run.length
         if checked > MAX_RENAMED_WORDS:
             verified = False

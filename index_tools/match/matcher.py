@@ -672,7 +672,9 @@ def find_matches(
 
 def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
     fps = kgram_fingerprints(query.hashes, opts.k)
+    opts.check()
     hits = _lookup(index, fps, renamed=False)
+    opts.check()
     groups = _by_document(hits, opts.window)
     runs, verified = _verify(index, query, groups, opts.k, opts.min_tokens, check=opts.check)
     runs = [r for r in runs if _confirmed(index, query.words, r)]
@@ -694,6 +696,7 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     if inside.all():
         return []
     hits = _lookup(index, fps, renamed=True, skip=inside)
+    opts.check()
 
     def doc_hashes(doc, lo: int, hi: int) -> np.ndarray:
         return index.document_renamed_hashes(doc, lo, hi, lang)

@@ -44,6 +44,11 @@ class ServiceConfig:
     lookup_threads: int = 1  # per worker (lookups hold the GIL most of their time)
     log_queries: bool = False
     poll_seconds: float = 1.0  # how often CURRENT is checked for a new generation
+    # before a request is read (protocol.py): its head's size and time, and the
+    # connections one worker holds (lowered to stay below the descriptor limit)
+    max_header_bytes: int = 16 * 1024
+    header_timeout: float = 10.0
+    max_connections: int = 1000
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

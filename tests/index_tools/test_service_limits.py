@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -74,3 +76,139 @@ def test_after_a_burst_of_lookups_past_their_time_a_trivial_one_is_answered_at_o
         # the lookups that waited past their time never ran; the running one stopped
         assert metric(service, 'recitation_lookups_expired_total{stage="queued"}') >= 1
         assert metric(service, 'recitation_lookups_expired_total{stage="running"}') >= 1
+
+
+# --- before the request is read (reproduction 8) ----------------------------------------
+
+
+def raw(service: Service, timeout: float = 10.0) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", service.port), timeout=timeout)
+
+
+def read_until_closed(s: socket.socket, limit: float) -> tuple[bytes, float]:
+    """What the server sends until it closes the connection (or `limit` seconds pass:
+    then the answer so far, and `limit`)."""
+    t = time.monotonic()
+    got = b""
+    s.settimeout(0.2)
+    while time.monotonic() - t < limit:
+        try:
+            chunk = s.recv(65536)
+        except TimeoutError:
+            continue
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        got += chunk
+    return got, time.monotonic() - t
+
+
+def peak_memory(service: Service) -> int:
+    """The peak resident memory of the service's one worker (with --workers 1, the service
+    process itself), bytes."""
+    assert service.process is not None
+    worker = service.process.pid
+    for line in Path(f"/proc/{worker}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+@pytest.mark.parametrize("http", ["httptools", "h11"])
+def test_a_huge_header_is_refused_early_with_431(slow_index, http):
+    pytest.importorskip(http)
+    with Service(slow_index, "--http", http) as service:
+        before = peak_memory(service)
+        s = raw(service)
+
+        def send() -> None:  # 64 MiB of one header line, as long as the server reads
+            try:
+                s.sendall(b"GET /v1/health HTTP/1.1\r\nhost: x\r\nx-pad: ")
+                piece = b"a" * (1 << 20)
+                for _ in range(64):
+                    s.sendall(piece)
+            except OSError:
+                pass
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        answer, _ = read_until_closed(s, 30)
+        sender.join(30)
+        s.close()
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+        assert b"header_too_large" in answer
+        assert service.get("/v1/health")[0] == 200  # and the worker goes on
+        grown = peak_memory(service) - before
+        assert grown < 32 << 20, f"the worker grew by {grown >> 20} MiB"
+
+
+def test_connections_that_never_send_a_whole_head_are_closed(slow_index):
+    with Service(slow_index, "--header-timeout", "1") as service:
+        idle, partial, trickle = raw(service), raw(service), raw(service)
+        partial.sendall(b"GET /v1/health HTTP/1.1\r\nho")
+        stop = threading.Event()
+
+        def drip() -> None:  # a byte every 0.25 s, each within any idle timeout
+            head = b"GET /v1/health HTTP/1.1\r\nhost: x\r\nx-slow: " + b"a" * 1000
+            for byte in head:
+                if stop.wait(0.25):
+                    return
+                try:
+                    trickle.send(bytes([byte]))
+                except OSError:
+                    return
+
+        dripping = threading.Thread(target=drip)
+        dripping.start()
+        try:
+            outcomes = {
+                name: read_until_closed(s, 15)
+                for name, s in (("idle", idle), ("partial", partial), ("trickle", trickle))
+            }
+        finally:
+            stop.set()
+            dripping.join(10)
+            for s in (idle, partial, trickle):
+                s.close()
+        for name, (_, took) in outcomes.items():
+            assert took < 15, f"the {name} connection was still open after {took:.0f} s"
+        assert outcomes["idle"][0] == b""
+        assert outcomes["partial"][0].startswith(b"HTTP/1.1 408"), outcomes["partial"][0]
+        assert outcomes["trickle"][0].startswith(b"HTTP/1.1 408"), outcomes["trickle"][0]
+        # a kept-alive connection serves request after request within the limits
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", service.port, timeout=10)
+        for _ in range(3):
+            conn.request("GET", "/v1/health")
+            assert conn.getresponse().read() and True
+        conn.close()
+
+
+def test_held_connections_do_not_lock_out_new_clients(slow_index):
+    """300 idle connections on a worker that may open 256 descriptors."""
+    with Service(slow_index, nofile=256) as service:
+        held = []
+        try:
+            for _ in range(300):
+                held.append(raw(service))
+            t = time.monotonic()
+            status, _, _ = service.get("/v1/health")
+            assert status == 200
+            assert time.monotonic() - t < 5
+            # the service took in as many as it may hold, and closed the oldest
+            closed = 0
+            for s in held:
+                s.settimeout(0.01)
+                try:
+                    closed += s.recv(1) == b""
+                except TimeoutError:
+                    pass
+                except OSError:
+                    closed += 1
+            assert closed >= 300 - 256, closed
+        finally:
+            for s in held:
+                s.close()

@@ -186,8 +186,12 @@ class IndexService:
     async def _body(self, headers: dict, receive) -> bytes:
         limit = self.config.max_body_bytes
         declared = headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            raise Refused(413, "too_large", f"the request is over {limit} bytes")
+        if declared is not None:
+            declared = declared.strip(b" \t")  # optional whitespace around a field's value
+            if not declared.isdigit():
+                raise Refused(400, "bad_request", "Content-Length is not a number")
+            if int(declared) > limit:
+                raise Refused(413, "too_large", f"the request is over {limit} bytes")
         chunks: list[bytes] = []
         size = 0
 

@@ -212,3 +212,16 @@ def test_held_connections_do_not_lock_out_new_clients(slow_index):
         finally:
             for s in held:
                 s.close()
+
+
+@pytest.mark.parametrize("http", ["httptools", "h11"])
+def test_a_content_length_with_spaces_around_it_is_read(slow_index, http):
+    pytest.importorskip(http)
+    body = json.dumps({"suggestion": "x = 1\n"}).encode()
+    with Service(slow_index, "--http", http) as service, raw(service) as s:
+        s.sendall(
+            b"POST /v1/match HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+            b"content-length: %d \r\n\r\n" % len(body) + body
+        )
+        answer, _ = read_until_closed(s, 10)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]

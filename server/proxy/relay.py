@@ -37,6 +37,7 @@ from index_tools import QuoteIdentity, judge
 
 from ..folders import Scopes
 from ..indexes import resolve_index_path
+from ..protocol import is_notification_method, notification_with_id
 from ..settings import SECTION, layered_settings
 from .capabilities import merge_initialize
 from .child import Child, ChildGone, id_key
@@ -77,6 +78,7 @@ TO_BOTH = {
     "workspace/didChangeWorkspaceFolders",
 }
 REQUEST_FAILED = -32803
+METHOD_NOT_FOUND = -32601
 INIT_TIMEOUT = 60.0
 ERROR, WARNING = 1, 2
 
@@ -287,7 +289,9 @@ class Relay:
             self.done.set()
 
     def editor_request(self, msg: Message, method: str) -> None:
-        if method == "initialize":
+        if is_notification_method(method):  # with an id: a request no one would answer
+            self.respond_error(msg.id, METHOD_NOT_FOUND, notification_with_id(method))
+        elif method == "initialize":
             self.spawn(self.initialize(msg))
         elif method == "shutdown":
             self.shutting_down = True

@@ -62,6 +62,7 @@ class RawClient:
         self.responses: dict[int, dict[str, Any]] = {}
         self.notifications: list[dict[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []
+        self.received: list[dict[str, Any]] = []  # every message, in order
         self.changed = asyncio.Condition()
         self.reader: asyncio.Task[None] | None = None
 
@@ -97,6 +98,7 @@ class RawClient:
                     length = int(value)
             assert length is not None
             msg = json.loads(await out.readexactly(length))
+            self.received.append(msg)
             if "method" in msg and "id" in msg:
                 self.server_requests.append(msg)
                 params = msg.get("params") or {}

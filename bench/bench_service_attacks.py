@@ -368,7 +368,18 @@ def markdown(runs: list[tuple[str, dict]], args, argv: list[str]) -> str:
         lambda r: f"after {r['burst']['until_ok_s']:.1f} s ({r['burst']['failed']} refused before)",
     )
     row("`/v1/health` after 1 and 2", lambda r: str(r["after"]))
+    lines += ["", NOTES]
     return "\n".join(lines) + "\n"
+
+
+NOTES = (
+    "A refused request is answered at once and its connection closed 2 s later; what the "
+    "client sends meanwhile is read and dropped (so it reads the answer, not a reset): the "
+    "client's megabytes above, never kept. The 300 connections are all accepted: at the "
+    "worker's limit (its descriptors less 64 and what it holds) each new one closes the one "
+    "idle longest. The slow lookups stop at their deadline (the one running at the "
+    "matcher's next step, the queued ones before they start), so nothing is left to run."
+)
 
 
 def write_section(path: Path, text: str) -> None:

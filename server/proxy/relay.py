@@ -271,7 +271,7 @@ class Relay:
         child.quick_exits = child.quick_exits + 1 if quick else 1
         if child.quick_exits > MAX_QUICK_EXITS:
             again = (
-                f"It exited {MAX_QUICK_EXITS} times in a row soon after starting: it is not "
+                f"It exited {child.quick_exits} times in a row soon after starting: it is not "
                 "started again until the editor restarts the server."
             )
         else:

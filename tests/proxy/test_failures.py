@@ -4,6 +4,8 @@ Recitation's own diagnostics on insertion keep working."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -204,3 +206,33 @@ async def test_upstream_that_cannot_start(tmp_path, widgets_index):
         await our_diagnostic(client, uri)
     finally:
         assert await client.stop() == 0
+
+
+def child_pids(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(p) for p in (task / "children").read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+async def test_our_server_crashing_is_restarted(tmp_path, widgets_index):
+    client, uri, _ = await start(tmp_path, widgets_index, [*SNIPPET_SERVER])
+    try:
+        assert client.proc is not None
+        ours = [
+            pid
+            for pid in child_pids(client.proc.pid)
+            if b"snippet_server" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        assert len(ours) == 1, ours
+        os.kill(ours[0], signal.SIGKILL)
+        note = await message(client, "Recitation's checks stopped")
+        assert "restarting it in 1 s" in note["message"]
+        await message(client, "Recitation's server was restarted")
+        # it has the document again, edits included, and checks what comes in
+        insert_quote(client, uri)
+        diag = await our_diagnostic(client, uri)
+        assert diag["message"].startswith("Quoted: ")
+    finally:
+        await client.stop()

@@ -192,21 +192,23 @@ class GuardedConnection:
             self.transport.close()
 
     def _make_room(self) -> None:
-        """Over the connection limit: close the connection waiting longest for a request,
-        or refuse this one when every other has a request in progress."""
-        for other in OPEN:
-            if other is not self and other._waiting() and not other.transport.is_closing():
+        """Over the connection limit: close a refused connection still lingering, else the
+        one waiting longest for a request; refuse this one when every other has a request
+        in progress."""
+        others = [c for c in OPEN if c is not self]
+        for other in [c for c in others if c._dropping] or [c for c in others if c._waiting()]:
+            if not other._dropping:
                 other._count("evicted")
-                other._dropping = True
-                other.transport.close()
-                return
+            other._dropping = True
+            other.transport.close()
+            OPEN.pop(other, None)
+            return
         self._refuse(503, "busy", "too many connections; retry")
 
     def _refuse(self, status: int, reason: str, message: str) -> None:
         self._count(reason)
         self._cancel_head_timer()
-        OPEN.pop(self, None)
-        self._dropping = True
+        self._dropping = True  # still counted while it lingers: the first closed for room
         transport = self.transport
         if transport.is_closing():
             return

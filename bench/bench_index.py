@@ -42,34 +42,45 @@ def floor_read_tokenize(spec: str) -> tuple[float, int]:
 
 
 def build_stages(spec: str) -> list[tuple[str, float]]:
-    """Single-threaded time of each step a build worker does, over the whole corpus."""
-    from index_tools.build.process import _compressor, split_blocks
-    from index_tools.text.fingerprint import WordHasher, kgram_fingerprints, winnow
-    from index_tools.text.normalize import identifier_mask, normalized_hashes
+    """Single-threaded time of each step of a build over the whole corpus: the workers'
+    (tokenize, number words, mark identifiers, zstd), the main process's (word ids from the
+    vocabulary) and the shard's (suffix arrays of both views)."""
+    from index_tools.build.local import Vocabulary
+    from index_tools.build.process import _compressor, process, split_blocks
+    from index_tools.build.suffix import joined, suffix_array
+    from index_tools.text.normalize import identifier_mask
 
     docs = list(open_source(spec).documents())
-    hasher = WordHasher()
     spent = dict.fromkeys(
-        ("tokenize (block table)", "hash words", "k-grams + winnow", "renamed: mask + k-grams + winnow", "zstd"),
+        ("tokenize (block table)", "number words", "mark identifiers", "zstd",
+         "word ids (main process)", "suffix arrays (both views)"),
         0.0,
     )  # fmt: skip
+    vocab, ids, seen = Vocabulary(), [], set()
     for doc in docs:
         t0 = time.perf_counter()
         words, _ = split_blocks(doc.text)
         t1 = time.perf_counter()
-        h = hasher.hashes(words)
+        local = {w: i for i, w in enumerate(dict.fromkeys(words))}
+        list(map(local.__getitem__, words))
         t2 = time.perf_counter()
-        fp = kgram_fingerprints(h, 20)
-        winnow(fp, 41)
+        identifier_mask(words, doc.language or "python")
         t3 = time.perf_counter()
-        mask = identifier_mask(words, doc.language or "python")
-        if mask is not None:
-            winnow(kgram_fingerprints(normalized_hashes(h, mask), 20), 41)
-        t4 = time.perf_counter()
         _compressor.compress(doc.text.encode())
-        t5 = time.perf_counter()
-        for key, a, b in zip(spent, (t0, t1, t2, t3, t4), (t1, t2, t3, t4, t5)):
+        t4 = time.perf_counter()
+        for key, a, b in zip(spent, (t0, t1, t2, t3), (t1, t2, t3, t4)):
             spent[key] += b - a
+        if doc.text not in seen:
+            seen.add(doc.text)
+            pd = process(doc.text)
+            t5 = time.perf_counter()
+            ids.append(vocab.map(pd))
+            spent["word ids (main process)"] += time.perf_counter() - t5
+    t6 = time.perf_counter()
+    joined_ids, _ = joined(ids)
+    suffix_array(joined_ids)
+    suffix_array(joined_ids)  # the renamed view's is the same size
+    spent["suffix arrays (both views)"] += time.perf_counter() - t6
     return [(k, round(v, 2)) for k, v in spent.items()]
 
 
@@ -123,12 +134,12 @@ def where_time_goes(idx, pairs) -> list[tuple[str, float]]:
     total = sum(v[2] for v in st.stats.values())  # total internal time
     wanted = {
         "word_texts": "tokenize query (regex)",
-        "hashes": "hash words (xxh3, memoized)",
-        "kgram_fingerprints": "k-gram fingerprints (numpy)",
-        "postings": "LMDB lookups (every k-gram)",
-        "_hits": "group hits by document and diagonal",
-        "_verify": "verify word by word against stored text",
-        "document": "load + decompress candidate documents",
+        "word_ids": "word ids (vocabulary)",
+        "interval": "suffix-array binary searches",
+        "_runs": "runs around anchors with few places",
+        "_crowded_spans": "spans from counts (crowded anchors)",
+        "_listed": "documents of crowded spans",
+        "document": "load + decompress source documents",
         "_sources": "sources: line ranges and links",
         "classify": "classify (kind)",
     }
@@ -154,9 +165,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="write the markdown report here")
     ap.add_argument("--rounds", type=int, default=3, help="alternating floor/build rounds")
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--sweep", action="store_true", help="also measure k/window choices")
+    ap.add_argument("--source", default="python:stdlib", help="what to build (a source spec)")
     args = ap.parse_args()
-    spec = "python:stdlib"
+    spec = args.source
     tmp = Path(tempfile.mkdtemp(prefix="recitation-bench-"))
     rng = random.Random(7)
 
@@ -186,30 +197,9 @@ def main() -> int:
     q_quoted = query_latency(idx, quoted)
     q_novel = query_latency(idx, novel)
     # a cold document cache: every quoted query decompresses its documents again
-    idx._cache_size = 0
-    q_cold = query_latency(idx, quoted[:100])
-    idx._cache_size = 64
+    q_cold = query_latency(idx, quoted[:100])  # the same queries again: documents cached
     profile = where_time_goes(idx, quoted[:150] + novel[:150])
     idx.close()
-
-    sweep = []
-    if args.sweep:
-        for k in (8, 12, 16, 20, 24, 30, 40):
-            window = 61 - k
-            out = tmp / f"sweep-{k}"
-            secs, s = timed_build(spec, out, k=k, window=window)
-            with open_index(out) as sidx:
-                lat = query_latency(sidx, quoted[:150])
-                nov = query_latency(sidx, novel[:150])
-                sinfo = sidx.summary()
-            sweep.append({
-                "k": k, "window": window, "guarantee": k + window - 1,
-                "bytes_per_word": sinfo["bytes_per_word"], "fingerprints": sinfo["fingerprints"],
-                "capped": sinfo["capped"], "build_s": round(secs, 2),
-                "quoted_p50": lat["p50_ms"], "quoted_p99": lat["p99_ms"],
-                "novel_p50": nov["p50_ms"], "novel_p99": nov["p99_ms"],
-            })  # fmt: skip
-            print(f"sweep k={k}: {sweep[-1]}", file=sys.stderr)
 
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -226,8 +216,6 @@ def main() -> int:
         "query_quoted_cold": q_cold,
         "profile_percent": profile,
         "build_stages_s": stages,
-        "sweep": sweep,
-        "params": {"k": info["k"], "window": info["window"], "guarantee": info["guarantee"]},
     }
     report = render(result)
     print(report)
@@ -243,11 +231,10 @@ def render(r: dict) -> str:
     lines = [
         "# Index benchmark",
         "",
-        "Command: `.venv/bin/python bench/bench_index.py --out bench/results/index.md --sweep`",
+        "Command: `.venv/bin/python bench/bench_index.py --out bench/results/index.md`",
         "",
         f"Machine: {r['machine']}. Corpus: {r['corpus']}.",
-        f"Parameters: k = {r['params']['k']}, window = {r['params']['window']}, "
-        f"guarantee t = {r['params']['guarantee']} words.",
+        "Suffix arrays over word ids; every common run of `min_tokens` (60) words is found.",
         "",
         "## Build against the floor (read + tokenize the same files), alternating rounds",
         "",
@@ -261,8 +248,8 @@ def render(r: dict) -> str:
         "",
         f"Build throughput: {r['words_per_s']:,} words/s (all cores).",
         "",
-        "Where a build's time goes (each worker step over the whole corpus, one core; the",
-        "main process meanwhile stores documents and sorts postings):",
+        "Where a build's time goes (each step over the whole corpus, one core; the workers'",
+        "steps run on all cores, the suffix arrays in a thread beside them):",
         "",
         "| step | s |",
         "| --- | --- |",
@@ -285,7 +272,7 @@ def render(r: dict) -> str:
     ]
     for name, key in (("quoted (from indexed files)", "query_quoted"),
                       ("novel (installed packages, not indexed)", "query_novel"),
-                      ("quoted, document cache off", "query_quoted_cold")):  # fmt: skip
+                      ("quoted again, documents cached", "query_quoted_cold")):  # fmt: skip
         q = r[key]
         lines.append(
             f"| {name} | {q['n']} | {q['with_match']} | {q['p50_ms']} | {q['p99_ms']} | {q['max_ms']} |"
@@ -298,20 +285,6 @@ def render(r: dict) -> str:
         "| --- | --- |",
     ]
     lines += [f"| {name} | {share} |" for name, share in r["profile_percent"]]
-    if r["sweep"]:
-        lines += [
-            "",
-            "## Choosing k and window (t = window + k - 1 = 60 fixed)",
-            "",
-            "| k | window | bytes/word | fingerprints | capped | build s | quoted p50/p99 ms | novel p50/p99 ms |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for s in r["sweep"]:
-            lines.append(
-                f"| {s['k']} | {s['window']} | {s['bytes_per_word']} | {s['fingerprints']:,} | "
-                f"{s['capped']} | {s['build_s']} | {s['quoted_p50']}/{s['quoted_p99']} | "
-                f"{s['novel_p50']}/{s['novel_p99']} |"
-            )
     return "\n".join(lines) + "\n"
 
 

@@ -1,14 +1,19 @@
-"""Lookup latency, in process, and where the time goes.
+"""Lookup latency, in process, and where the time goes; cold lookups; bytes per word.
 
-For each index given: 300-word suggestions with 200 words of context, cut from files the
-index holds (quoted) and from the same files with their lines shuffled (novel: real code,
-runs mostly unindexed), looked up with the language given (as the language server does,
-which adds the rename-insensitive lookup) and without. Reported: p50/p90/p99/max in ms, how
-many lookups found a match, and the time of each phase at the slowest 1% (fingerprint
-lookup, verification of exact runs, renamed copies, building the matches: sources, lines).
+For each index given (any path: the same command measures a larger index later): 300-word
+suggestions with 200 words of context, cut from files the index holds (quoted) and from
+the same files with their lines shuffled (novel: real code, runs mostly unindexed), looked
+up with the language given (as the language server does, which adds the rename-insensitive
+view) and without. Reported: p50/p90/p99/max in ms, how many lookups found a match, whether
+every count was exact, and the time of each phase at the slowest 1% (exact runs from the
+suffix arrays, renamed copies, building the matches: sources, lines). With `--cold N`: N
+lookups each after the index's pages are dropped from the page cache (posix_fadvise
+DONTNEED on every file; Linux). Also: where the index's bytes go, and the private memory of
+the process once the lookups ran.
 
     .venv/bin/python bench/bench_latency.py --index stdlib=DIR --texts python:stdlib \
-        --index pypi=DIR2 --texts .cache/bench/pypi --queries 1000 --out bench/results/latency.md
+        --index pypi=DIR2 --texts .cache/bench/pypi --queries 1000 --cold 50 \
+        --out bench/results/latency.md
 
 Each `--texts` (a source spec as `recitation-index build` takes) gives the files the
 queries of the `--index` before it are cut from (python files only).
@@ -36,8 +41,7 @@ from index_tools.match import matcher  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = {
-    "lookup": "_lookup",  # fingerprints -> postings -> hits (both views)
-    "verify": "_verify",  # hits compared word by word (both views)
+    "exact": "_exact_spans",  # anchors, suffix-array intervals, runs, spans from counts
     "renamed": "_renamed_spans",  # the rename-insensitive view, all of it
     "matches": "_matches",  # regions, sources, lines, kinds
 }
@@ -85,9 +89,14 @@ def workload(spec: str, count: int, seed: int) -> dict[str, list[tuple[str, str]
     return {"quoted": quoted, "novel": novel}
 
 
+def all_exact(matches) -> bool:
+    return all(m.file_count_exact and all(p.file_count_exact for p in m.parts) for m in matches)
+
+
 def measure(idx, pairs, language: str | None) -> dict:
     phases = Phases()
     rows = []
+    exact = True
     with phases.installed():
         for ctx, sug in pairs[:20]:  # warm-up: imports, first page faults
             idx.match(sug, ctx, language=language)
@@ -96,12 +105,14 @@ def measure(idx, pairs, language: str | None) -> dict:
             t = time.perf_counter()
             found = idx.match(sug, ctx, language=language)
             ms = (time.perf_counter() - t) * 1000
+            exact = exact and all_exact(found)
             rows.append((ms, bool(found), {k: v * 1000 for k, v in phases.current.items()}))
     times = [r[0] for r in rows]
     slow = sorted(rows, key=lambda r: -r[0])[: max(1, len(rows) // 100)]
     return {
         "n": len(rows),
         "found": sum(r[1] for r in rows),
+        "all_exact": exact,
         "p50": pct(times, 50),
         "p90": pct(times, 90),
         "p99": pct(times, 99),
@@ -111,6 +122,77 @@ def measure(idx, pairs, language: str | None) -> dict:
             **{p: sum(r[2].get(p, 0.0) for r in slow) / len(slow) for p in PHASES},
         },
     }
+
+
+def drop_cache(idx) -> bool:
+    """Drop the index's files from the page cache (Linux); False where that is not possible."""
+    if not hasattr(os, "posix_fadvise"):
+        return False
+    for name in idx.header.file_sizes:
+        fd = os.open(idx.gen / name, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    return True
+
+
+def cold(path: str, pairs, language: str | None) -> dict:
+    """Lookups each on a freshly opened index whose pages were just dropped: the open (its
+    checks) and the lookup timed apart."""
+    opens, times = [], []
+    for ctx, sug in pairs:
+        with open_index(path) as idx:
+            drop_cache(idx)
+        t = time.perf_counter()
+        idx = open_index(path)
+        opened = time.perf_counter()
+        idx.match(sug, ctx, language=language)
+        done = time.perf_counter()
+        idx.close()
+        opens.append((opened - t) * 1000)
+        times.append((done - opened) * 1000)
+    return {
+        "n": len(times),
+        "open_p50": pct(opens, 50),
+        "p50": pct(times, 50),
+        "p99": pct(times, 99),
+        "max": max(times),
+    }
+
+
+def where_bytes(idx) -> dict[str, int]:
+    """The index's bytes by what they hold."""
+    kinds = {
+        "word ids": ".ids",
+        "suffix arrays": ".sa",
+        "renamed word ids": ".rids",
+        "renamed suffix arrays": ".rsa",
+        "document starts": ".docs",
+    }
+    out = dict.fromkeys(kinds, 0) | {"texts (zstd)": 0, "documents (LMDB)": 0, "vocabulary": 0}
+    for name, size in idx.header.file_sizes.items():
+        kind = next((k for k, ext in kinds.items() if name.endswith(ext)), None)
+        if kind is None:
+            kind = (
+                "texts (zstd)"
+                if name.endswith(".zst")
+                else "documents (LMDB)"
+                if name.endswith(".mdb") or name.endswith(".u32")
+                else "vocabulary"
+            )
+        out[kind] += size
+    return out
+
+
+def private_rss_mb() -> float | None:
+    try:
+        text = Path("/proc/self/smaps_rollup").read_text()
+    except OSError:
+        return None
+    kb = sum(int(line.split()[1]) for line in text.splitlines() if line.startswith("Private_"))
+    return kb / 1024
 
 
 def commit() -> str:
@@ -139,24 +221,24 @@ def markdown(results: list[dict], argv: list[str]) -> str:
         "novel: the same kind of window with its lines shuffled. `language` given = what the "
         "language server does (adds the rename-insensitive lookup).",
         "",
-        "| index | words | workload | language | n | found | p50 ms | p90 ms | p99 ms | max ms |",
-        "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| index | words | workload | language | n | found | all exact | p50 ms | p90 ms "
+        "| p99 ms | max ms |",
+        "| --- | ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
         for key, m in r["runs"].items():
             workload_name, lang = key.split("/")
             out.append(
                 f"| {r['name']} | {r['words']:,} | {workload_name} | {lang} | {m['n']} | "
-                f"{m['found']} | {m['p50']:.2f} | {m['p90']:.2f} | {m['p99']:.2f} | "
-                f"{m['max']:.2f} |"
+                f"{m['found']} | {'yes' if m['all_exact'] else 'NO'} | {m['p50']:.2f} | "
+                f"{m['p90']:.2f} | {m['p99']:.2f} | {m['max']:.2f} |"
             )
     out += [
         "",
-        "Where the time goes in the slowest 1% of lookups (mean ms per lookup; the renamed "
-        "view includes its own lookup and verification):",
+        "Where the time goes in the slowest 1% of lookups (mean ms per lookup):",
         "",
-        "| index | workload | language | total | lookup | verify | renamed | matches |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| index | workload | language | total | exact runs | renamed | matches |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
         for key, m in r["runs"].items():
@@ -164,9 +246,43 @@ def markdown(results: list[dict], argv: list[str]) -> str:
             s = m["slowest_1pct_ms"]
             out.append(
                 f"| {r['name']} | {workload_name} | {lang} | {s['total']:.1f} | "
-                f"{s['lookup']:.1f} | {s['verify']:.1f} | {s['renamed']:.1f} | "
-                f"{s['matches']:.1f} |"
+                f"{s['exact']:.1f} | {s['renamed']:.1f} | {s['matches']:.1f} |"
             )
+    if any(r.get("cold") for r in results):
+        out += [
+            "",
+            "Cold: each lookup (quoted, language given) on a newly opened index after its files "
+            "were dropped from the page cache (`posix_fadvise` DONTNEED); the open timed apart.",
+            "",
+            "| index | n | open p50 ms | lookup p50 ms | p99 ms | max ms |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for r in results:
+            c = r.get("cold")
+            if c:
+                out.append(
+                    f"| {r['name']} | {c['n']} | {c['open_p50']:.1f} | {c['p50']:.2f} | "
+                    f"{c['p99']:.2f} | {c['max']:.2f} |"
+                )
+    out += [
+        "",
+        "Where the bytes go (bytes per word):",
+        "",
+        "| index | words | total | " + " | ".join(results[0]["bytes"]) + " |",
+        "| --- | ---: | ---: | " + " | ".join("---:" for _ in results[0]["bytes"]) + " |",
+    ]
+    for r in results:
+        b, w = r["bytes"], r["words"]
+        out.append(
+            f"| {r['name']} | {w:,} | {sum(b.values()) / w:.2f} | "
+            + " | ".join(f"{v / w:.2f}" for v in b.values())
+            + " |"
+        )
+    out += [
+        "",
+        "Private memory (RSS) of this process after the lookups, all indexes open in turn: "
+        + (f"{results[-1]['private_rss_mb']:.0f} MB." if results[-1]["private_rss_mb"] else "-"),
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -178,6 +294,7 @@ def main() -> None:
     ap.add_argument("--texts", action="append", required=True, help="source spec per --index")
     ap.add_argument("--queries", type=int, default=1000, help="lookups per workload")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--cold", type=int, default=0, help="cold lookups per index (Linux)")
     ap.add_argument("--out", help="write markdown here (and JSON beside it)")
     args = ap.parse_args()
     if len(args.texts) != len(args.index):
@@ -199,8 +316,14 @@ def main() -> None:
                     f"p99 {m['p99']:.2f} max {m['max']:.2f} ms",
                     flush=True,
                 )
-        results.append({"name": name, "words": idx.header.words, "load": load, "runs": runs})
+        row = {"name": name, "words": idx.header.words, "load": load, "runs": runs}
+        row["bytes"] = where_bytes(idx)
         idx.close()
+        if args.cold:
+            row["cold"] = cold(path, work["quoted"][: args.cold], "python")
+            print(f"{name} cold: {row['cold']}", flush=True)
+        row["private_rss_mb"] = private_rss_mb()
+        results.append(row)
     text = markdown(results, sys.argv[1:])
     print(text)
     if args.out:

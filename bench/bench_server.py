@@ -323,7 +323,7 @@ def main() -> int:
         "",
         f"Index ({origin}): {summary.get('name')}: {summary.get('files'):,} files, "
         f"{summary.get('words'):,} words, {summary.get('bytes'):,} bytes on disk "
-        f"(k={summary.get('k')}, window={summary.get('window')}).",
+        f"(format {summary.get('format_version')}, {summary.get('shards')} shard(s)).",
         "",
         f"{len(lat)} insertions of {args.words}-word suggestions quoted from indexed files "
         f"({args.warmup} warm-up insertions not counted), each into a fresh document after "

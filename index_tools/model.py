@@ -29,6 +29,14 @@ def describe_kind(kind: str) -> str:
     return KIND_LABELS.get(kind, kind)
 
 
+# line fragment styles of the file viewers links point at: (one line, a range of lines)
+LINE_FRAGMENTS: dict[str, tuple[str, str]] = {
+    "": ("L{a}", "L{a}-L{b}"),  # GitHub, GitLab, Bitbucket's and most code hosts'
+    "unpkg": ("L{a}", "L{a}-{b}"),  # UNPKG's file browser (npm packages)
+    "prism": ("line.{a}", "line.{a}-{b}"),  # Prism's line-highlight (PyPI's inspector)
+}
+
+
 @dataclass(frozen=True)
 class Origin:
     """One place a document occurs: a file in a repository at a commit."""
@@ -38,16 +46,22 @@ class Origin:
     commit: str = ""  # commit, tag or version the link points at
     license: str = "NOASSERTION"  # SPDX id
     link: str = ""  # web link to the file without a line fragment; "" when none
-    line_anchor: bool = True  # whether `link#L<a>-L<b>` selects lines
+    line_anchor: bool = True  # whether the link takes a line fragment
+    # how the link's host selects lines (`LINE_FRAGMENTS`); "" is GitHub's `#L<a>-L<b>`
+    line_fragment: str = ""
+    # the project's own repository (package metadata), when the link is not to it
+    repository_url: str = ""
 
     def url(self, start_line: int | None = None, end_line: int | None = None) -> str:
         """The link (http(s) only, credentials removed) with a line fragment when the host
         supports one; "" when unsafe."""
         if start_line is None or not self.line_anchor:
             return clean_link(self.link)
+        style = self.line_fragment if isinstance(self.line_fragment, str) else ""
+        single, span = LINE_FRAGMENTS.get(style, LINE_FRAGMENTS[""])
         if end_line is None or end_line == start_line:
-            return with_fragment(self.link, f"L{start_line}")
-        return with_fragment(self.link, f"L{start_line}-L{end_line}")
+            return with_fragment(self.link, single.format(a=int(start_line)))
+        return with_fragment(self.link, span.format(a=int(start_line), b=int(end_line)))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -61,11 +75,19 @@ def clean_origin(origin: Origin) -> Origin:
     """The origin with a clean link (see `clean_link`) and no credentials in its names;
     the same object when nothing changes. Every source's documents pass through here."""
     link = clean_link(origin.link) if origin.link else ""
+    home = clean_link(origin.repository_url) if origin.repository_url else ""
     repository = redact_credentials(origin.repository)
     path = redact_credentials(origin.path)
-    if (link, repository, path) == (origin.link, origin.repository, origin.path):
+    if (link, home, repository, path) == (
+        origin.link,
+        origin.repository_url,
+        origin.repository,
+        origin.path,
+    ):
         return origin
-    return dataclasses.replace(origin, link=link, repository=repository, path=path)
+    return dataclasses.replace(
+        origin, link=link, repository_url=home, repository=repository, path=path
+    )
 
 
 @dataclass

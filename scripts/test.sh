@@ -20,6 +20,8 @@ if [[ ! -d "$RECITATION_COPILOT_LS/node_modules/@github/copilot-language-server"
 fi
 # an arm64 Debian root, in which the linux-arm64 package runs under emulation
 bash scripts/arm64-root.sh >/dev/null
+# verdaccio, the npm registry the package source tests start on loopback
+bash scripts/registry-servers.sh
 
 step "lint (ruff)"
 .venv/bin/ruff check .

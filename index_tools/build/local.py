@@ -1,10 +1,11 @@
-"""The local builder: documents -> worker processes -> sorted runs -> LMDB shards.
+"""The local builder: documents -> worker processes -> word ids -> suffix-array shards.
 
-Workers tokenize, hash, winnow and compress; the main process deduplicates identical files
-by content hash, stores documents, and buffers postings by bucket (the fingerprint's top
-bits). When the buffer exceeds the memory budget it is sorted and spilled to per-bucket run
-files; at the end each bucket (1/256 of the postings) is sorted alone and appended to its
-shard in key order. Everything goes into a new generation that is published atomically.
+Workers tokenize, compress and number each document's distinct words; the main process
+deduplicates identical files by content hash, stores documents, maps words to the
+vocabulary's ids (in order of first appearance) and gathers the ids of unique documents
+into a shard. A full shard (`shard_words`) has its suffix arrays built in a thread (the sort
+releases the interpreter, so it runs beside the workers) while the next one fills: memory
+is bounded by the shard size. Everything goes into a new generation published atomically.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import contextlib
 import json
 import multiprocessing
 import os
-import shutil
 import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,21 +30,16 @@ from tqdm import tqdm
 
 from ..model import Document
 from ..store import generations as store
+from ..store import shards as files
 from ..store.lock import IndexBusyError, WriterLock
-from ..text.fingerprint import HASH_NAME, KGRAM_NAME
 from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
-from .lookpast import UNCAPPED, finish_caps, local_mapper
 from .process import ProcessedDoc, process
+from .suffix import write_shard
 
-DEFAULT_K = 20
-DEFAULT_WINDOW = 41
-DEFAULT_SHARDS = 4
-DEFAULT_POSTING_CAP = 256
+DEFAULT_SHARD_WORDS = 1 << 27  # words per shard: its suffix array's memory (~20 bytes/word)
 ORIGIN_CAP = 32  # occurrences kept per unique document (all of them are counted)
 DOC_BATCH = 512  # documents per LMDB write transaction
-
-_RUN_DTYPE = np.dtype([("fp", "<u8"), ("doc", "<u4"), ("pos", "<u4")])
 
 
 class BuildError(Exception):
@@ -52,15 +48,12 @@ class BuildError(Exception):
 
 @dataclass
 class BuildOptions:
-    k: int = DEFAULT_K
-    window: int = DEFAULT_WINDOW
-    shards: int = DEFAULT_SHARDS
-    posting_cap: int = DEFAULT_POSTING_CAP
     jobs: int = 0  # 0: all cores
     max_file_bytes: int = 1_000_000
-    memory_mb: int = 256  # postings buffered before spilling a sorted run
+    shard_words: int = DEFAULT_SHARD_WORDS  # a shard holds at most this many words
     progress: bool | None = None  # None: when stderr is a terminal
-    renamed: bool = True  # also index rename-insensitive fingerprints (supported languages)
+    renamed: bool = True  # also index the rename-insensitive view (supported languages)
+    registry: object = None  # sources.RegistryOptions for pypi:/npm: sources (None: defaults)
 
 
 @dataclass
@@ -71,8 +64,8 @@ class BuildSummary:
     documents: int = 0
     duplicates: int = 0
     skipped: Counter = field(default_factory=Counter)
-    fingerprints: int = 0
-    postings: int = 0
+    vocabulary: int = 0
+    shards: int = 0
     bytes: int = 0
     seconds: float = 0.0
 
@@ -90,9 +83,9 @@ class BuildSummary:
             f"index: {self.path}",
             f"files: {self.files:,} ({self.documents:,} unique documents, "
             f"{self.duplicates:,} duplicates)",
-            f"words: {self.words:,} in unique documents",
+            f"words: {self.words:,} in unique documents ({self.vocabulary:,} distinct)",
             f"skipped: {skipped}",
-            f"fingerprints: {self.fingerprints:,} ({self.postings:,} postings)",
+            f"shards: {self.shards}",
             f"index size: {self.bytes:,} bytes ({bpw} bytes per word)",
             f"time: {self.seconds:.1f} s ({rate:,.0f} words/s)",
         ]
@@ -100,142 +93,23 @@ class BuildSummary:
 
 # --- worker side -------------------------------------------------------------------------
 
-_K = DEFAULT_K
-_W = DEFAULT_WINDOW
 _R = True
 
 
-def _init_worker(k: int, window: int, renamed: bool = True) -> None:
-    global _K, _W, _R
-    _K, _W, _R = k, window, renamed
+def _init_worker(renamed: bool = True) -> None:
+    global _R
+    _R = renamed
 
 
 def _work(doc: Document) -> tuple[Document, ProcessedDoc]:
-    return doc, process(doc.text, _K, _W, doc.language, _R)
+    return doc, process(doc.text, doc.language, _R)
+
+
+def _run_one(doc: Document, opts: BuildOptions) -> tuple[Document, ProcessedDoc]:
+    return doc, process(doc.text, doc.language, opts.renamed)
 
 
 # --- main side ---------------------------------------------------------------------------
-
-
-class _Postings:
-    """Postings buffered per bucket, spilled as sorted runs when over budget."""
-
-    def __init__(self, run_dir: Path, budget_bytes: int):
-        self.run_dir = run_dir
-        self.budget = max(budget_bytes // _RUN_DTYPE.itemsize, 1)
-        self.parts: list[np.ndarray] = []
-        self.buffered = 0
-        self.spilled = False
-
-    def add(self, doc_id: int, fps: np.ndarray, positions: np.ndarray) -> None:
-        if not len(fps):
-            return
-        rec = np.empty(len(fps), dtype=_RUN_DTYPE)
-        rec["fp"] = store.keys_of(fps)
-        rec["doc"] = doc_id
-        rec["pos"] = positions
-        self.parts.append(rec)
-        self.buffered += len(rec)
-        if self.buffered >= self.budget:
-            self.spill()
-
-    def _sorted_by_bucket(self) -> Iterator[tuple[int, np.ndarray]]:
-        if not self.parts:
-            return
-        rec = np.concatenate(self.parts)
-        self.parts, self.buffered = [], 0
-        rec = rec[np.argsort(rec["fp"], kind="stable")]
-        buckets = store.bucket_of(rec["fp"])
-        edges = np.searchsorted(buckets, np.arange(store.BUCKETS + 1))
-        for b in range(store.BUCKETS):
-            lo, hi = edges[b], edges[b + 1]
-            if hi > lo:
-                yield b, rec[lo:hi]
-
-    def spill(self) -> None:
-        self.run_dir.mkdir(exist_ok=True)
-        for b, rec in self._sorted_by_bucket():
-            with open(self.run_dir / f"{b:03d}.run", "ab") as f:
-                rec.tofile(f)
-        self.spilled = True
-
-    def buckets(self) -> Iterator[tuple[int, np.ndarray]]:
-        """Each bucket's postings sorted by (fingerprint, document, position)."""
-        if not self.spilled:
-            yield from self._sorted_by_bucket()
-            return
-        self.spill()
-        for b in range(store.BUCKETS):
-            p = self.run_dir / f"{b:03d}.run"
-            if not p.exists():
-                continue
-            rec = np.fromfile(p, dtype=_RUN_DTYPE)
-            p.unlink()
-            # runs hold ascending document ids, so a stable sort keeps them in order
-            yield b, rec[np.argsort(rec["fp"], kind="stable")]
-        shutil.rmtree(self.run_dir, ignore_errors=True)
-
-
-def _by_key(rec: np.ndarray, cap: int):
-    """Per distinct key of a run sorted by key: keys, true counts, kept counts, and the kept
-    (doc, pos) pairs in key order."""
-    keys = rec["fp"]
-    n = len(rec)
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    counts = np.diff(np.append(starts, n))
-    kept = np.minimum(counts, cap)
-    group = np.repeat(np.arange(len(starts)), counts)
-    keep = (np.arange(n) - starts[group]) < kept[group]
-    pairs = np.empty((int(keep.sum()), 2), dtype="<u4")
-    pairs[:, 0] = rec["doc"][keep]
-    pairs[:, 1] = rec["pos"][keep]
-    return keys[starts], counts, kept, pairs
-
-
-def _grouped(rec: np.ndarray, cap: int, prefix_bits: int = store.PREFIX_BITS):
-    """LMDB items (prefix key, encoded group) of a run sorted by key, with the true and
-    kept counts of its distinct keys. Every group is laid out as `store.encode_group`
-    does, all at once in one array."""
-    keys, counts, kept, pairs = _by_key(rec, cap)
-    if not len(keys):
-        return [], counts, kept
-    prefix, suffix = store.split_keys(keys, prefix_bits)
-    starts = np.flatnonzero(np.concatenate(([True], prefix[1:] != prefix[:-1])))
-    sizes = np.diff(np.append(starts, len(keys)))  # keys per group
-    group = np.repeat(np.arange(len(starts)), sizes)  # group of each key
-    rank = np.arange(len(keys)) - starts[group]  # index of each key in its group
-    capped = counts > kept
-    kept_end = np.cumsum(kept)  # cumulative kept postings, over all keys
-    key_first_pair = kept_end - kept
-    group_pairs = np.add.reduceat(kept, starts)
-    group_capped = np.add.reduceat(capped.astype(np.int64), starts)
-    lengths = 2 + 2 * sizes + 2 * group_capped + 2 * group_pairs
-    offsets = np.cumsum(lengths) - lengths
-    out = np.zeros(int(lengths.sum()), dtype="<u4")
-    out[offsets] = sizes
-    out[offsets + 1] = group_capped
-    base = offsets[group]
-    out[base + 2 + rank] = suffix
-    out[base + 2 + sizes[group] + rank] = kept_end - key_first_pair[starts][group]
-    # capped keys: (index in group, true count), in key order within the group
-    ci = np.flatnonzero(capped)
-    if len(ci):
-        c_rank = np.arange(len(ci)) - np.searchsorted(ci, starts[group[ci]])
-        at = base[ci] + 2 + 2 * sizes[group[ci]] + 2 * c_rank
-        out[at] = rank[ci]
-        out[at + 1] = counts[ci]
-    # postings: (doc, pos) pairs after the header of each group
-    owner = np.repeat(np.arange(len(keys)), kept)  # key of each kept posting
-    g = group[owner]
-    in_group = np.arange(len(owner)) - key_first_pair[starts][g]
-    at = offsets[g] + 2 + 2 * sizes[g] + 2 * group_capped[g] + 2 * in_group
-    out[at] = pairs[:, 0]
-    out[at + 1] = pairs[:, 1]
-    buf = out.tobytes()
-    pkeys = prefix[starts].astype(">u4").tobytes()
-    ob, oe = (offsets * 4).tolist(), ((offsets + lengths) * 4).tolist()
-    items = [(pkeys[i * 4 : i * 4 + 4], buf[ob[i] : oe[i]]) for i in range(len(starts))]
-    return items, counts, kept
 
 
 def doc_meta(pd: ProcessedDoc, language: str, offset: int, occurrences: int = 1) -> dict:
@@ -248,16 +122,6 @@ def doc_meta(pd: ProcessedDoc, language: str, offset: int, occurrences: int = 1)
         "o": offset,
         "z": len(pd.ztext),
     }
-
-
-def append_bucket(
-    txn, rec: np.ndarray, cap: int, prefix_bits: int = store.PREFIX_BITS
-) -> tuple[int, int, int]:
-    """Append one bucket's postings (sorted by key, document, position) to a new shard;
-    returns (fingerprints, postings kept, fingerprints capped)."""
-    items, counts, kept = _grouped(rec, cap, prefix_bits)
-    txn.cursor().putmulti(items, append=True)
-    return len(counts), int(kept.sum()), int((counts > kept).sum())
 
 
 class DocStore:
@@ -300,17 +164,90 @@ class DocStore:
         self.text.close()
 
 
-class _Writer:
-    """Stores documents and postings of one generation."""
+class Vocabulary:
+    """Word -> id, ids given in order of first appearance (documents in id order)."""
 
-    def __init__(self, gen: Path, header: store.Header, next_doc: int, budget_bytes: int):
+    def __init__(self, words: list[str] | None = None):
+        self.words = list(words or [])
+        self.ids = {w: files.FIRST_WORD_ID + i for i, w in enumerate(self.words)}
+
+    def map(self, pd: ProcessedDoc) -> np.ndarray:
+        """The document's word ids (new words get the next ids)."""
+        ids, words = self.ids, self.words
+        table = np.empty(len(pd.vocabulary), dtype=np.uint32)
+        for i, w in enumerate(pd.vocabulary):
+            word_id = ids.get(w)
+            if word_id is None:
+                word_id = ids[w] = files.FIRST_WORD_ID + len(words)
+                words.append(w)
+            table[i] = word_id
+        return table[pd.local_ids]
+
+
+class ShardBuffer:
+    """The unique documents of the shards being written; a full shard is written (its
+    suffix arrays sorted) in a thread while the next one fills."""
+
+    def __init__(self, gen: Path, first_shard: int, limit: int, renamed: bool):
+        self.gen = gen
+        self.next_shard = first_shard
+        self.limit = max(1, min(limit, files.MAX_SHARD_WORDS))
+        self.renamed = renamed
+        self.docs: list[np.ndarray] = []
+        self.masks: list[np.ndarray | None] = []
+        self.words = 0
+        self.written: list[tuple[int, int]] = []  # (words, documents) per shard written
+        self._pool = ThreadPoolExecutor(1)
+        self._pending: Future | None = None
+
+    def add(self, ids: np.ndarray, mask: np.ndarray | None) -> None:
+        if self.docs and self.words + len(ids) > self.limit:
+            self.flush()
+        self.docs.append(ids)
+        self.masks.append(mask)
+        self.words += len(ids)
+
+    def flush(self) -> None:
+        if not self.docs:
+            return
+        self._wait()
+        docs, masks = self.docs, self.masks if self.renamed else None
+        self._pending = self._pool.submit(write_shard, self.gen, self.next_shard, docs, masks)
+        self.next_shard += 1
+        self.docs, self.masks, self.words = [], [], 0
+
+    def _wait(self) -> None:
+        if self._pending is not None:
+            self.written.append(self._pending.result())
+            self._pending = None
+
+    def close(self) -> list[tuple[int, int]]:
+        try:
+            self.flush()
+            self._wait()
+        finally:
+            self._pool.shutdown(wait=True)
+        return self.written
+
+
+class _Writer:
+    """Stores the documents, vocabulary and shards of one generation."""
+
+    def __init__(
+        self,
+        gen: Path,
+        header: store.Header,
+        opts: BuildOptions,
+        vocabulary: Vocabulary | None = None,
+        occurrences: np.ndarray | None = None,
+    ):
         self.gen = gen
         self.header = header
-        self.next_doc = next_doc
-        self.first_new = next_doc  # documents before it were stored by an earlier build
+        self.next_doc = header.documents
         self.docs = DocStore(gen)
-        self.postings = _Postings(gen / "runs", budget_bytes)
-        self.renamed = _Postings(gen / "runs-renamed", budget_bytes)
+        self.vocabulary = vocabulary or Vocabulary()
+        self.occurrences = list(occurrences.tolist()) if occurrences is not None else []
+        self.shards = ShardBuffer(gen, header.shards, opts.shard_words, opts.renamed)
 
     def add(self, doc: Document, pd: ProcessedDoc, summary: BuildSummary) -> None:
         txn, dbs = self.docs.txn, self.docs.dbs
@@ -321,6 +258,7 @@ class _Writer:
             meta = json.loads(txn.get(existing, db=dbs["meta"]))
             meta["n"] += 1
             txn.put(existing, json.dumps(meta).encode(), db=dbs["meta"])
+            self.occurrences[int.from_bytes(existing, "big")] += 1
             if meta["n"] <= ORIGIN_CAP:
                 origins = json.loads(txn.get(existing, db=dbs["origins"]))
                 origins.append(doc.origin.to_dict())
@@ -329,96 +267,26 @@ class _Writer:
             doc_id = self.next_doc
             self.next_doc += 1
             self.docs.put(doc_id, pd, doc.language, [doc.origin.to_dict()])
-            self.postings.add(doc_id, pd.fps, pd.positions)
-            self.renamed.add(doc_id, pd.renamed_fps, pd.renamed_positions)
+            self.occurrences.append(1)
+            self.shards.add(self.vocabulary.map(pd), pd.identifiers)
             summary.documents += 1
             summary.words += pd.words
         self.docs.tick()
 
-    def finish(self, summary: BuildSummary, merge: bool) -> None:
-        """Write the postings into the shards (merging into existing ones for `add`)."""
+    def finish(self, summary: BuildSummary) -> None:
+        """The last shard, the vocabulary and the per-document counts."""
         self.docs.close()
         h = self.header
-        counts = _write_shards(self.gen, self.postings, h, merge, renamed=False)
-        h.fingerprints, h.postings, h.capped = counts
-        if h.renamed_languages:
-            counts = _write_shards(self.gen, self.renamed, h, merge, renamed=True)
-            h.renamed_fingerprints, h.renamed_postings, h.renamed_capped = counts
-        summary.fingerprints, summary.postings = h.fingerprints, h.postings
-
-
-def _merge_groups(old: bytes, new: bytes, cap: int) -> tuple[bytes, tuple[int, int, int]]:
-    """The union of two groups (old postings first), and the old group's counts."""
-    merged: dict[int, tuple[int, np.ndarray]] = {}
-    stats = [0, 0, 0]
-    for i, value in enumerate((old, new)):
-        suffixes, counts, ends, pairs = store.decode_group(value)
-        starts = np.concatenate(([0], ends[:-1]))
-        if i == 0:
-            kept = ends - starts
-            stats = [len(suffixes), int(kept.sum()), int((counts > kept).sum())]
-        for j, sfx in enumerate(suffixes.tolist()):
-            p = pairs[starts[j] : ends[j]]
-            if sfx in merged:
-                c, q = merged[sfx]
-                merged[sfx] = (c + int(counts[j]), np.concatenate((q, p))[:cap])
-            else:
-                merged[sfx] = (int(counts[j]), p)
-    order = sorted(merged)
-    counts = np.array([merged[x][0] for x in order], dtype=np.int64)
-    pairs = [merged[x][1] for x in order]
-    kept = np.array([len(p) for p in pairs], dtype=np.int64)
-    value = store.encode_group(
-        np.array(order, dtype=np.uint32), counts, kept,
-        np.concatenate(pairs) if pairs else np.empty((0, 2), dtype="<u4"),
-    )  # fmt: skip
-    return value, tuple(stats)
-
-
-def _write_shards(
-    gen: Path, postings: _Postings, h: store.Header, merge: bool, renamed: bool
-) -> tuple[int, int, int]:
-    """Append (or, for `add`, merge) every bucket into its shard; returns the new totals of
-    (fingerprints, postings, capped fingerprints)."""
-    if renamed:
-        fingerprints, kept_total, capped_total = (
-            h.renamed_fingerprints,
-            h.renamed_postings,
-            h.renamed_capped,
+        for words, docs in self.shards.close():
+            h.shard_words.append(words)
+            h.shard_documents.append(docs)
+        h.shards = len(h.shard_words)
+        h.vocabulary = len(self.vocabulary.words)
+        files.write_vocabulary(self.gen, self.vocabulary.words)
+        files.write_array(
+            self.gen / files.OCCURRENCES_NAME, np.asarray(self.occurrences, dtype="<u4")
         )
-    else:
-        fingerprints, kept_total, capped_total = h.fingerprints, h.postings, h.capped
-    envs = [
-        store.open_env(gen / store.shard_name(i, renamed), readonly=False) for i in range(h.shards)
-    ]
-    txns = [env.begin(write=True) for env in envs]
-    cap = UNCAPPED  # lists are written whole; `finish_caps` cuts them
-    for b, rec in postings.buckets():
-        txn = txns[store.shard_of_bucket(b, h.shards)]
-        if not merge:
-            fps, kept, capped = append_bucket(txn, rec, cap, h.prefix_bits)
-            fingerprints += fps
-            kept_total += kept
-            capped_total += capped
-            continue
-        for key, value in _grouped(rec, cap, h.prefix_bits)[0]:
-            old = txn.get(key)
-            if old is not None:
-                value, stats = _merge_groups(old, value, cap)
-                fingerprints -= stats[0]
-                kept_total -= stats[1]
-                capped_total -= stats[2]
-            suffixes, counts, ends, _ = store.decode_group(value)
-            kept = np.diff(ends, prepend=0)
-            fingerprints += len(suffixes)
-            kept_total += int(kept.sum())
-            capped_total += int((counts > kept).sum())
-            txn.put(key, value)
-    for txn, env in zip(txns, envs):
-        txn.commit()
-        env.sync(True)
-        env.close()
-    return fingerprints, kept_total, capped_total
+        summary.vocabulary, summary.shards = h.vocabulary, h.shards
 
 
 def _bounded(items: Iterable[Document], slots: threading.Semaphore) -> Iterator[Document]:
@@ -448,9 +316,7 @@ def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) ->
             # fork shares the loaded modules; Windows has only spawn
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            pool = ctx.Pool(
-                jobs, initializer=_init_worker, initargs=(opts.k, opts.window, opts.renamed)
-            )
+            pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(opts.renamed,))
             slots = threading.Semaphore(jobs * 64)  # documents in flight, bounds memory
             results = pool.imap(_work, _bounded(docs, slots), chunksize=8)
         try:
@@ -469,10 +335,6 @@ def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) ->
         bar.close()
 
 
-def _run_one(doc: Document, opts: BuildOptions) -> tuple[Document, ProcessedDoc]:
-    return doc, process(doc.text, opts.k, opts.window, doc.language, opts.renamed)
-
-
 def _open_sources(specs: list[str], opts: BuildOptions) -> list:
     sources = []
     for spec in specs:
@@ -482,45 +344,32 @@ def _open_sources(specs: list[str], opts: BuildOptions) -> list:
         from .sources import SourceError, open_source
 
         try:
-            sources.append(open_source(spec, max_file_bytes=opts.max_file_bytes))
+            sources.append(
+                open_source(spec, max_file_bytes=opts.max_file_bytes, registry=opts.registry)
+            )
         except SourceError as e:
             raise BuildError(str(e)) from None
     return sources
 
 
 def _check_params(opts: BuildOptions) -> None:
-    if not (2 <= opts.k <= 64):
-        raise BuildError(f"k must be between 2 and 64 (got {opts.k})")
-    if not (1 <= opts.window <= 512):
-        raise BuildError(f"window must be between 1 and 512 (got {opts.window})")
-    if not (1 <= opts.shards <= store.BUCKETS):
-        raise BuildError(f"shards must be between 1 and {store.BUCKETS} (got {opts.shards})")
-    if opts.posting_cap < 1:
-        raise BuildError("the posting cap must be at least 1")
+    if not (1 <= opts.shard_words <= files.MAX_SHARD_WORDS):
+        raise BuildError(f"shard words must be between 1 and {files.MAX_SHARD_WORDS}")
 
 
 def _finish(
-    root: Path,
-    gen: Path,
-    writer: _Writer,
-    summary: BuildSummary,
-    merge: bool,
-    started: float,
-    opts: BuildOptions,
-    old_capped: tuple[np.ndarray, np.ndarray] | None = None,
+    root: Path, gen: Path, writer: _Writer, summary: BuildSummary, merge: bool, started: float
 ) -> BuildSummary:
-    writer.finish(summary, merge)
+    writer.finish(summary)
     h = writer.header
-    finish_caps(gen, h, local_mapper(opts.jobs), old_capped, writer.first_new)
-    summary.fingerprints, summary.postings = h.fingerprints, h.postings
     h.skipped = dict(Counter(h.skipped) + summary.skipped)
     if merge:  # rewrite compactly: in-place updates leave free pages behind
-        for p in sorted(gen.glob("*.mdb")):
-            env = store.open_env(p, readonly=False, max_dbs=8)
-            tmp = p.with_suffix(".compact")
-            env.copy(str(tmp), compact=True)
-            env.close()
-            os.replace(tmp, p)
+        p = gen / store.DOCS_NAME
+        env = store.open_env(p, readonly=False, max_dbs=8)
+        tmp = p.with_suffix(".compact")
+        env.copy(str(tmp), compact=True)
+        env.close()
+        os.replace(tmp, p)
     store.finalize_generation(gen, h)
     store.publish(root, gen)
     summary.bytes = sum(h.file_sizes.values())
@@ -602,12 +451,6 @@ def new_generation(root: Path) -> Path:
 def new_header(opts: BuildOptions, sources: list) -> store.Header:
     return store.Header(
         format_version=store.FORMAT_VERSION,
-        k=opts.k,
-        window=opts.window,
-        shards=opts.shards,
-        posting_cap=opts.posting_cap,
-        hash=HASH_NAME,
-        kgram=KGRAM_NAME,
         tokenizer_version=TOKENIZER_VERSION,
         name=" + ".join(s.name for s in sources),
         sources=[s.describe() for s in sources],
@@ -631,14 +474,14 @@ def build_index(
         header = new_header(opts, sources)
         summary = BuildSummary(path=str(root))
         try:
-            writer = _Writer(gen, header, 0, opts.memory_mb << 20)
+            writer = _Writer(gen, header, opts)
             _run(sources, writer, opts, summary)
             header.documents, header.words, header.files = (
                 summary.documents,
                 summary.words,
                 summary.files,
             )
-            return _finish(root, gen, writer, summary, False, started, opts)
+            return _finish(root, gen, writer, summary, False, started)
         except BaseException as e:
             abandon(gen, e)
             raise
@@ -647,7 +490,8 @@ def build_index(
 def add_to_index(
     path: str | os.PathLike, specs: list[str], options: BuildOptions | None = None
 ) -> BuildSummary:
-    """Extend the index at `path` with more sources (same parameters), atomically."""
+    """Extend the index at `path` with more sources, atomically: their new documents make
+    new shards, files identical to indexed ones are counted with them."""
     opts = options or BuildOptions()
     root = Path(path)
     store.read_header(root)  # a clear error before taking the lock when there is no index
@@ -675,29 +519,33 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     problems = store.structure_problems(old_gen, header)
     if problems:
         raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
-    opts.k, opts.window = header.k, header.window
     opts.renamed = bool(header.renamed_languages)
     sources = _open_sources(specs, opts)
     started = time.perf_counter()
     gen = store.new_generation(root)
     try:
+        rewritten = {files.WORDS_NAME, files.OFFSETS_NAME, files.LOOKUP_NAME}
         for name in sorted(header.file_sizes):
-            if not name.endswith(".u64"):  # the capped sets are written anew
+            if name not in rewritten:  # the vocabulary is written anew, extended
                 _copy_checked(old_gen / name, gen / name, header.file_hashes[name], root)
+        try:
+            vocabulary = Vocabulary(files.read_vocabulary(old_gen))
+            occurrences = np.fromfile(gen / files.OCCURRENCES_NAME, dtype="<u4")
+        except (ValueError, UnicodeDecodeError) as e:
+            raise BuildError(f"index at {root} is damaged ({e}); rebuild it") from None
+        if len(vocabulary.words) != header.vocabulary or len(occurrences) != header.documents:
+            raise BuildError(f"index at {root} is damaged (vocabulary); rebuild it")
         header.sources = header.sources + [s.describe() for s in sources]
         header.name = " + ".join(
             [header.name] + [s.name for s in sources] if header.name else [s.name for s in sources]
         )
         summary = BuildSummary(path=str(root))
-        writer = _Writer(gen, header, header.documents, opts.memory_mb << 20)
+        writer = _Writer(gen, header, opts, vocabulary, occurrences)
         _run(sources, writer, opts, summary)
         header.documents += summary.documents
         header.words += summary.words
         header.files += summary.files
-        old_capped = tuple(
-            store.load_capped(old_gen / store.capped_name(renamed)) for renamed in (False, True)
-        )
-        return _finish(root, gen, writer, summary, True, started, opts, old_capped)
+        return _finish(root, gen, writer, summary, True, started)
     except BaseException as e:
         abandon(gen, e)
         raise

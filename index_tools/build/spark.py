@@ -6,16 +6,17 @@
                       the number of occurrences and the first ORIGIN_CAP origins; sorted by
                       first seq and numbered: document ids exactly as the local builder
                       assigns them (order of first occurrence)
-    pass 2 (Spark)    chunk -> `process()` of each first occurrence -> a document record and
-                      the document's postings, grouped per bucket; postings are shuffled to
-                      their shard and sorted by bucket, and each shard task sorts one bucket
-                      at a time by (key, document, position) and appends it to its
-                      postings-NNN.mdb with the local builder's `append_bucket`
+    pass 2 (Spark)    chunk -> `process()` of each first occurrence -> a document record, its
+                      distinct words and their places; each word reduced to its first
+                      (document, place): the vocabulary's ids in the local builder's order
     docs (driver)     document records in id order, joined with their occurrences ->
-                      docs.mdb and text.zst, as the local builder writes them
+                      docs.mdb and text.zst, as the local builder writes them; the words of
+                      each document decide the shards (the local builder's rule)
+    shards (Spark)    each document's word ids go to its shard; each shard task sorts its
+                      suffix arrays and writes its files with `write_shard`, in parallel
 
-The result is the same index, key for key and value for value, as `build_index` makes of
-the same sources; it is published atomically in the same way. Executors write the shard
+The result is the same index, byte for byte, as `build_index` makes of the same sources; it
+is published atomically in the same way. Executors write the shard
 files into the new generation directory and read the staged chunks from beside it, so on a
 cluster the output directory must be on a filesystem that every node mounts.
 
@@ -40,8 +41,8 @@ import numpy as np
 import zstandard
 
 from ..store import generations as store
+from ..store import shards as files
 from .local import (
-    _RUN_DTYPE,
     ORIGIN_CAP,
     BuildError,
     BuildOptions,
@@ -49,14 +50,13 @@ from .local import (
     DocStore,
     _documents,
     abandon,
-    append_bucket,
     new_generation,
     new_header,
     prepare_build,
     writing,
 )
-from .lookpast import UNCAPPED, LookPastParams, finish_caps, look_past_docs
 from .process import ProcessedDoc, content_hash, process
+from .suffix import write_shard
 
 DEFAULT_CHUNK_BYTES = 8 << 20  # text per staged chunk (one map task each)
 STAGE_PREFIX = store.STAGE_PREFIX
@@ -126,89 +126,54 @@ def _merge_occurrences(a, b):
     return min(a[0], b[0]), a[1] + b[1], origins
 
 
-# --- pass 2: processing, postings per shard --------------------------------------------------
+# --- pass 2: processing, the vocabulary -------------------------------------------------------
 
 
-def _process_doc(text: str, language: str, k: int, window: int, renamed: bool) -> ProcessedDoc:
-    if renamed:  # also the rename-insensitive fingerprints, as the local builder does
-        return process(text, k, window, language, True)
-    return process(text, k, window)
-
-
-def _families(pd: ProcessedDoc, families: int):
-    """(fingerprints, positions) of each postings family: exact, then rename-insensitive."""
-    yield pd.fps, pd.positions
-    if families > 1:
-        yield pd.renamed_fps, pd.renamed_positions
-
-
-def _process_chunk(path: str, k: int, window: int, families: int, doc_of_seq: np.ndarray):
-    """("d", doc, record) per first occurrence, then, per postings family and bucket,
-    ("p", (family, bucket, first doc of the chunk), postings)."""
-    parts: list[list] = [[] for _ in range(families)]
-    first_doc = -1
+def _process_chunk(path: str, renamed: bool, doc_of_seq: np.ndarray):
+    """(doc, (record, distinct words, local ids, identifiers)) per first occurrence."""
     for seq, text, _origin, language in _read_chunk(path):
         doc_id = int(doc_of_seq[seq])
         if doc_id < 0:
             continue  # a later copy of a file already stored
-        if first_doc < 0:
-            first_doc = doc_id
-        pd = _process_doc(text, language, k, window, families > 1)
-        yield "d", doc_id, (pd.words, language, pd.content_hash, pd.blocks, pd.ztext)
-        for family, (fps, positions) in enumerate(_families(pd, families)):
-            if len(fps):
-                rec = np.empty(len(fps), dtype=_RUN_DTYPE)
-                rec["fp"] = store.keys_of(fps)
-                rec["doc"] = doc_id
-                rec["pos"] = positions
-                parts[family].append(rec)
-    for family, recs in enumerate(parts):
-        if not recs:
-            continue
-        rec = np.concatenate(recs)
-        buckets = store.bucket_of(rec["fp"])
-        order = np.argsort(buckets, kind="stable")
-        rec, buckets = rec[order], buckets[order]
-        edges = np.searchsorted(buckets, np.arange(store.BUCKETS + 1))
-        for b in range(store.BUCKETS):
-            lo, hi = edges[b], edges[b + 1]
-            if hi > lo:
-                yield "p", (family, b, first_doc), rec[lo:hi].tobytes()
+        pd = process(text, language, renamed)
+        record = (pd.words, language, pd.content_hash, pd.blocks, pd.ztext)
+        yield doc_id, (record, pd.vocabulary, pd.local_ids, pd.identifiers)
 
 
-def _shard_file(index: int, shards: int) -> str:
-    """Partition `index` writes shard index % shards of family index // shards."""
-    family, shard = divmod(index, shards)
-    return store.shard_name(shard, True) if family else store.shard_name(shard)
+def _first_places(item):
+    """(word, (document, its place among the document's distinct words))."""
+    doc_id, (_record, vocabulary, _ids, _mask) = item
+    return ((w, (doc_id, i)) for i, w in enumerate(vocabulary))
 
 
-def _write_shard(index: int, items, gen: str, shards: int, cap: int):
-    """Append the (bucket-sorted) postings of one shard to its LMDB file."""
-    path = Path(gen) / _shard_file(index, shards)
-    path.unlink(missing_ok=True)  # a retried task starts over
-    env = store.open_env(path, readonly=False)
-    txn = env.begin(write=True)
-    totals = [0, 0, 0]
-    bucket, blobs = -1, []
+def _shard_docs(item, vocabulary: dict, shard_of_doc: np.ndarray):
+    doc_id, (_record, words, local, mask) = item
+    table = np.fromiter((vocabulary[w] for w in words), dtype=np.uint32, count=len(words))
+    return int(shard_of_doc[doc_id]), (doc_id, table[local], mask)
 
-    def flush():
-        rec = np.frombuffer(b"".join(blobs), dtype=_RUN_DTYPE)
-        rec = rec[np.lexsort((rec["pos"], rec["doc"], rec["fp"]))]
-        for i, n in enumerate(append_bucket(txn, rec, cap)):
-            totals[i] += n
 
-    for (_family, b, _first_doc), blob in items:
-        if b != bucket and blobs:
-            flush()
-            blobs = []
-        bucket = b
-        blobs.append(blob)
-    if blobs:
-        flush()
-    txn.commit()
-    env.sync(True)
-    env.close()
-    yield tuple(totals)
+def _write_shard_task(index: int, items, gen: str, first_shard: int, renamed: bool):
+    docs = sorted(items, key=lambda x: x[1][0])
+    ids = [d[1][1] for d in docs]
+    masks = [d[1][2] for d in docs] if renamed else None
+    shard = first_shard + index
+    for part in files.SHARD_PARTS + files.RENAMED_PARTS:  # a retried task starts over
+        (Path(gen) / files.shard_file(shard, part)).unlink(missing_ok=True)
+    if ids:
+        yield index, write_shard(Path(gen), shard, ids, masks)
+
+
+def shard_cuts(words_per_doc: np.ndarray, limit: int) -> np.ndarray:
+    """The shard of each document, by the local builder's rule: a shard takes documents in
+    id order until the next would take it past `limit` words."""
+    shard = np.empty(len(words_per_doc), dtype=np.int64)
+    current, used = 0, 0
+    for i, w in enumerate(words_per_doc.tolist()):
+        if used and used + w > limit:
+            current, used = current + 1, 0
+        shard[i] = current
+        used += w
+    return shard
 
 
 # --- docs (driver) ----------------------------------------------------------------------------
@@ -226,7 +191,7 @@ class _DocsWriter:
         if doc_id != self.next_doc:
             raise BuildError(f"internal error: document {doc_id} arrived, {self.next_doc} due")
         self.next_doc += 1
-        pd = ProcessedDoc(chash, words, blocks, ztext, np.empty(0), np.empty(0))
+        pd = ProcessedDoc(chash, words, blocks, ztext, [], np.empty(0, dtype=np.uint32))
         self.docs.put(doc_id, pd, language, origins, occurrences)
         self.docs.tick()
         return words
@@ -258,7 +223,7 @@ def _context(master: str, opts: BuildOptions, local_dir: Path):
         .setMaster(master)
         .set("spark.ui.enabled", "false")
         .set("spark.ui.showConsoleProgress", "false")
-        .set("spark.python.worker.memory", f"{max(opts.memory_mb, 64)}m")
+        .set("spark.python.worker.memory", "512m")
         .set("spark.local.dir", str(local_dir))
     )
     if master.startswith("local"):
@@ -296,13 +261,13 @@ def build_index_spark(
         sc = None
         try:
             stage.mkdir()
-            chunks, files = _stage(sources, stage, chunk_bytes, summary)
+            chunks, files_seen = _stage(sources, stage, chunk_bytes, summary)
             sc = spark_context or _context(
                 master or f"local[{opts.jobs or '*'}]", opts, Path(tempfile.mkdtemp(dir=stage))
             )
             if spark_context is None and not sc.master.startswith("local"):
                 sc.addPyFile(_package_zip(stage))
-            _run(sc, chunks, files, gen, opts, header, summary)
+            _run(sc, chunks, files_seen, gen, opts, header, summary)
             h = header
             h.documents, h.words, h.files = summary.documents, summary.words, summary.files
             h.skipped = dict(Counter(h.skipped) + summary.skipped)
@@ -320,10 +285,10 @@ def build_index_spark(
             shutil.rmtree(stage, ignore_errors=True)
 
 
-def _run(sc, chunks, files, gen: Path, opts: BuildOptions, header, summary: BuildSummary):
+def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary: BuildSummary):
     from pyspark import StorageLevel
 
-    summary.files = files
+    summary.files = files_seen
     parallel = max(2, sc.defaultParallelism)
     paths = sc.parallelize(chunks, max(len(chunks), 1))
 
@@ -337,67 +302,65 @@ def _run(sc, chunks, files, gen: Path, opts: BuildOptions, header, summary: Buil
     )
     # seq -> document id (-1 for later copies): 4 bytes per file, filled one partition of
     # first seqs (in document id order) at a time, then broadcast
-    doc_of_seq = np.full(files, -1, dtype=np.int32)
+    doc_of_seq = np.full(files_seen, -1, dtype=np.int32)
     documents = 0
     firsts = numbered.mapPartitions(lambda it: [np.fromiter((x[0][0] for x in it), dtype=np.int64)])
     for part in firsts.toLocalIterator():
         doc_of_seq[part] = np.arange(documents, documents + len(part))
         documents += len(part)
     summary.documents = documents
-    summary.duplicates = files - documents
+    summary.duplicates = files_seen - documents
     occurrences = numbered.map(lambda x: (x[1], x[0][1]))  # doc id -> (n, origins)
 
-    # pass 2: process each unique document once
-    k, window = opts.k, opts.window
-    families = 2 if getattr(header, "renamed_languages", None) else 1
+    # pass 2: process each unique document once; the vocabulary in order of first appearance
+    renamed = bool(header.renamed_languages)
     table = sc.broadcast(doc_of_seq)
-    processed = paths.flatMap(
-        lambda p: _process_chunk(p, k, window, families, table.value)
-    ).persist(StorageLevel.MEMORY_AND_DISK)
-    shards, cap = opts.shards, UNCAPPED  # lists written whole; `finish_caps` cuts them
-    gen_dir = str(gen)
-    totals = (
-        processed.filter(lambda r: r[0] == "p")
-        .map(lambda r: (r[1], r[2]))
-        .repartitionAndSortWithinPartitions(
-            numPartitions=families * shards,
-            partitionFunc=lambda key: key[0] * shards + store.shard_of_bucket(key[1], shards),
-        )
-        .mapPartitionsWithIndex(lambda i, it: _write_shard(i, it, gen_dir, shards, cap))
-        .collect()
+    processed = paths.flatMap(lambda p: _process_chunk(p, renamed, table.value)).persist(
+        StorageLevel.MEMORY_AND_DISK
     )
-    for family, prefix in enumerate(("", "renamed_")[:families]):
-        part = totals[family * shards : (family + 1) * shards]
-        for i, name in enumerate(("fingerprints", "postings", "capped")):
-            setattr(header, prefix + name, sum(t[i] for t in part))
-    summary.fingerprints, summary.postings = header.fingerprints, header.postings
+    firsts_of_words = processed.flatMap(_first_places).reduceByKey(min, parallel)
+    ordered_words = firsts_of_words.sortBy(lambda kv: kv[1], numPartitions=parallel).keys()
+    words = list(ordered_words.toLocalIterator())
 
-    docs = processed.filter(lambda r: r[0] == "d").map(lambda r: (r[1], r[2]))
+    # docs (driver): documents in id order, with their occurrences
+    docs = processed.map(lambda r: (r[0], r[1][0]))
     ordered = docs.join(occurrences, parallel).sortByKey(numPartitions=parallel)
     writer = _DocsWriter(gen)
+    counts = np.zeros(documents, dtype="<u4")
+    words_per_doc = np.zeros(documents, dtype=np.int64)
     try:
         for doc_id, (record, (n, origins)) in ordered.toLocalIterator():
-            summary.words += writer.add(doc_id, record, n, origins)
+            words_per_doc[doc_id] = writer.add(doc_id, record, n, origins)
+            counts[doc_id] = n
     finally:
         writer.close()
     if writer.next_doc != summary.documents:
         raise BuildError(
             f"internal error: {writer.next_doc} documents written, {summary.documents} expected"
         )
+    summary.words = int(words_per_doc.sum())
+
+    # shards (Spark): each shard's documents, ids and suffix arrays, in parallel
+    shard_of_doc = shard_cuts(words_per_doc, opts.shard_words)
+    shards = int(shard_of_doc.max()) + 1 if documents else 0
+    vocabulary = sc.broadcast({w: files.FIRST_WORD_ID + i for i, w in enumerate(words)})
+    cuts = sc.broadcast(shard_of_doc)
+    gen_dir = str(gen)
+    written = dict(
+        processed.map(lambda item: _shard_docs(item, vocabulary.value, cuts.value))
+        .partitionBy(max(shards, 1), lambda shard: shard)
+        .mapPartitionsWithIndex(lambda i, it: _write_shard_task(i, it, gen_dir, 0, renamed))
+        .collect()
+    )
+    header.shard_words = [written[i][0] for i in range(shards)]
+    header.shard_documents = [written[i][1] for i in range(shards)]
+    header.shards = shards
+    header.vocabulary = len(words)
+    files.write_vocabulary(gen, words)
+    files.write_array(gen / files.OCCURRENCES_NAME, counts)
+    summary.vocabulary, summary.shards = header.vocabulary, header.shards
     processed.unpersist()
     numbered.unpersist()
     table.unpersist()
-    finish_caps(gen, header, _spark_mapper(sc, parallel))
-    summary.fingerprints, summary.postings = header.fingerprints, header.postings
-
-
-def _spark_mapper(sc, parallel: int):
-    """The look-past pass's documents winnowed again on the executors."""
-
-    def run(params: LookPastParams, doc_ids: np.ndarray):
-        if not len(doc_ids):
-            return iter(())
-        ids = sc.parallelize(doc_ids.tolist(), min(parallel, len(doc_ids)))
-        return ids.mapPartitions(lambda it: look_past_docs(params, it)).toLocalIterator()
-
-    return run
+    vocabulary.unpersist()
+    cuts.unpersist()

@@ -13,14 +13,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from ..build.local import (
-    DEFAULT_K,
-    DEFAULT_POSTING_CAP,
-    DEFAULT_SHARDS,
-    DEFAULT_WINDOW,
-    BuildError,
-    InterruptedAfterPublish,
-)
+from ..build.local import DEFAULT_SHARD_WORDS, BuildError, InterruptedAfterPublish
 from ..build.sources.languages import language_for_path
 from ..model import Match, describe_match, query_report
 from ..safe_text import printable
@@ -34,13 +27,16 @@ Build and query a local index of public code, so that code entering your editor 
 suggestion, a paste) can be traced to where it is quoted from.
 
 Sources: a folder, a git repository (links to the HEAD commit on its origin's web host),
-python:stdlib, python:site-packages[=NAME,...], or a dataset (.jsonl, .jsonl.gz, .parquet
-with The Stack's column names)."""
+python:stdlib, python:site-packages[=NAME,...], a dataset (.jsonl, .jsonl.gz, .parquet
+with The Stack's column names), PyPI and npm packages: pypi:NAME[==VERSION],
+npm:NAME[@VERSION] (@scope/name too), or lists of them: pypi:FILE or a requirements.txt,
+npm:FILE or a package.json / package-lock.json."""
 
 EPILOG = """\
 examples:
   recitation-index build --default                 # the embedded default index (stdlib)
   recitation-index build ~/src/acme-widgets python:site-packages --out ./idx
+  recitation-index build pypi:requests npm:lodash --out ./idx
   recitation-index add ./idx ~/src/another-repo
   recitation-index stats ./idx --json
   git show HEAD:src/geo.py | recitation-index query ./idx
@@ -73,16 +69,37 @@ def _build_options(args):
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be 0 (all cores) or more")
     return BuildOptions(
-        k=getattr(args, "k", DEFAULT_K),
-        window=getattr(args, "window", DEFAULT_WINDOW),
-        shards=getattr(args, "shards", DEFAULT_SHARDS),
-        posting_cap=getattr(args, "posting_cap", DEFAULT_POSTING_CAP),
         jobs=args.jobs or 0,
         max_file_bytes=args.max_file_bytes,
-        memory_mb=args.memory_mb,
+        shard_words=args.shard_words,
         renamed=getattr(args, "renamed", True),
         progress=False if args.quiet else (True if args.progress else None),
+        registry=_registry_options(args),
     )
+
+
+def _registry_options(args):
+    """How pypi:/npm: sources fetch (the environment supplies what the flags leave out)."""
+    from ..build.sources import RegistryOptions, SourceError
+    from ..build.sources.archives import ArchiveLimits
+
+    if args.fetch_jobs < 1:
+        raise UsageError("--fetch-jobs must be at least 1")
+    if args.max_unpacked_mb < 1 or args.max_download_mb < 1:
+        raise UsageError("--max-unpacked-mb and --max-download-mb must be at least 1")
+    try:
+        return RegistryOptions(
+            pypi_url=args.pypi_url or "",
+            npm_registry=args.npm_registry or "",
+            cache=args.package_cache or "",
+            jobs=args.fetch_jobs,
+            keep_going=args.keep_going,
+            limits=ArchiveLimits(max_expanded_bytes=args.max_unpacked_mb << 20),
+            max_download_bytes=args.max_download_mb << 20,
+            progress=False if args.quiet else (True if args.progress else None),
+        )
+    except SourceError as e:
+        raise UsageError(str(e)) from None
 
 
 def _print_summary(summary, as_json: bool) -> None:
@@ -162,15 +179,11 @@ def cmd_stats(args) -> int:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(s["skipped"].items())) or "none"
         print(f"index: {s['path']} ({s['name']})")
         print(
-            f"format version {s['format_version']}: k={s['k']}, window={s['window']}, "
-            f"every common run of {s['guarantee']}+ words is found"
+            f"format version {s['format_version']}: suffix arrays over word ids, every "
+            "common run is found with the exact number of files"
         )
         print(f"files: {s['files']:,} ({s['documents']:,} unique documents)")
-        print(f"words: {s['words']:,}")
-        print(
-            f"fingerprints: {s['fingerprints']:,} ({s['postings']:,} postings, "
-            f"{s['capped']:,} capped at {s['posting_cap']})"
-        )
+        print(f"words: {s['words']:,} ({s['vocabulary']:,} distinct) in {s['shards']} shard(s)")
         print(f"size: {s['bytes']:,} bytes ({s['bytes_per_word']} bytes per word)")
         print(f"skipped while building: {skipped}")
         if args.verify:
@@ -332,11 +345,52 @@ def _parser() -> argparse.ArgumentParser:
             help="skip larger files (default: %(default)s)",
         )
         sp.add_argument(
-            "--memory-mb",
+            "--shard-words",
             type=int,
-            default=256,
-            help="postings held in memory before a sorted run is spilled to "
-            "disk (default: %(default)s)",
+            default=DEFAULT_SHARD_WORDS,
+            help="words per shard: a shard's suffix array is sorted in memory, about 20 "
+            "bytes per word (default: %(default)s)",
+        )
+        pk = sp.add_argument_group("package sources (pypi:, npm:)")
+        pk.add_argument(
+            "--pypi-url",
+            metavar="URL",
+            help="the Python package index (Simple API; default: $RECITATION_PYPI_URL, "
+            "$PIP_INDEX_URL, https://pypi.org/simple/); user:password@ in the URL or "
+            "$RECITATION_PYPI_TOKEN for a private one",
+        )
+        pk.add_argument(
+            "--npm-registry",
+            metavar="URL",
+            help="the npm registry (default: $RECITATION_NPM_REGISTRY, $npm_config_registry, "
+            "https://registry.npmjs.org/); $RECITATION_NPM_TOKEN for a private one",
+        )
+        pk.add_argument(
+            "--package-cache",
+            metavar="DIR",
+            help="where downloaded packages are kept (default: $RECITATION_PACKAGE_CACHE, "
+            "else packages/ in the user cache directory)",
+        )
+        pk.add_argument(
+            "--fetch-jobs", type=int, default=4, help="downloads at a time (default: %(default)s)"
+        )
+        pk.add_argument(
+            "--max-download-mb",
+            type=int,
+            default=1024,
+            help="leave out a package archive larger than this (default: %(default)s)",
+        )
+        pk.add_argument(
+            "--max-unpacked-mb",
+            type=int,
+            default=1024,
+            help="refuse a package archive that expands past this (default: %(default)s)",
+        )
+        pk.add_argument(
+            "--keep-going",
+            action="store_true",
+            help="leave out (and count) the packages of a list that cannot be fetched, "
+            "instead of stopping",
         )
         sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
         sp.add_argument(
@@ -347,36 +401,11 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--json", action="store_true", help="print the summary as JSON")
         if params:
             sp.add_argument(
-                "--k",
-                type=int,
-                default=DEFAULT_K,
-                help="words per fingerprint (default: %(default)s)",
-            )
-            sp.add_argument(
-                "--window",
-                type=int,
-                default=DEFAULT_WINDOW,
-                help="winnowing window (default: %(default)s); every common run "
-                "of window+k-1 words is found",
-            )
-            sp.add_argument(
-                "--shards",
-                type=int,
-                default=DEFAULT_SHARDS,
-                help="postings shards (default: %(default)s)",
-            )
-            sp.add_argument(
                 "--no-renamed",
                 dest="renamed",
                 action="store_false",
-                help="leave out the rename-insensitive fingerprints (renamed copies are then "
-                "not found; the index is about 30%% smaller)",
-            )
-            sp.add_argument(
-                "--posting-cap",
-                type=int,
-                default=DEFAULT_POSTING_CAP,
-                help="postings kept per fingerprint; the true count is kept (default: %(default)s)",
+                help="leave out the rename-insensitive view (renamed copies are then "
+                "not found; the index is about 40%% smaller)",
             )
 
     b = sub.add_parser(

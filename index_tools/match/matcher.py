@@ -1,23 +1,15 @@
-"""From a suggestion and its context to verified matches, one per quoted region.
+"""From a suggestion and its context to matches, one per quoted region, with exact counts.
 
-1. Lookups. The query's words (context, then suggestion) become k-gram fingerprints. Only
-   the positions the builder's rule would keep are looked up: those plain winnowing keeps,
-   and those winnowing keeps when capped fingerprints do not count (`winnow_past`). Any
-   common run of t = window + k - 1 words therefore shares a looked-up fingerprint with
-   every document that holds it, through a complete (uncapped) posting list unless every
-   k-gram of the run is capped.
-2. Verification. Each (document, diagonal) with hits is compared word by word along the
-   diagonal, starting at its hits and extending outward until the words differ: the
-   maximal runs of equal words that contain a hit are that document's runs. Nothing is
-   skipped because another document or another diagonal already found the same words.
-3. Spans. Every distinct (start, end) of a run at least `min_tokens` long that reaches into
-   the suggestion is a span; its files are the documents with a run containing it. The
-   count is exact when one of its k-grams is uncapped; when all are capped it comes from
-   the capped lists and is a lower bound.
-4. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
+1. Runs. The query's words (context, then suggestion) become the vocabulary's ids; the
+   suffix arrays give every maximal common run of at least `min_tokens` words that reaches
+   into the suggestion (`suffix.search`): around anchors with few places, each document's
+   run; where an anchor's words are everywhere (a license header), the spans from counts.
+2. Spans. Every distinct (start, end) of a run is a span; its files are the documents
+   holding it whole (with their identical copies): exact, whatever the number of copies.
+3. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
    (the longest, exact copies first) gives the headline; spans held by more files than the
    spans around them (a boilerplate tail inside a function) or reaching past the primary
-   one are its `parts`.
+   one are its `parts`. Listing is bounded (`max_sources` per span), counting never is.
 
 With a language, the same runs are searched in the rename-insensitive view (identifiers
 as one placeholder) where no exact span covers the code, split where the renaming stops
@@ -33,23 +25,13 @@ import numpy as np
 
 from ..model import Match, Part, Position, Range, Source
 from ..safe_text import printable
-from ..text.fingerprint import kgram_fingerprints, winnow, winnow_past
+from ..store.shards import IDENT_ID
 from ..text.kinds import classify
-from ..text.normalize import canonical, identifier_mask, keywords, normalized_hashes
+from ..text.normalize import canonical, identifier_mask, keywords
 from ..text.words import WORD_RE, LineIndex, word_texts
+from .suffix import Crowded, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
-MAX_DOCUMENTS = 4096  # documents compared per query; past it counts are lower bounds
-MAX_HITS = 1_000_000  # (document, position) hits per query; past it, the same
-MAX_DIAGONALS = 20_000  # (document, diagonal) pairs compared per query; past it, the same
-MAX_RENAMED_DIAGONALS = 2_000  # the same for renamed copies (a view without a guarantee)
-MAX_COMPARED_WORDS = 4_000_000  # document words compared per query; past it, the same
-MANY_DIAGONALS = 2  # a document hit along this many diagonals is compared in one batch ...
-WHOLE_WORDS = 4  # ... unless it is more than this many times longer than the query
-MAX_RENAMED_WORDS = 200_000  # words of renamed runs checked for a consistent renaming
-EXTEND = 256  # words compared at first when a run is extended past its hits ...
-MARGIN = 64  # words compared beyond a diagonal's outer hits before any extension
-MAX_EXTEND = 65_536  # ... doubling up to this
 MAX_PARTS = 32  # nested parts kept per match
 MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
 MIN_KEYWORDS = 2  # distinct keywords a renamed copy contains ...
@@ -74,17 +56,27 @@ class Run:
 
 @dataclass
 class Span:
-    """A distinct quoted word span and the documents that hold it whole."""
+    """A distinct quoted word span and the documents that hold it whole: their runs around
+    it, or (a span found from counts) the documents and where each holds it."""
 
     start: int
     end: int
     runs: dict[int, Run] = field(default_factory=dict)  # document -> its run around the span
-    count_exact: bool = True
+    crowded: Crowded | None = None
     exact: bool = True  # False: found in the rename-insensitive view only
 
     @property
     def length(self) -> int:
         return self.end - self.start
+
+    @property
+    def documents(self) -> int:
+        return self.crowded.documents if self.crowded is not None else len(self.runs)
+
+    def doc_ids(self) -> np.ndarray:
+        if self.crowded is not None:
+            return self.crowded.listing()[0]
+        return np.fromiter(self.runs, dtype=np.int64, count=len(self.runs))
 
 
 @dataclass
@@ -94,7 +86,7 @@ class Query:
     context: str
     suggestion: str
     words: list[str]
-    hashes: np.ndarray
+    ids: np.ndarray
     context_words: int  # words of the context kept (the suggestion starts here)
     context_skipped: int  # context words before those
 
@@ -104,326 +96,14 @@ class Query:
 
 
 @dataclass
-class Hits:
-    """Every (document, diagonal, query position) of the looked-up postings; diagonal =
-    document position - query position."""
-
-    docs: np.ndarray
-    diagonals: np.ndarray
-    positions: np.ndarray
-    capped: np.ndarray  # per query k-gram: its postings are capped
-    complete: bool = True  # False when a budget cut the hits
-
-
-@dataclass
 class Options:
-    k: int
-    window: int
     min_tokens: int
     max_sources: int
     check: Callable[[], None] = lambda: None  # the deadline's check (see find_matches)
 
 
-# --- 1. lookups -------------------------------------------------------------------------------
-
-
-def lookup_positions(fps: np.ndarray, window: int, capped: np.ndarray) -> np.ndarray:
-    """Query k-grams to look up: kept by plain winnowing or by winnowing past the capped
-    ones, as the builder keeps them in every document."""
-    plain = winnow(fps, window)
-    if not capped.any():
-        return plain
-    return np.union1d(plain, winnow_past(fps, window, capped))
-
-
-def _lookup(index, fps: np.ndarray, renamed: bool, skip: np.ndarray | None = None) -> Hits:
-    capped = index.capped_mask(fps, renamed)
-    picks = lookup_positions(fps, index.window, capped)
-    if skip is not None:
-        picks = picks[~skip[picks]]
-    empty = np.empty(0, dtype=np.int64)
-    uniq, inverse = np.unique(fps[picks], return_inverse=True)
-    found = index.postings(uniq, renamed=renamed)
-    if not found:
-        return Hits(empty, empty, empty, capped)
-    # query positions grouped by fingerprint
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
-    fp_ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
-    for j in fp_ids.tolist():  # a truncated list makes its k-gram capped, whatever the set says
-        if found[j][0] > len(found[j][1]):
-            capped[picks[order[bounds[j] : bounds[j + 1]]]] = True
-    pairs = np.concatenate([p for _, p in found.values()]).astype(np.int64)
-    sizes = np.fromiter((len(p) for _, p in found.values()), dtype=np.int64, count=len(found))
-    # every posting of a fingerprint pairs with every query position of that fingerprint
-    owner = np.repeat(fp_ids, sizes)
-    per = bounds[owner + 1] - bounds[owner]
-    complete = True
-    if int(per.sum()) > MAX_HITS:
-        complete = False
-        keep = np.cumsum(per) <= MAX_HITS
-        owner, per, pairs = owner[keep], per[keep], pairs[keep]
-    row = np.repeat(np.arange(len(pairs)), per)
-    first = np.repeat(np.cumsum(per) - per, per)
-    qpos = picks[order[bounds[owner[row]] + np.arange(len(row)) - first]].astype(np.int64)
-    return Hits(pairs[row, 0], pairs[row, 1] - qpos, qpos, capped, complete)
-
-
-def _all_capped_windows(capped: np.ndarray, window: int) -> np.ndarray:
-    """Per query k-gram: it lies in a window of `window` k-grams that are all capped."""
-    n = len(capped)
-    if n == 0:
-        return capped
-    w = min(window, n)
-    full = np.convolve(capped.astype(np.int64), np.ones(w, dtype=np.int64), mode="valid") == w
-    # k-gram p lies in windows p - w + 1 .. p
-    return np.convolve(full.astype(np.int64), np.ones(w, dtype=np.int64), mode="full")[:n] > 0
-
-
-# --- 2. verification --------------------------------------------------------------------------
-
-
-def _by_document(hits: Hits, window: int) -> list[tuple[int, list[tuple[int, np.ndarray]]]]:
-    """(document, [(diagonal, sorted query positions), ...]) with the most-hit documents
-    first. A document reached only through capped lists can only hold runs made of capped
-    k-grams, so its hits outside all-capped windows are dropped."""
-    docs, diags, qpos = hits.docs, hits.diagonals, hits.positions
-    if not len(docs):
-        return []
-    order = np.lexsort((qpos, diags, docs))
-    docs, diags, qpos = docs[order], diags[order], qpos[order]
-    change = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
-    ends = np.append(change[1:], len(docs))
-    capped_hit = hits.capped[qpos]
-    useful = _all_capped_windows(hits.capped, window)[qpos]
-    out = []
-    for s, e in zip(change.tolist(), ends.tolist()):
-        if capped_hit[s:e].all():
-            sel = np.flatnonzero(useful[s:e]) + s
-            if not len(sel):
-                continue
-        else:
-            sel = np.arange(s, e)
-        d, q = diags[sel], qpos[sel]
-        cut = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
-        stops = np.append(cut[1:], len(d))
-        groups = [(int(d[a]), q[a:b]) for a, b in zip(cut.tolist(), stops.tolist())]
-        out.append((int(docs[s]), groups, int((~capped_hit[s:e]).sum()), e - s))
-    out.sort(key=lambda g: (-g[2], -g[3], g[0]))
-    return [(doc, groups) for doc, groups, _, _ in out]
-
-
-def _equal_runs(equal: np.ndarray) -> list[tuple[int, int]]:
-    """Maximal runs of True in `equal`, as (start, end) offsets."""
-    padded = np.concatenate(([False], equal, [False]))
-    edges = np.flatnonzero(padded[1:] != padded[:-1])
-    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
-
-
-class _Diagonal:
-    """Word-by-word comparison of the query with one document along one diagonal."""
-
-    def __init__(self, query_hashes: np.ndarray, doc_hashes, doc_words: int, diagonal: int):
-        self.q = query_hashes
-        self.doc_hashes = doc_hashes  # (lo, hi) -> the document's hashes [lo, hi)
-        self.diagonal = diagonal
-        # query positions that have a document word on this diagonal
-        self.lo = max(0, -diagonal)
-        self.hi = min(len(query_hashes), doc_words - diagonal)
-
-    def equal(self, a: int, b: int) -> np.ndarray:
-        """Query positions [a, b) equal to the document's words on the diagonal."""
-        d = self.diagonal
-        return self.doc_hashes(a + d, b + d) == self.q[a:b]
-
-    def extend_left(self, start: int) -> int:
-        step = EXTEND
-        while start > self.lo:
-            a = max(self.lo, start - step)
-            eq = self.equal(a, start)
-            if not eq.all():
-                return a + int(np.flatnonzero(~eq)[-1]) + 1
-            start, step = a, min(2 * step, MAX_EXTEND)  # long runs: fewer, larger steps
-        return start
-
-    def extend_right(self, end: int) -> int:
-        step = EXTEND
-        while end < self.hi:
-            b = min(self.hi, end + step)
-            eq = self.equal(end, b)
-            if not eq.all():
-                return end + int(np.flatnonzero(~eq)[0])
-            end, step = b, min(2 * step, MAX_EXTEND)
-        return end
-
-    def runs(self, seeds: np.ndarray, k: int) -> list[tuple[int, int]]:
-        """Maximal runs along the diagonal that contain a whole seed k-gram."""
-        found: list[tuple[int, int]] = []
-        seeds = seeds[(seeds >= self.lo) & (seeds + k <= self.hi)]
-        i = 0
-        while i < len(seeds):
-            # seeds close together are compared as one stretch, far ones apart
-            j = i + 1
-            while j < len(seeds) and seeds[j] - seeds[j - 1] <= 2 * EXTEND:
-                j += 1
-            a, b = int(seeds[i]), int(seeds[j - 1]) + k
-            eq = self.equal(a, b)
-            mine = seeds[i:j]
-            for ra, rb in _equal_runs(eq):
-                ra, rb = ra + a, rb + a
-                inside = mine[(mine >= ra) & (mine + k <= rb)]
-                if not len(inside):
-                    continue
-                if ra == a:
-                    ra = self.extend_left(ra)
-                if rb == b:
-                    rb = self.extend_right(rb)
-                found.append((ra, rb))
-            i = j
-        return found
-
-
-def _document_runs(
-    query_hashes: np.ndarray, doc_hashes, doc_words: int, diagonals, k: int, check=None
-) -> list[tuple[int, int, int]]:
-    """Maximal runs (query start, end, diagonal) of one document along all its hit
-    diagonals, compared in one batch: each diagonal's hits, grouped where they are close,
-    give a stretch (with a margin) compared word by word at once; a run that reaches the
-    end of its stretch is extended along its diagonal until the words differ."""
-    n = len(query_hashes)
-    diag = np.concatenate([np.full(len(q), d, dtype=np.int64) for d, q in diagonals])
-    seeds = np.concatenate([q for _, q in diagonals]).astype(np.int64)
-    lo_all = np.maximum(0, -diag)
-    hi_all = np.minimum(n, doc_words - diag)
-    ok = (seeds >= lo_all) & (seeds + k <= hi_all)
-    diag, seeds, lo_all, hi_all = diag[ok], seeds[ok], lo_all[ok], hi_all[ok]
-    if not len(seeds):
-        return []
-    # stretches: seeds of one diagonal closer than 2 * EXTEND to the previous one
-    new = np.ones(len(seeds), dtype=bool)
-    new[1:] = (diag[1:] != diag[:-1]) | (seeds[1:] - seeds[:-1] > 2 * EXTEND)
-    group = np.cumsum(new) - 1
-    first = np.flatnonzero(new)
-    last = np.append(first[1:], len(seeds)) - 1
-    d, lo, hi = diag[first], lo_all[first], hi_all[first]
-    a = np.maximum(lo, seeds[first] - MARGIN)
-    b = np.minimum(hi, seeds[last] + k + MARGIN)
-    lowest = int((a + d).min())
-    dh = doc_hashes(lowest, int((b + d).max()))
-    # the stretches one after another, each followed by a separator that never matches
-    sizes = b - a + 1
-    starts = np.cumsum(sizes) - sizes
-    which = np.repeat(np.arange(len(a)), sizes)
-    offset = np.arange(int(sizes.sum())) - starts[which]
-    inside = offset < (b - a)[which]
-    qi = (a[which] + offset)[inside]
-    eq = np.zeros(len(which), dtype=bool)
-    eq[inside] = query_hashes[qi] == dh[qi + d[which[inside]] - lowest]
-    # the run around each seed: from the last mismatch before it to the first after it
-    breaks = np.flatnonzero(~eq)
-    at = starts[group] + seeds - a[group]
-    after = np.searchsorted(breaks, at, side="left")
-    run_end = breaks[after]  # the separator at the latest
-    run_start = np.where(after > 0, breaks[np.maximum(after - 1, 0)] + 1, 0)
-    whole = run_end - at >= k
-    span = len(eq) + 1
-    keys = np.unique(run_start[whole] * span + run_end[whole])
-    out = []
-    for rs, re_ in zip((keys // span).tolist(), (keys % span).tolist()):
-        if check is not None:
-            check()
-        i = int(which[rs])
-        qa, qb = rs - int(starts[i]) + int(a[i]), re_ - int(starts[i]) + int(a[i])
-        left, right = qa == a[i] and qa > lo[i], qb == b[i] and qb < hi[i]
-        if left or right:
-            line = _Diagonal(query_hashes, doc_hashes, doc_words, int(d[i]))
-            qa = line.extend_left(qa) if left else qa
-            qb = line.extend_right(qb) if right else qb
-        out.append((qa, qb, int(d[i])))
-    return out
-
-
-class _OutOfBudget(Exception):
-    pass
-
-
-def _verify(
-    index, query: Query, groups, k: int, min_tokens: int, doc_hashes=None,
-    max_diagonals: int | None = None, language: str | None = None, check=lambda: None,
-):  # fmt: skip
-    """Runs of at least `min_tokens` words reaching into the suggestion, per document;
-    and whether every document with hits was compared whole (within the budgets: only
-    long, highly repetitive queries reach them). A run is kept only once it is maximal."""
-    runs: list[Run] = []
-    diagonals_left = MAX_DIAGONALS if max_diagonals is None else max_diagonals
-    words_left = MAX_COMPARED_WORDS
-    fetch = index.document_hashes if doc_hashes is None else doc_hashes
-    for n, (doc_id, diagonals) in enumerate(groups):
-        check()
-        if n >= MAX_DOCUMENTS or diagonals_left <= 0:
-            return runs, False
-        doc = index.document(doc_id)
-
-        whole = None
-        if len(diagonals) >= MANY_DIAGONALS and doc.words <= WHOLE_WORDS * len(query.hashes):
-            whole = index.document_all_hashes(doc, language)
-
-        def hashes_of(lo: int, hi: int, doc=doc, whole=whole) -> np.ndarray:
-            nonlocal words_left
-            words_left -= hi - lo
-            if words_left < 0:
-                raise _OutOfBudget
-            return whole[lo:hi] if whole is not None else fetch(doc, lo, hi)
-
-        seen: set[tuple[int, int]] = set()
-        # the most-hit and longest diagonals first: what a budget leaves out is the least
-        # likely to matter
-        n_query = len(query.hashes)
-
-        def priority(item, words=doc.words, n_query=n_query):
-            d, seeds = item
-            return -len(seeds), max(0, -d) - min(n_query, words - d)
-
-        if len(diagonals) >= MANY_DIAGONALS and len(diagonals) <= diagonals_left:
-            # many diagonals: compared in one batch
-            diagonals_left -= len(diagonals)
-            try:
-                found = _document_runs(query.hashes, hashes_of, doc.words, diagonals, k, check)
-            except _OutOfBudget:
-                return runs, False
-            for a, b, diagonal in sorted(found):
-                if b - a >= min_tokens and b > query.context_words and (a, b) not in seen:
-                    seen.add((a, b))
-                    runs.append(Run(a, b, doc_id, a + diagonal))
-            continue
-        for diagonal, seeds in sorted(diagonals, key=priority):
-            check()
-            diagonals_left -= 1
-            if diagonals_left < 0:
-                return runs, False
-            line = _Diagonal(query.hashes, hashes_of, doc.words, diagonal)
-            try:
-                found = line.runs(seeds, k)
-            except _OutOfBudget:
-                return runs, False
-            for a, b in found:
-                if b - a >= min_tokens and b > query.context_words and (a, b) not in seen:
-                    seen.add((a, b))
-                    runs.append(Run(a, b, doc_id, a + diagonal))
-    return runs, True
-
-
-def _confirmed(index, words: list[str], run: Run) -> bool:
-    """The run's words are the document's words (not just equal 64-bit hashes)."""
-    doc = index.document(run.doc)
-    return doc.word_texts(run.doc_start, run.doc_start + run.length) == words[run.start : run.end]
-
-
-# --- 3. spans ---------------------------------------------------------------------------------
-
-
-def _spans(runs: list[Run], capped: np.ndarray, k: int, complete: bool, exact: bool):
-    """Distinct spans, each with the documents whose run contains it."""
+def _spans(runs: list[Run], exact: bool) -> list[Span]:
+    """Distinct spans, each with the documents whose run contains it (the longest one)."""
     spans: dict[tuple[int, int], Span] = {}
     for r in runs:
         spans.setdefault((r.start, r.end), Span(r.start, r.end, exact=exact))
@@ -437,7 +117,6 @@ def _spans(runs: list[Run], capped: np.ndarray, k: int, complete: bool, exact: b
             held = span.runs.get(r.doc)
             if held is None or held.length < r.length:
                 span.runs[r.doc] = r
-        span.count_exact = complete and not capped[span.start : span.end - k + 1].all()
     return list(spans.values())
 
 
@@ -459,22 +138,28 @@ def _regions(spans: list[Span]) -> list[list[Span]]:
 
 
 def _primary(region: list[Span]) -> Span:
-    return max(region, key=lambda s: (s.exact, s.length, len(s.runs), -s.start))
+    return max(region, key=lambda s: (s.exact, s.length, s.documents, -s.start))
 
 
 def _parts(region: list[Span], primary: Span) -> list[Span]:
     """The spans of a region worth their own line: held by files that no span around them
     has, or reaching past the primary span."""
+    n = len(region)
+    starts = np.fromiter((s.start for s in region), dtype=np.int64, count=n)
+    ends = np.fromiter((s.end for s in region), dtype=np.int64, count=n)
+    docs = np.fromiter((s.documents for s in region), dtype=np.int64, count=n)
+    exact = np.fromiter((s.exact for s in region), dtype=bool, count=n)
+    # o (row) contains s (column); in one view, a document holding o holds s: equal
+    # numbers of documents say o is held by all of s's
+    contains = (starts[:, None] <= starts) & (ends[:, None] >= ends) & ~np.eye(n, dtype=bool)
+    same_view = exact[:, None] == exact
+    dominated = (contains & same_view & (docs[:, None] == docs)).any(axis=0)
     out = []
-    files = {id(s): set(s.runs) for s in region}
-    for s in region:
-        if s is primary:
+    for i, s in enumerate(region):
+        if s is primary or dominated[i]:
             continue
-        mine = files[id(s)]
-        if any(
-            o is not s and o.start <= s.start and o.end >= s.end and files[id(o)] >= mine
-            for o in region
-        ):
+        across = np.flatnonzero(contains[:, i] & ~same_view[:, i]).tolist()
+        if any(_holds_all(region[j], s) for j in across):
             continue
         out.append(s)
     # repetitive text aligns in many shifted ways: the longest parts are kept
@@ -482,16 +167,34 @@ def _parts(region: list[Span], primary: Span) -> list[Span]:
     return sorted(out, key=lambda s: (s.start, -s.end))
 
 
-def _sources(index, span: Span, max_sources: int, shown: set[int] = frozenset()) -> list[Source]:
-    """Sources of a span, longest runs first; files already `shown` (a part's files that
-    the primary span lists too) after the others."""
-    ranked = sorted(span.runs.values(), key=lambda r: (r.doc in shown, -r.length, r.doc))
+def _holds_all(o: Span, s: Span) -> bool:
+    """Whether span `o`, which contains `s`, is held by every document holding `s`: a
+    document holding `o` holds `s`, so in one view equal numbers say it."""
+    if o.exact == s.exact:
+        return o.documents == s.documents
+    return bool(np.isin(s.doc_ids(), o.doc_ids()).all())
+
+
+def _places(span: Span, shown: np.ndarray) -> list[tuple[int, int]]:
+    """(document, its position of the span's start), longest runs first, documents already
+    `shown` (a part's files that the primary span lists too) after the others."""
+    if span.crowded is not None:
+        docs, starts = span.crowded.listing()
+        order = np.lexsort((docs, np.isin(docs, shown)))
+        return list(zip(docs[order].tolist(), starts[order].tolist()))
+    seen = set(shown.tolist())
+    ranked = sorted(span.runs.values(), key=lambda r: (r.doc in seen, -r.length, r.doc))
+    return [(r.doc, r.doc_start + span.start - r.start) for r in ranked]
+
+
+def _sources(index, span: Span, max_sources: int, shown: np.ndarray | None = None) -> list[Source]:
+    """Sources of a span (at most `max_sources`: listing is bounded, counting is not)."""
+    empty = np.empty(0, dtype=np.int64)
     out: list[Source] = []
-    for run in ranked:
+    for doc_id, first in _places(span, empty if shown is None else shown):
         if len(out) >= max_sources:
             break
-        doc = index.document(run.doc)
-        first = run.doc_start + span.start - run.start
+        doc = index.document(doc_id)
         a = doc.line_of(doc.word_offsets(first)[0])
         b = doc.line_of(doc.word_offsets(first + span.length - 1)[1] - 1)
         origins = doc.origins or []
@@ -513,6 +216,11 @@ def _sources(index, span: Span, max_sources: int, shown: set[int] = frozenset())
                 )
             )
     return out
+
+
+def _count(index, span: Span) -> int:
+    """Files holding the span: its documents and their identical copies."""
+    return int(index.occurrences[span.doc_ids()].sum())
 
 
 def _word_offsets(text: str, i: int) -> tuple[int, int]:
@@ -549,10 +257,6 @@ class _Placer:
         return s, e, q.suggestion[s - offset : e - offset]
 
 
-def _count(index, span: Span) -> int:
-    return sum(index.document(d).occurrences for d in span.runs)
-
-
 def _renamed_pairs(span: Span) -> list[tuple[str, str]]:
     if span.exact:
         return []
@@ -584,8 +288,8 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
                     query_start=s.start,
                     query_end=s.end,
                     file_count=pcount,
-                    file_count_exact=s.count_exact,
-                    sources=_sources(index, s, opts.max_sources, set(primary.runs)),
+                    file_count_exact=True,
+                    sources=_sources(index, s, opts.max_sources, primary.doc_ids()),
                     range=prange,
                     suggestion_words=pwords,
                     exact=s.exact,
@@ -605,7 +309,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
                 char_end=ce,
                 text=text,
                 file_count=count,
-                file_count_exact=primary.count_exact,
+                file_count_exact=True,
                 sources=_sources(index, primary, opts.max_sources),
                 range=rng,
                 suggestion_words=sug_words,
@@ -635,15 +339,16 @@ def find_matches(
     """Matches of `suggestion` (with `context` before it) in `index`, one per quoted
     region, in query order.
 
-    With the suggestion's `language` and an index that has rename-insensitive fingerprints
+    With the suggestion's `language` and an index that has the rename-insensitive view
     for it, copies with consistently renamed identifiers are reported too (`exact` false)
     where no exact span covers them.
 
     `deadline`: an object whose `check()` raises once the lookup's time is up (the
-    service's `Deadline`); it is called between the lookup's steps, so a lookup past its
-    time ends with that exception, never with a shorter answer.
+    service's `Deadline`); it is called between the lookup's steps (each anchor of the
+    suffix-array search, each region and part), so a lookup past its time ends with that
+    exception, never with a shorter answer.
     """
-    opts = Options(index.k, index.window, max(int(min_tokens), 1), max_sources)
+    opts = Options(max(int(min_tokens), 1), max_sources)
     if deadline is not None:
         opts.check = deadline.check
     opts.check()
@@ -651,19 +356,19 @@ def find_matches(
     context_kept = context_all[-MAX_CONTEXT_WORDS:]
     suggestion_words = word_texts(suggestion)
     words = context_kept + suggestion_words
-    if not suggestion_words or len(words) < max(opts.k, opts.min_tokens):
+    if not suggestion_words or len(words) < opts.min_tokens:
         return []
     query = Query(
         context=context,
         suggestion=suggestion,
         words=words,
-        hashes=index.word_hashes(words),
+        ids=index.word_ids(words),
         context_words=len(context_kept),
         context_skipped=len(context_all) - len(context_kept),
     )
     spans = _exact_spans(index, query, opts)
     lang = canonical(language)
-    if lang and lang in index.header.renamed_languages:
+    if lang and lang in index.header.renamed_languages and index.renamed_shards:
         opts.check()
         spans += _renamed_spans(index, query, lang, spans, opts)
     opts.check()
@@ -671,54 +376,37 @@ def find_matches(
 
 
 def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
-    fps = kgram_fingerprints(query.hashes, opts.k)
-    opts.check()
-    hits = _lookup(index, fps, renamed=False)
-    opts.check()
-    groups = _by_document(hits, opts.window)
-    runs, verified = _verify(index, query, groups, opts.k, opts.min_tokens, check=opts.check)
-    runs = [r for r in runs if _confirmed(index, query.words, r)]
-    return _spans(runs, hits.capped, opts.k, verified and hits.complete, exact=True)
+    found, crowded = search(
+        index.shards, query.ids, opts.min_tokens, query.context_words, check=opts.check
+    )
+    spans = _spans([Run(*r) for r in found], exact=True)
+    return spans + [Span(c.start, c.end, crowded=c) for c in crowded]
 
 
 def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Options):
-    k, words = opts.k, query.words
+    words = query.words
     mask = identifier_mask(words, lang)
     if mask is None or not mask.any():
         return []
-    normalized = normalized_hashes(query.hashes, mask)
-    fps = kgram_fingerprints(normalized, k)
-    # k-grams inside exact spans are not looked up again: what they quote is said
     covered = np.zeros(len(words), dtype=bool)
     for s in exact:
         covered[s.start : s.end] = True
-    inside = np.convolve(covered, np.ones(k, dtype=np.int64), mode="valid") == k
-    if inside.all():
+    if covered.all():
         return []
-    hits = _lookup(index, fps, renamed=True, skip=inside)
-    opts.check()
-
-    def doc_hashes(doc, lo: int, hi: int) -> np.ndarray:
-        return index.document_renamed_hashes(doc, lo, hi, lang)
-
-    renamed_query = Query(
-        query.context, query.suggestion, words, normalized, query.context_words,
-        query.context_skipped,
-    )  # fmt: skip
-    groups = _by_document(hits, opts.window)
-    runs, verified = _verify(
-        index, renamed_query, groups, k, opts.min_tokens, doc_hashes, MAX_RENAMED_DIAGONALS,
-        language=lang, check=opts.check,
+    renamed = np.where(mask, IDENT_ID, query.ids)
+    # a crowded anchor of this view is a shape many files share, not a copy: left out
+    found, _ = search(
+        index.renamed_shards, renamed, opts.min_tokens, query.context_words, crowded=False,
+        check=opts.check,
     )  # fmt: skip
     kws = keywords(lang) or frozenset()
+    least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
     kept = []
-    checked = 0
-    for run in runs:
+    for r in found:
         opts.check()
-        checked += run.length
-        if checked > MAX_RENAMED_WORDS:
-            verified = False
-            break
+        run = Run(*r)
+        if (~covered[run.start : run.end]).sum() < least:
+            continue  # exact spans already say it
         for part in _consistent(index, words, mask, run):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
@@ -731,10 +419,10 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
                 and len(kws.intersection(words[part.start : part.end])) < MIN_KEYWORDS
             ):
                 continue
-            if (~covered[part.start : part.end]).sum() < k:
-                continue  # exact spans already say it
+            if (~covered[part.start : part.end]).sum() < least:
+                continue
             kept.append(part)
-    return _spans(kept, hits.capped, k, verified and hits.complete, exact=False)
+    return _spans(kept, exact=False)
 
 
 def _consistent(index, words: list[str], mask: np.ndarray, run: Run) -> list[Run]:

@@ -1,23 +1,15 @@
-"""The on-disk index: LMDB environments in a generation directory, published atomically.
+"""The on-disk index: a generation directory of memory-mapped files, published atomically.
 
     INDEX/
       CURRENT                 name of the live generation (replaced atomically)
       gen-<id>/
-        HEADER.json           format version, parameters, counts, file sizes (written last)
+        HEADER.json           format version, counts, file sizes and digests (written last)
         docs.mdb              named databases: meta, blocks, origins, content
         text.zst              the unique documents' texts, zstd frames back to back
-        postings-000.mdb ...  key prefix (4 bytes, big-endian) -> a group: the keys with that
-                              prefix, their (doc, pos) postings, true counts when capped
-        renamed-000.mdb ...   the same for the rename-insensitive fingerprints (optional)
-        capped.u64            sorted ids of the capped fingerprints (more postings than the
-        renamed-capped.u64    cap): the query winnows past them as the builder did
-
-Fingerprints are grouped by the top `prefix_bits` bits of their key, and a group is one LMDB
-entry, which halves the per-fingerprint overhead of one entry each; a lookup is one `get` and
-a binary search in the group. A key is the fingerprint times an odd constant (mod 2**64), a
-bijection: winnowing keeps minima, so the top bits of kept fingerprints are mostly zero while
-their low bits stay uniform, and the product carries the low bits' spread into the top bits
-that choose the bucket, the shard and the group.
+        shard-000.ids ...     per shard: word ids, suffix array, document starts, and the
+                              rename-insensitive view's ids and suffix array (`shards.py`)
+        vocab.*               the vocabulary: words in id order and a lookup by hash
+        occurrences.u32       per document: how many indexed files are that document
 
 A reader resolves CURRENT once and maps that generation read-only; a build writes a new
 generation and then replaces CURRENT, so readers never see a half-written index.
@@ -50,30 +42,35 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import mmap
 import os
 import shutil
 import stat
 import struct
-import sys
 import threading
 import time
 import uuid
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import lmdb
-import numpy as np
 import xxhash
 import zstandard
 
-from ..text.fingerprint import HASH_NAME, KGRAM_NAME
 from ..text.words import TOKENIZER_VERSION
 from .lock import LOCK_NAME
+from .shards import (
+    LOOKUP_DTYPE,
+    LOOKUP_NAME,
+    MAX_SHARD_WORDS,
+    OCCURRENCES_NAME,
+    OFFSETS_NAME,
+    WORDS_NAME,
+    expected_sizes,
+    shard_files,
+)
 
-FORMAT_VERSION = 4
-_LITTLE = sys.byteorder == "little"
-PREFIX_BITS = 8  # keys sharing their top PREFIX_BITS bits are stored together (one LMDB entry)
+FORMAT_VERSION = 5
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
 STAGE_PREFIX = ".spark-stage-"  # the Spark builder's staging folders
@@ -89,10 +86,6 @@ _SMALL_READ_TRIES = 20  # Windows: a file being replaced can refuse a reader for
 _IN_USE_RETRIES = os.name == "nt"  # only Windows refuses to replace a file that is open
 
 _DOC_KEY = struct.Struct(">I")
-_PREFIX = struct.Struct(">I")
-
-BUCKET_BITS = 8
-BUCKETS = 1 << BUCKET_BITS
 
 
 class IndexOpenError(Exception):
@@ -101,125 +94,6 @@ class IndexOpenError(Exception):
 
 def doc_key(doc_id: int) -> bytes:
     return _DOC_KEY.pack(doc_id)
-
-
-_SPREAD = np.uint64(0xD6E8FEB86659FD93)
-
-
-def keys_of(fps: np.ndarray) -> np.ndarray:
-    """Index keys (uint64) of fingerprints: a bijection with uniform top bits."""
-    with np.errstate(over="ignore"):
-        return fps * _SPREAD
-
-
-def bucket_of(keys: np.ndarray) -> np.ndarray:
-    return (keys >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
-
-
-def shard_of_bucket(bucket: int, shards: int) -> int:
-    return bucket * shards // BUCKETS
-
-
-def shard_name(i: int, renamed: bool = False) -> str:
-    """Shard i of the exact postings, or of the rename-insensitive ones."""
-    return f"renamed-{i:03d}.mdb" if renamed else f"postings-{i:03d}.mdb"
-
-
-def capped_name(renamed: bool = False) -> str:
-    """The sorted ids of the capped fingerprints of one postings family."""
-    return "renamed-capped.u64" if renamed else "capped.u64"
-
-
-def key_ids(keys: np.ndarray, prefix_bits: int) -> np.ndarray:
-    """What identifies a key in the shards: its top prefix_bits + 32 bits (prefix, suffix)."""
-    return keys >> np.uint64(32 - prefix_bits)
-
-
-def prefix_key(prefix: int) -> bytes:
-    return _PREFIX.pack(prefix)
-
-
-def split_keys(keys: np.ndarray, prefix_bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """(prefix, 32-bit suffix) of each key: the top bits and the 32 bits after them."""
-    prefix = keys >> np.uint64(64 - prefix_bits)
-    suffix = (keys >> np.uint64(32 - prefix_bits)) & np.uint64(0xFFFFFFFF)
-    return prefix, suffix.astype(np.uint32)
-
-
-def encode_group(
-    suffixes: np.ndarray, counts: np.ndarray, kept: np.ndarray, pairs: np.ndarray
-) -> bytes:
-    """One group: n sorted suffixes, their cumulative kept-posting ends, the true counts of
-    the capped ones, then the (doc, pos) pairs. All little-endian uint32:
-    n, c, suffix[n], end[n], (index, true count)[c], (doc, pos)[end[n-1]]."""
-    n = len(suffixes)
-    capped = np.flatnonzero(counts > kept)
-    out = np.empty(2 + 2 * n + 2 * len(capped) + 2 * len(pairs), dtype="<u4")
-    out[0], out[1] = n, len(capped)
-    out[2 : 2 + n] = suffixes
-    out[2 + n : 2 + 2 * n] = np.cumsum(kept)
-    o = 2 + 2 * n
-    out[o : o + 2 * len(capped) : 2] = capped
-    out[o + 1 : o + 2 * len(capped) : 2] = counts[capped]
-    out[o + 2 * len(capped) :] = np.asarray(pairs, dtype="<u4").reshape(-1)
-    return out.tobytes()
-
-
-def decode_group(value) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(suffixes, true counts, ends, pairs) of a group."""
-    a = np.frombuffer(value, dtype="<u4")
-    n, c = int(a[0]), int(a[1])
-    suffixes = a[2 : 2 + n]
-    ends = a[2 + n : 2 + 2 * n].astype(np.int64)
-    counts = np.diff(ends, prepend=0)
-    o = 2 + 2 * n
-    if c:
-        counts[a[o : o + 2 * c : 2]] = a[o + 1 : o + 2 * c : 2]
-    pairs = a[o + 2 * c :].reshape(-1, 2)
-    return suffixes, counts, ends, pairs
-
-
-def group_lookup(value, suffix: int) -> tuple[int, np.ndarray] | None:
-    """(true count, (doc, pos) pairs) of the key(s) with this suffix in a group, if any.
-
-    Two keys of a group can share their 32-bit suffix (rarely, in very large indexes): both
-    are returned, and verification against the stored text sorts them out. A miss costs a
-    binary search on the buffer itself, no array is made."""
-    if not _LITTLE:
-        return _group_lookup_numpy(value, suffix)
-    a = memoryview(value).cast("I")
-    n, c = a[0], a[1]
-    suffixes = a[2 : 2 + n]
-    i = bisect_left(suffixes, suffix)
-    if i >= n or suffixes[i] != suffix:
-        return None
-    j = i + 1
-    while j < n and suffixes[j] == suffix:
-        j += 1
-    ends = a[2 + n : 2 + 2 * n]
-    start = ends[i - 1] if i else 0
-    end = ends[j - 1]
-    count = end - start
-    o = 2 + 2 * n
-    for t in range(c):  # capped keys (few): their true counts instead of the kept ones
-        k = a[o + 2 * t]
-        if i <= k < j:
-            count += a[o + 1 + 2 * t] - (ends[k] - (ends[k - 1] if k else 0))
-    base = o + 2 * c
-    pairs = np.frombuffer(
-        value, dtype="<u4", count=2 * (end - start), offset=4 * (base + 2 * start)
-    )
-    return count, pairs.reshape(-1, 2)
-
-
-def _group_lookup_numpy(value, suffix: int) -> tuple[int, np.ndarray] | None:
-    suffixes, counts, ends, pairs = decode_group(value)
-    i = int(np.searchsorted(suffixes, suffix, side="left"))
-    j = int(np.searchsorted(suffixes, suffix, side="right"))
-    if i == j:
-        return None
-    start = int(ends[i - 1]) if i else 0
-    return int(counts[i:j].sum()), pairs[start : int(ends[j - 1])]
 
 
 def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environment:
@@ -256,34 +130,25 @@ def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environmen
 @dataclass
 class Header:
     format_version: int
-    k: int
-    window: int
-    shards: int
-    posting_cap: int
-    hash: str
-    kgram: str
     tokenizer_version: int
-    prefix_bits: int = PREFIX_BITS
     name: str = ""
     documents: int = 0  # unique documents stored
     files: int = 0  # files indexed, identical ones counted each time
     words: int = 0  # words in the unique documents
-    fingerprints: int = 0  # distinct fingerprints stored
-    postings: int = 0  # postings stored (after capping)
-    capped: int = 0  # fingerprints whose postings were capped
-    # rename-insensitive fingerprints (identifiers normalized), for these languages
+    vocabulary: int = 0  # distinct words
+    shards: int = 0
+    shard_words: list[int] = field(default_factory=list)  # words of each shard
+    shard_documents: list[int] = field(default_factory=list)  # documents of each shard
+    # the rename-insensitive view (identifiers as one placeholder), for these languages
     renamed_languages: list[str] = field(default_factory=list)
     normalizer_version: int = 0
-    renamed_fingerprints: int = 0
-    renamed_postings: int = 0
-    renamed_capped: int = 0
     sources: list[dict] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     created: str = ""
     file_sizes: dict[str, int] = field(default_factory=dict)
     file_hashes: dict[str, str] = field(default_factory=dict)
     # st_mtime_ns of every file once written: a file whose size and mtime still match was
-    # not written since (its digest is checked at open otherwise); absent in older indexes
+    # not written since (its digest is checked at open otherwise)
     file_mtimes: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -497,8 +362,7 @@ def read_header(root: Path) -> tuple[Path, Header]:
     return gen, header
 
 
-_COUNTS = ("documents", "files", "words", "fingerprints", "postings", "capped",
-           "renamed_fingerprints", "renamed_postings", "renamed_capped")  # fmt: skip
+_COUNTS = ("documents", "files", "words", "vocabulary")
 
 
 def _is_int(v) -> bool:
@@ -507,9 +371,8 @@ def _is_int(v) -> bool:
 
 def header_problem(h: Header) -> str | None:
     """What is wrong with a header's fields (types, ranges, file names), or None."""
-    limits = {"format_version": (FORMAT_VERSION, FORMAT_VERSION), "k": (1, 4096),
-              "window": (1, 1 << 16), "shards": (1, BUCKETS), "posting_cap": (1, 1 << 40),
-              "prefix_bits": (1, 32), "normalizer_version": (0, 1 << 20)}  # fmt: skip
+    limits = {"format_version": (FORMAT_VERSION, FORMAT_VERSION), "shards": (0, 1 << 16),
+              "normalizer_version": (0, 1 << 20)}  # fmt: skip
     for name, (lo, hi) in limits.items():
         v = getattr(h, name)
         if not _is_int(v) or not lo <= v <= hi:
@@ -518,11 +381,14 @@ def header_problem(h: Header) -> str | None:
         v = getattr(h, name)
         if not _is_int(v) or v < 0:
             return f"{name} is {str(v)[:40]!r}"
-    if h.hash != HASH_NAME or h.kgram != KGRAM_NAME:
-        return (
-            f"fingerprints made with {str(h.hash)[:40]!r}/{str(h.kgram)[:40]!r}, "
-            f"this version reads {HASH_NAME}"
-        )
+    for name, most in (("shard_words", MAX_SHARD_WORDS), ("shard_documents", 1 << 31)):
+        v = getattr(h, name)
+        if not isinstance(v, list) or len(v) != h.shards:
+            return f"{name} is not a list of {h.shards} counts"
+        if not all(_is_int(x) and 0 <= x <= most for x in v):
+            return f"{name} holds {str(v)[:40]!r}"
+    if sum(h.shard_words) != h.words or sum(h.shard_documents) != h.documents:
+        return "the shards' counts differ from the totals"
     if h.tokenizer_version != TOKENIZER_VERSION:
         return (
             f"tokenizer version {str(h.tokenizer_version)[:20]!r}, "
@@ -546,13 +412,18 @@ def header_problem(h: Header) -> str | None:
         return "file_hashes is not a table of digests"
     if not isinstance(mtimes, dict) or not all(_is_int(v) for v in mtimes.values()):
         return "file_mtimes is not a table of times"
-    required = {DOCS_NAME, TEXT_NAME, *(shard_name(i) for i in range(h.shards))}
-    if h.renamed_languages:
-        required |= {shard_name(i, renamed=True) for i in range(h.shards)}
-    allowed = required | {capped_name(False), capped_name(True)}
-    if not required <= set(sizes) <= allowed:
-        odd = sorted((set(sizes) - allowed) | (required - set(sizes)))
+    required = {DOCS_NAME, TEXT_NAME, WORDS_NAME, OFFSETS_NAME, LOOKUP_NAME, OCCURRENCES_NAME}
+    required |= set(shard_files(h.shards, bool(h.renamed_languages)))
+    if required != set(sizes):
+        odd = sorted(set(sizes) ^ required)
         return f"unexpected or missing files: {', '.join(repr(x[:60]) for x in odd[:3])}"
+    sized = expected_sizes(h.shard_words, h.shard_documents, bool(h.renamed_languages))
+    sized[OFFSETS_NAME] = 8 * (h.vocabulary + 1)
+    sized[LOOKUP_NAME] = LOOKUP_DTYPE.itemsize * h.vocabulary
+    sized[OCCURRENCES_NAME] = 4 * h.documents
+    for fname, size in sized.items():
+        if sizes[fname] != size:
+            return f"{fname} should hold {size} bytes, the header says {sizes[fname]}"
     if set(hashes) != set(sizes):
         return "file_hashes and file_sizes name different files"
     if mtimes and set(mtimes) != set(sizes):
@@ -613,31 +484,13 @@ def lmdb_problem(path: Path) -> str | None:
     return None
 
 
-def load_capped(path: Path) -> np.ndarray:
-    """A capped set: strictly increasing uint64 ids; ValueError when it is not one."""
-    data = read_small(path, 1 << 40) if path.exists() else b""
-    if len(data) % 8:
-        raise ValueError("not a whole number of 64-bit ids")
-    ids = np.frombuffer(data, dtype="<u8").astype(np.uint64)
-    if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
-        raise ValueError("ids out of order")
-    return ids
-
-
-def structure_problems(gen: Path, header: Header, capped: bool = True) -> list[str]:
-    """Cheap checks of every file (see `lmdb_problem`; capped sets sorted and whole)."""
+def structure_problems(gen: Path, header: Header) -> list[str]:
+    """Cheap checks of every file (see `lmdb_problem`; the others' sizes are in the header
+    check)."""
     problems = []
     for fname in sorted(header.file_sizes):
         try:
-            if fname.endswith(".mdb"):
-                problem = lmdb_problem(gen / fname)
-            elif capped and fname.endswith(".u64"):
-                load_capped(gen / fname)
-                problem = None
-            else:
-                problem = None
-        except ValueError as e:
-            problem = str(e)
+            problem = lmdb_problem(gen / fname) if fname.endswith(".mdb") else None
         except OSError as e:
             problem = e.strerror or str(e)
         if problem:
@@ -660,12 +513,12 @@ def changed_files(gen: Path, header: Header) -> list[str]:
     return changed
 
 
-def open_problems(gen: Path, header: Header, digest_limit: int, capped: bool = True) -> list[str]:
+def open_problems(gen: Path, header: Header, digest_limit: int) -> list[str]:
     """What opening an index checks, cheapest first: `structure_problems`; then the digests
     of every file when they total at most `digest_limit` bytes, else of the files written
     since the build (`changed_files`). Damage that keeps a large file's size and mtime is
     left to `verify`."""
-    problems = structure_problems(gen, header, capped)
+    problems = structure_problems(gen, header)
     if problems:
         return problems
     if sum(header.file_sizes.values()) <= digest_limit:
@@ -700,6 +553,14 @@ def file_digest(path: Path, size: int | None = None) -> str:
     return h.hexdigest()
 
 
+def map_file(path: Path):
+    """A read-only map of a file (b"" when empty)."""
+    with os.fdopen(open_regular(path), "rb") as f:
+        if not os.fstat(f.fileno()).st_size:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 # --- writing -------------------------------------------------------------------------------
 
 
@@ -717,7 +578,7 @@ def finalize_generation(gen: Path, header: Header) -> None:
     header.file_hashes = {}
     header.file_mtimes = {}
     for p in sorted(gen.iterdir()):
-        if p.suffix in (".mdb", ".zst", ".u64"):
+        if p.is_file() and p.name != HEADER_NAME and not p.name.endswith(".tmp"):
             st = p.stat()
             header.file_sizes[p.name] = st.st_size
             header.file_mtimes[p.name] = st.st_mtime_ns
@@ -835,12 +696,3 @@ def decompress(ztext: bytes) -> str:
     if decompressor is None:
         decompressor = _decompressors.zstd = zstandard.ZstdDecompressor()
     return decompressor.decompress(ztext).decode("utf-8", "surrogatepass")
-
-
-def capped_mask(fps: np.ndarray, capped_ids: np.ndarray, prefix_bits: int) -> np.ndarray:
-    """Which fingerprints are capped, given the sorted ids of the capped keys."""
-    if not len(capped_ids) or not len(fps):
-        return np.zeros(len(fps), dtype=bool)
-    ids = key_ids(keys_of(fps), prefix_bits)
-    at = np.minimum(np.searchsorted(capped_ids, ids), len(capped_ids) - 1)
-    return capped_ids[at] == ids

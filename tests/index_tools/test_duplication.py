@@ -1,11 +1,13 @@
-"""Exact under duplication: copies with longer runs, self-similar files and look-alikes past
-the posting cap give whole spans with honest counts, one match per quoted region — checked
-on three reproductions and against a brute-force reference on randomized corpora."""
+"""Exact under duplication: copies with longer runs, self-similar files and thousands of
+look-alikes give whole spans with exact counts, one match per quoted region — checked on
+reproductions and against a brute-force reference on randomized corpora, both ways the
+suffix arrays are read (places one by one, or counts alone)."""
 
 from __future__ import annotations
 
 import os
 import random
+import uuid
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from reference import reference_regions, reference_spans
 
 from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
 from index_tools.cli.sarif import sarif_report
+from index_tools.match.matcher import MAX_PARTS
 
 OPTS = dict(jobs=1, progress=False)
 
@@ -91,7 +94,7 @@ GPL = """\
 AGPL = GPL.replace("GNU General", "GNU Affero General")
 
 
-def test_look_alikes_past_the_posting_cap_do_not_hide_the_quote(tmp_path):
+def test_look_alikes_do_not_hide_the_quote(tmp_path):
     files = {f"gpl_{i:03d}.py": f"{GPL}\nVALUE_{i} = {i}\n" for i in range(300)}
     files.update({f"zz_agpl_{i}.py": f"{AGPL}\nOTHER_{i} = {i}\n" for i in range(3)})
     corpus = write_files(tmp_path / "src", files)
@@ -99,16 +102,59 @@ def test_look_alikes_past_the_posting_cap_do_not_hide_the_quote(tmp_path):
     query = "".join(AGPL.splitlines(keepends=True)[:7])
     assert words(query) >= 80
     with open_index(tmp_path / "idx") as idx:
-        assert idx.summary()["capped"] > 0  # the GPL's k-grams are past the cap of 256
         (m,) = idx.match(query)
         assert m.length == words(query)
         assert m.file_count == 3 and m.file_count_exact
         assert {s.path for s in m.sources} == {f"zz_agpl_{i}.py" for i in range(3)}
-        # the whole GPL notice: a span of capped k-grams only, said as a lower bound
         (g,) = idx.match(GPL)
         assert g.length == words(GPL)
-        assert not g.file_count_exact and 256 <= g.file_count <= 300
-        assert describe_match(g).endswith(f"\u00b7 at least {g.file_count:,} files")
+        assert g.file_count == 300 and g.file_count_exact
+        assert "\u00b7 300 files \u00b7 1 nested part (up to 303 files)" in describe_match(g)
+
+
+AGPL_TAIL = """\
+# This program is distributed in the hope that it will be useful,
+# but WITHOUT ANY WARRANTY; without even the implied warranty of
+# MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+# GNU Affero General Public License for more details.
+#
+# You should have received a copy of the GNU Affero General Public License
+# along with this program.  If not, see <http"""
+
+
+def test_agpl_tail_among_its_gpl_twins_is_one_match_in_exactly_700_files(tmp_path):
+    """700 files carry the AGPL notice and 1,350 its GPL twin, each with its own copyright
+    line and code: the notice's 74-word tail is one match in exactly 700 files."""
+    rng = random.Random(25)
+
+    def code(i: int) -> str:
+        names = [f"{rng.choice('abcdefgh')}{rng.randrange(10**6)}" for _ in range(6)]
+        return f"def f_{i}({names[0]}, {names[1]}):\n    return {' + '.join(names)}\n"
+
+    files = {}
+    # the notice as most files carry it: <http://www.gnu.org/licenses/>
+    agpl, gpl = AGPL.replace("https:", "http:"), GPL.replace("https:", "http:")
+    for i in range(700):
+        notice = agpl.replace(
+            "This program", f"Copyright (C) {2000 + i % 25} Author {i}\n# This program", 1
+        )
+        files[f"agpl/m{i:04d}.py"] = f"{notice}\n{code(i)}"
+    for i in range(1350):
+        notice = gpl.replace(
+            "This program", f"Copyright (C) {1990 + i % 30} Person {i}\n# This program", 1
+        )
+        files[f"gpl/m{i:04d}.py"] = f"{notice}\n{code(10_000 + i)}"
+    root = tmp_path / "src"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    build_index([str(root)], tmp_path / "idx", BuildOptions(**OPTS))
+    assert words(AGPL_TAIL) == 74
+    with open_index(tmp_path / "idx") as idx:
+        (m,) = idx.match(AGPL_TAIL)
+        assert m.length == 74
+        assert m.file_count == 700 and m.file_count_exact
+        assert all(s.path.startswith("agpl/") for s in m.sources)
 
 
 # --- randomized corpora against the brute-force reference --------------------------------
@@ -187,15 +233,13 @@ def reported(matches) -> dict[tuple[int, int], tuple[int, bool]]:
     return out
 
 
-def check_against_reference(tmp_path: Path, seed: int, cap: int, min_tokens: int) -> None:
+def check_against_reference(tmp_path: Path, seed: int, min_tokens: int, shard_words: int) -> None:
     rng = random.Random(seed)
-    files = random_corpus(rng, look_alikes=cap + rng.randint(1, 8) if cap < 100 else 6)
+    files = random_corpus(rng, look_alikes=rng.randint(1, 40))
     texts = [as_text(f) for f in files]
-    root = tmp_path / f"case-{seed}-{cap}-{min_tokens}"
+    root = tmp_path / f"case-{seed}-{min_tokens}-{shard_words}-{uuid.uuid4().hex[:8]}"
     corpus = write_files(root / "src", {f"f{i:03d}.py": t for i, t in enumerate(texts)})
-    build_index(
-        [corpus], root / "idx", BuildOptions(k=5, window=6, posting_cap=cap, **OPTS)
-    )  # a common run of 10 words is always found
+    build_index([corpus], root / "idx", BuildOptions(shard_words=shard_words, **OPTS))
     with open_index(root / "idx") as idx:
         for _ in range(4):
             qwords, cut = random_query(rng, files)
@@ -203,33 +247,22 @@ def check_against_reference(tmp_path: Path, seed: int, cap: int, min_tokens: int
             spans = reference_spans(texts, context, suggestion, min_tokens)
             matches = idx.match(suggestion, context, min_tokens=min_tokens)
             got = reported(matches)
-            qwords_all = [w.text for w in tokenize(context)] + [
-                w.text for w in tokenize(suggestion)
-            ]
-            capped = idx.capped_mask(idx.kgrams(qwords_all))
             for (a, b), (count, exact) in got.items():
                 truth = spans.get((a, b))
                 assert truth is not None, f"reported span {a}-{b} is not a maximal run"
-                assert count <= truth.files
-                if exact:
-                    assert count == truth.files, f"span {a}-{b}: {count} != {truth.files}"
+                assert exact and count == truth.files, f"span {a}-{b}: {count} != {truth.files}"
             want = reference_regions(spans)
-            for region in want:
-                for s in [region.primary, *region.parts]:
-                    if capped[s.start : s.end - 5 + 1].all():
-                        continue  # only capped k-grams: reported through capped lists
-                    assert (s.start, s.end) in got, f"span {s.start}-{s.end} missed"
-                    assert got[(s.start, s.end)] == (s.files, True)
-            if not capped.any():
-                # nothing capped: the same regions, primaries and parts, exactly
-                assert [(m.query_start, m.query_end) for m in matches] == [
-                    (r.start, r.end) for r in want
-                ]
-                for m, r in zip(matches, want):
-                    assert (m.primary_start, m.primary_end) == (r.primary.start, r.primary.end)
-                    assert [(p.query_start, p.query_end) for p in m.parts] == [
-                        (p.start, p.end) for p in r.parts
-                    ]
+            # the same regions, primaries and parts, exactly
+            assert [(m.query_start, m.query_end) for m in matches] == [
+                (r.start, r.end) for r in want
+            ]
+            for m, r in zip(matches, want):
+                assert (m.primary_start, m.primary_end) == (r.primary.start, r.primary.end)
+                # a match lists its MAX_PARTS longest parts (a listing bound, like sources)
+                longest = sorted(r.parts, key=lambda p: (-p.length, p.start))[:MAX_PARTS]
+                assert [(p.query_start, p.query_end) for p in m.parts] == sorted(
+                    ((p.start, p.end) for p in longest), key=lambda x: (x[0], -x[1])
+                )
             # one warning per quoted region: matches never overlap
             for x, y in zip(matches, matches[1:]):
                 assert x.query_end <= y.query_start
@@ -242,20 +275,22 @@ def check_against_reference(tmp_path: Path, seed: int, cap: int, min_tokens: int
 )
 @given(
     seed=st.integers(0, 2**32 - 1),
-    cap=st.sampled_from([3, 5, 10_000]),
     min_tokens=st.sampled_from([10, 14, 25]),
+    shard_words=st.sampled_from([150, 600, 1 << 27]),
 )
-def test_matcher_agrees_with_brute_force_reference(tmp_path, seed, cap, min_tokens):
-    check_against_reference(tmp_path, seed, cap, min_tokens)
+def test_matcher_agrees_with_brute_force_reference(tmp_path, seed, min_tokens, shard_words):
+    check_against_reference(tmp_path, seed, min_tokens, shard_words)
 
 
-@pytest.mark.parametrize("batched", [True, False], ids=["batched", "per-diagonal"])
+@pytest.mark.parametrize("crowded", [False, True], ids=["one-by-one", "from-counts"])
 # RECITATION_REFERENCE_SEEDS=200 runs a longer comparison by hand
 @pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
-def test_reference_on_fixed_seeds(tmp_path, monkeypatch, seed, batched):
-    # documents hit along many diagonals are compared in one batch: both ways agree
-    from index_tools.match import matcher
+def test_reference_on_fixed_seeds(tmp_path, monkeypatch, seed, crowded):
+    # an anchor's places are read one by one up to ENUMERATE, past it spans come from counts:
+    # both ways agree with the reference (READ_PLACES 0: counts all the way)
+    from index_tools.match import suffix
 
-    monkeypatch.setattr(matcher, "MANY_DIAGONALS", 1 if batched else 10**9)
-    check_against_reference(tmp_path, seed, cap=4, min_tokens=10)
-    check_against_reference(tmp_path, seed, cap=10_000, min_tokens=12)
+    monkeypatch.setattr(suffix, "ENUMERATE", 0 if crowded else 10**9)
+    monkeypatch.setattr(suffix, "READ_PLACES", seed % 3 if crowded else 256)
+    check_against_reference(tmp_path, seed, min_tokens=10, shard_words=1 << 27)
+    check_against_reference(tmp_path, seed, min_tokens=12, shard_words=200)

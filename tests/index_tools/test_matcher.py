@@ -136,28 +136,28 @@ def test_million_word_suggestion(corpus):
     assert m.length == words(HAVERSINE)
 
 
-def test_posting_cap_makes_the_count_a_lower_bound(tmp_path):
+@pytest.mark.parametrize("crowded", [False, True], ids=["enumerated", "from-counts"])
+def test_copies_are_counted_exactly_and_only_the_listing_is_bounded(tmp_path, monkeypatch, crowded):
     from engine_fixtures import make_repo
 
+    from index_tools.match import suffix
+
+    if crowded:  # every anchor's places counted, none read one by one
+        monkeypatch.setattr(suffix, "ENUMERATE", 0)
+        monkeypatch.setattr(suffix, "READ_PLACES", 0)
     repos = []
     for i in range(5):
         body = f"# copy {i}\nVERSION = {i}\n\n{HAVERSINE}\nprint({i})\n"
         repo, _ = make_repo(tmp_path / f"r{i}", {"geo.py": body}, f"https://github.com/o/r{i}")
         repos.append(str(repo))
     out = tmp_path / "idx"
-    build_index(repos, out, BuildOptions(jobs=1, posting_cap=2, progress=False))
+    build_index(repos, out, BuildOptions(jobs=1, progress=False))
     with open_index(out) as idx:
-        (m,) = idx.match(HAVERSINE)
-        assert m.file_count_exact is False
-        assert 2 <= m.file_count <= 5
-        assert describe_match(m).endswith(f"\u00b7 at least {m.file_count} files")
-        assert idx.summary()["capped"] > 0
-    out2 = tmp_path / "idx2"
-    build_index(repos, out2, BuildOptions(jobs=1, progress=False))
-    with open_index(out2) as idx:
-        (m,) = idx.match(HAVERSINE)
+        (m,) = idx.match(HAVERSINE, max_sources=2)
         assert m.file_count_exact is True
-        assert m.file_count == 5
+        assert m.file_count == 5 and len(m.sources) == 2
+        assert m.length == words(HAVERSINE)
+        assert describe_match(m).endswith("\u00b7 5 files")
 
 
 def test_nested_quote_found_in_more_files_is_a_part_of_one_match(corpus):

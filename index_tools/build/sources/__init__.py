@@ -12,6 +12,15 @@ Specs:
 - `python:stdlib`: the running interpreter's standard library, linked to python/cpython
 - `python:site-packages[=NAME,...]`: installed distributions (all, or the named ones)
 - a `.jsonl`, `.jsonl.gz` or `.parquet` dataset (The Stack's column names are understood)
+- `pypi:NAME[SPECIFIER]`, `pypi:FILE` (a requirements file or a list of names): PyPI
+  packages (`pypi.py`); a `requirements*.txt` path alone means the same
+- `npm:NAME[@VERSION|@RANGE|@TAG]` (scoped names too), `npm:FILE` (a list of names, a
+  package.json or package-lock.json): npm packages (`npm.py`); a `package.json`,
+  `package-lock.json` or `npm-shrinkwrap.json` path alone means the same
+
+Package sources fetch when opened (verified, cached, several at a time; `RegistryOptions`
+says from where, with which credentials and limits): a package that cannot be had is a
+SourceError before any index is written.
 
 Every source skips, and counts by reason (see `SkipReasons`): binary, undecodable, oversize,
 minified, generated and empty files; folders also count non-code files as unsupported.
@@ -27,6 +36,7 @@ from .folder import FolderSource
 from .git import GitSource, is_git_top
 from .languages import language_for_path
 from .licenses import detect_license
+from .packages import PackageSource, RegistryOptions
 from .python_env import SitePackagesSource, StdlibSource
 
 __all__ = [
@@ -34,6 +44,8 @@ __all__ = [
     "DatasetSource",
     "FolderSource",
     "GitSource",
+    "PackageSource",
+    "RegistryOptions",
     "SitePackagesSource",
     "SkipReasons",
     "SourceError",
@@ -45,13 +57,20 @@ __all__ = [
 
 DATASET_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 _EXPECTED = (
-    "expected a folder, a git repository, python:stdlib, python:site-packages "
+    "expected a folder, a git repository, python:stdlib, python:site-packages, "
+    "pypi:NAME, npm:NAME, a requirements.txt, package.json or package-lock.json, "
     "or a .jsonl/.jsonl.gz/.parquet dataset"
 )
 
 
-def open_source(spec: str, *, max_file_bytes: int = 1_000_000) -> CorpusSource:
-    """The corpus source a spec names; SourceError with a one-line message if there is none."""
+_NPM_LISTS = ("package.json", "package-lock.json", "npm-shrinkwrap.json")
+
+
+def open_source(
+    spec: str, *, max_file_bytes: int = 1_000_000, registry: RegistryOptions | None = None
+) -> CorpusSource:
+    """The corpus source a spec names; SourceError with a one-line message if there is none.
+    `registry` configures the package sources (default: `RegistryOptions()`)."""
     if not isinstance(spec, str) or not spec.strip():
         raise SourceError(f"empty source; {_EXPECTED}")
     if not isinstance(max_file_bytes, int) or max_file_bytes <= 0:
@@ -70,7 +89,18 @@ def open_source(spec: str, *, max_file_bytes: int = 1_000_000) -> CorpusSource:
         return SitePackagesSource(spec, names, max_file_bytes=max_file_bytes)
     if spec.startswith("python:"):
         raise SourceError(f"unknown source {spec!r}; {_EXPECTED}")
+    for prefix in ("pypi:", "npm:"):
+        if spec.startswith(prefix):
+            value = spec[len(prefix) :].strip()
+            if not value:
+                raise SourceError(f"{spec}: no package name after {prefix!r}")
+            return _open_packages(prefix[:-1], spec, value, registry, max_file_bytes)
     path = os.path.expanduser(spec)
+    name = os.path.basename(path).lower()
+    if os.path.isfile(path) and name.startswith("requirements") and name.endswith(".txt"):
+        return _open_packages("pypi", spec, path, registry, max_file_bytes, listed=True)
+    if os.path.isfile(path) and name in _NPM_LISTS:
+        return _open_packages("npm", spec, path, registry, max_file_bytes, listed=True)
     if os.path.isdir(path):
         if is_git_top(path):
             return GitSource(spec, path, max_file_bytes=max_file_bytes)
@@ -80,3 +110,19 @@ def open_source(spec: str, *, max_file_bytes: int = 1_000_000) -> CorpusSource:
     if not os.path.exists(path):
         raise SourceError(f"{spec}: no such file or directory")
     raise SourceError(f"unknown source {spec!r}; {_EXPECTED}")
+
+
+def _open_packages(
+    kind: str,
+    spec: str,
+    value: str,
+    registry: RegistryOptions | None,
+    max_file_bytes: int,
+    listed: bool = False,
+) -> CorpusSource:
+    from . import npm, pypi
+
+    module = pypi if kind == "pypi" else npm
+    options = registry or RegistryOptions()
+    return module.open_packages(spec, value, options=options, max_file_bytes=max_file_bytes,
+                                listed=listed)  # fmt: skip

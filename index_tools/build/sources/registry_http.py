@@ -1,0 +1,347 @@
+"""HTTP for the package registries: metadata requests and verified, cached, resumable
+downloads. Standard library only (urllib).
+
+- `Endpoint`: a registry's base URL and its credentials (user:password in the URL, as pip
+  takes them, or a token). Credentials go only to that registry's scheme, host and port,
+  never to another host a redirect or a tarball URL points at, and never into a message.
+- `Http.get_json` / `Http.get_text`: a response of bounded size; connection failures, 5xx
+  and 429 are tried again a few times; failures become `RegistryError` with one line.
+- `Http.download`: into a `.part` file continued with a Range request after an interruption,
+  checked against the expected digest (sha512 / sha256 / sha1) and moved into place only
+  when it matches; a stale partial file that does not verify is fetched again once whole.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.client import HTTPException
+from pathlib import Path
+
+from ...safe_text import printable, redact_credentials
+from .base import SourceError
+
+USER_AGENT = "recitation-index (package sources)"
+METADATA_MAX_BYTES = 256 << 20  # a registry document (npm's full packuments reach ~100 MB)
+DOWNLOAD_MAX_BYTES = 1 << 30  # one package archive
+_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class RegistryError(SourceError):
+    """A registry request that failed: not found, unreachable, refused, digest mismatch."""
+
+
+class NotFound(RegistryError):
+    """The registry answered 404 / 410."""
+
+
+def _safe_url(url: str) -> str:
+    """A URL fit for a message: no credentials, printable."""
+    return printable(redact_credentials(url), 200)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A registry base URL (without credentials) and the Authorization header for it."""
+
+    url: str
+    authorization: str = field(default="", repr=False)
+
+    @classmethod
+    def parse(cls, url: str, token: str = "") -> Endpoint:
+        """`https://user:pass@host/path` (Basic) or a URL and a token (Bearer)."""
+        parts = urllib.parse.urlsplit(url.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise RegistryError(f"not an http(s) registry URL: {_safe_url(url)}")
+        auth = ""
+        if parts.username is not None or parts.password is not None:
+            user = urllib.parse.unquote(parts.username or "")
+            password = urllib.parse.unquote(parts.password or "")
+            auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+        if token:
+            auth = f"Bearer {token.strip()}"
+        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        path = parts.path if parts.path.endswith("/") else parts.path + "/"
+        clean = urllib.parse.urlunsplit((parts.scheme, host, path, "", ""))
+        return cls(clean, auth)
+
+    def join(self, *segments: str) -> str:
+        """The base URL with path segments appended, each percent-quoted."""
+        return self.url + "/".join(urllib.parse.quote(s, safe="@") for s in segments)
+
+    def headers_for(self, url: str) -> dict[str, str]:
+        """The Authorization header when `url` is on this registry's origin."""
+        if self.authorization and _origin(url) == _origin(self.url):
+            return {"Authorization": self.authorization}
+        return {}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    p = urllib.parse.urlsplit(url)
+    port = p.port or {"http": 80, "https": 443}.get(p.scheme)
+    return p.scheme, (p.hostname or "").lower(), port
+
+
+class _SameOriginAuthRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, dropping credentials when the target is another origin."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl).scheme not in ("http", "https"):
+            raise urllib.error.HTTPError(newurl, code, "redirect to a non-http(s) URL", headers, fp)
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
+
+
+@dataclass
+class Digest:
+    """An expected digest: algorithm ("sha512", "sha256", "sha1") and its hex value."""
+
+    algorithm: str
+    hex: str
+
+    def __str__(self) -> str:
+        return f"{self.algorithm}:{self.hex}"
+
+
+def sri_digests(integrity: str) -> list[Digest]:
+    """The digests of an npm `integrity` string (Subresource Integrity), strongest first."""
+    order = {"sha512": 0, "sha384": 1, "sha256": 2, "sha1": 3}
+    found = []
+    for item in (integrity or "").split():
+        algo, _, b64 = item.partition("-")
+        algo = algo.lower()
+        if algo not in order or not b64:
+            continue
+        try:
+            raw = base64.b64decode(b64.split("?")[0], validate=True)
+        except ValueError:
+            continue
+        found.append(Digest(algo, raw.hex()))
+    return sorted(found, key=lambda d: order[d.algorithm])
+
+
+def file_digest(path: Path, algorithm: str) -> str:
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Http:
+    """Requests to the registries, with retries and one-line errors."""
+
+    def __init__(self, *, timeout: float = 60.0, retries: int = 3, backoff: float = 0.5):
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        context = ssl.create_default_context()
+        self._opener = urllib.request.build_opener(
+            _SameOriginAuthRedirect(), urllib.request.HTTPSHandler(context=context)
+        )
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ requests
+
+    def _open(self, url: str, headers: dict[str, str], what: str):
+        """The response to a GET, after retries; RegistryError otherwise."""
+        if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+            raise RegistryError(_p(what) + f"not an http(s) URL: {_safe_url(url)}")
+        req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, **headers})
+        last = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * (2 ** (attempt - 1)))
+            try:
+                return self._opener.open(req, timeout=self.timeout)
+            except urllib.error.HTTPError as e:
+                e.close()
+                if e.code in (404, 410):
+                    raise NotFound(
+                        _p(what) + f"not found ({_safe_url(url)} answered {e.code})"
+                    ) from None
+                if e.code in (401, 403):
+                    raise RegistryError(
+                        _p(what) + f"access refused ({_safe_url(url)} answered {e.code}; "
+                        "check the registry credentials)"
+                    ) from None
+                if e.code == 416:
+                    raise
+                last = f"{_safe_url(url)} answered {e.code}"
+                if e.code not in _RETRY_STATUS:
+                    break
+            except (urllib.error.URLError, HTTPException, OSError, ValueError) as e:
+                last = f"cannot reach {_safe_url(url)}: {_network_reason(e)}"
+        raise RegistryError(_prefixed(what, last))
+
+    def get_bytes(
+        self, url: str, headers: dict[str, str], what: str, max_bytes: int = METADATA_MAX_BYTES
+    ) -> tuple[bytes, str, str]:
+        """The body (at most max_bytes), its content type and the URL it came from (after
+        redirects)."""
+        for attempt in range(self.retries + 1):
+            resp = self._open(url, headers, what)
+            try:
+                with resp:
+                    body = resp.read(max_bytes + 1)
+                    ctype = resp.headers.get("Content-Type", "")
+                    final = resp.geturl() or url
+            except (OSError, HTTPException) as e:
+                if attempt < self.retries:
+                    continue
+                raise RegistryError(
+                    _p(what) + f"the response broke off: {_network_reason(e)}"
+                ) from None
+            if len(body) > max_bytes:
+                raise RegistryError(_p(what) + f"the response is larger than {max_bytes:,} bytes")
+            return body, ctype, final
+        raise RegistryError(_p(what) + "no response")  # pragma: no cover
+
+    def get_json(self, url: str, headers: dict[str, str], what: str) -> dict:
+        body, _, _ = self.get_bytes(url, headers, what)
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError):
+            raise RegistryError(_p(what) + "the registry sent something that is not JSON") from None
+        if not isinstance(value, dict):
+            raise RegistryError(_p(what) + "the registry sent an unexpected document")
+        return value
+
+    # ------------------------------------------------------------------ downloads
+
+    def download(
+        self,
+        url: str,
+        dest: Path,
+        digests: list[Digest],
+        *,
+        headers: dict[str, str],
+        what: str,
+        max_bytes: int = DOWNLOAD_MAX_BYTES,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> Path:
+        """`dest`, downloaded (or already there) and verified against the strongest of
+        `digests`; a `.part` file left by an interrupted download is continued."""
+        if not digests:
+            raise RegistryError(_p(what) + "the registry gives no digest to verify the download")
+        digest = digests[0]
+        if dest.exists():
+            if file_digest(dest, digest.algorithm) == digest.hex:
+                return dest
+            dest.unlink()  # damaged in the cache: fetched again
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = dest.with_name(dest.name + ".part")
+        with _file_lock(dest.with_name(dest.name + ".lock")):
+            if dest.exists() and file_digest(dest, digest.algorithm) == digest.hex:
+                return dest
+            for whole in (False, True):
+                if whole and part.exists():
+                    part.unlink()
+                self._fetch_into(url, part, headers, what, max_bytes, on_bytes)
+                got = file_digest(part, digest.algorithm)
+                if got == digest.hex:
+                    os.replace(part, dest)
+                    return dest
+                if whole:
+                    part.unlink(missing_ok=True)
+                    raise RegistryError(
+                        _p(what) + f"digest mismatch: expected {digest.algorithm} "
+                        f"{digest.hex[:16]}..., the download has {got[:16]}..."
+                    )
+        raise RegistryError(_p(what) + "download failed")  # pragma: no cover
+
+    def _fetch_into(self, url, part: Path, headers, what, max_bytes, on_bytes) -> None:
+        have = part.stat().st_size if part.exists() else 0
+        for attempt in range(self.retries + 1):
+            hdrs = dict(headers)
+            if have:
+                hdrs["Range"] = f"bytes={have}-"
+            try:
+                resp = self._open(url, hdrs, what)
+            except urllib.error.HTTPError as e:  # 416: the part is complete (or wrong)
+                if e.code == 416:
+                    return
+                raise
+            try:
+                with resp:
+                    status = getattr(resp, "status", 200)
+                    mode = "ab" if have and status == 206 else "wb"
+                    if mode == "wb":
+                        have = 0
+                    with open(part, mode) as f:
+                        while True:
+                            block = resp.read(1 << 16)
+                            if not block:
+                                break
+                            have += len(block)
+                            if have > max_bytes:
+                                raise RegistryError(
+                                    _p(what) + f"the download is larger than {max_bytes:,} bytes"
+                                )
+                            f.write(block)
+                            if on_bytes:
+                                on_bytes(len(block))
+                return  # a short body fails the digest check and is continued next time
+            except RegistryError:
+                raise
+            except (OSError, HTTPException) as e:
+                have = part.stat().st_size if part.exists() else 0
+                if attempt >= self.retries:
+                    raise RegistryError(
+                        _p(what) + f"the download broke off: {_network_reason(e)}"
+                    ) from None
+                time.sleep(self.backoff * (2**attempt))
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    """An exclusive lock between processes sharing a cache (POSIX; a no-op elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _p(what: str) -> str:
+    return f"{what}: " if what else ""
+
+
+def _prefixed(what: str, text: str) -> str:
+    return _p(what) + text
+
+
+def _network_reason(e: BaseException) -> str:
+    reason = getattr(e, "reason", None) or e
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, (socket.timeout, TimeoutError)):
+        return "timed out"
+    if isinstance(reason, socket.gaierror):
+        return "unknown host"
+    if isinstance(reason, ssl.SSLError):
+        return f"TLS error ({printable(getattr(reason, 'reason', '') or reason, 80)})"
+    text = getattr(reason, "strerror", None) or str(reason)
+    return printable(text, 120) or type(reason).__name__

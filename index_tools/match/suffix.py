@@ -1,0 +1,346 @@
+"""Maximal common runs between a query and the indexed documents, from suffix arrays.
+
+Each shard holds the word ids of its unique documents back to back (big-endian uint32, a
+separator id 0 before, between and after them) and the suffix array of that sequence. Every
+occurrence of a word sequence is one interval of the suffix array: two binary searches.
+
+A common run of at least `t` words contains a whole window of `w` words starting at an
+anchor, anchors being every `g` query words (g + w = t + 1). Each anchor window is searched
+in every shard:
+
+- few places (at most `ENUMERATE`): each place is extended word by word, left and right,
+  into its maximal run (found anchors that touch on one diagonal are one run). Every place
+  of a span containing such an anchor is in its interval, so the span's documents are
+  exactly the runs around it.
+- more places (a license header, a repetitive line): the spans whose first anchor it is are
+  found from counts alone. With c(s, e) the number of places of the query's words [s, e),
+  the places maximal at exactly (s, e) number c(s, e) - c(s, e + 1) - c(s - 1, e)
+  + c(s - 1, e + 1); a span's start lies within g words before its first anchor and its end
+  where c(s, .) drops, both found by bisection on counts; once fewer places are left, they
+  are read directly. A span's documents are then the distinct documents of its interval.
+
+Counts are exact by construction; the work grows with the query and with the number of
+distinct spans, not with the number of copies (listing a span's documents reads its
+interval once).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+import numpy as np
+
+WIDTH = 4  # bytes per word id, big-endian: byte order is id order
+ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
+READ_PLACES = 2048  # crowded spans: places read directly once this few are left
+
+
+def anchors(n: int, t: int) -> tuple[list[int], int, int]:
+    """Anchor positions, their spacing g and window w (g + w = t + 1)."""
+    g = max(1, t // 2)
+    w = t + 1 - g
+    return list(range(0, n - w + 1, g)), g, w
+
+
+class ShardView:
+    """What the search reads of one shard: ids, suffix array, document starts."""
+
+    def __init__(self, ids, sa, starts: np.ndarray, first_doc: int):
+        self.tok = ids  # buffer of big-endian uint32 (bytes or mmap)
+        self.sa = sa  # memoryview of native uint32
+        self.starts = starts  # first position of each document, ascending
+        self.first_doc = first_doc
+        self.raw = np.frombuffer(ids, dtype=np.uint32)  # equal exactly when ids are
+        self.size = len(self.raw)
+
+    def release(self) -> None:
+        """Let go of the maps (before they are closed)."""
+        self.raw = None
+        self.sa.release()
+
+    def interval(self, pattern: bytes, lo: int, hi: int) -> tuple[int, int]:
+        """The suffixes in [lo, hi) that start with `pattern` (big-endian ids)."""
+        n = len(pattern)
+        tok = self.tok
+
+        def key(p):
+            return tok[p * WIDTH : p * WIDTH + n]
+
+        a = bisect_left(self.sa, pattern, lo, hi, key=key)
+        return a, bisect_right(self.sa, pattern, a, hi, key=key)
+
+    def positions(self, lo: int, hi: int) -> np.ndarray:
+        return np.frombuffer(self.sa, dtype=np.uint32, count=hi - lo, offset=lo * 4).astype(
+            np.int64
+        )
+
+    def documents(self, positions: np.ndarray) -> np.ndarray:
+        """Index (in this shard) of the document holding each position."""
+        return np.searchsorted(self.starts, positions, side="right") - 1
+
+
+@dataclass
+class Crowded:
+    """A span found from counts: its places per shard; its distinct documents counted
+    (`documents`), listed only when asked (`listing`: a reported span)."""
+
+    start: int
+    end: int
+    documents: int
+    _counts: Counts
+    _listing: tuple[np.ndarray, np.ndarray] | None = None
+
+    def listing(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ascending document ids, the document's word position of `start` in each)."""
+        if self._listing is None:
+            docs, places = [], []
+            for i, (lo, hi) in enumerate(self._counts.get(self.start, self.end)[1]):
+                if hi > lo:
+                    sh = self._counts.shards[i]
+                    u, first = np.unique(self._counts.documents(i, lo, hi)[0], return_index=True)
+                    docs.append(u + sh.first_doc)
+                    places.append(sh.positions(lo, hi)[first] - sh.starts[u])
+            empty = np.empty(0, dtype=np.int64)
+            self._listing = (
+                np.concatenate(docs) if docs else empty,
+                np.concatenate(places) if places else empty,
+            )
+        return self._listing
+
+
+class Counts:
+    """Memoized places c(s, e) of the query's words [s, e), over all shards."""
+
+    def __init__(self, shards: list[ShardView], q: np.ndarray):
+        self.shards = shards
+        self.n = len(q)
+        self.qb = q.astype(">u4").tobytes()
+        self.raw = np.frombuffer(self.qb, dtype=np.uint32)
+        self.memo: dict[tuple[int, int], tuple[int, list[tuple[int, int]]]] = {}
+        self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
+
+    def documents(self, i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """For the places [lo, hi) of shard i's suffix array, in its order: each one's
+        document (index in the shard) and the previous place of that document there (an
+        offset from lo, -1 or less when none is in range). Read once for an interval, then
+        sliced for the intervals inside it."""
+        for a, b, docs, prev in self.listed[i]:
+            if a <= lo and hi <= b:
+                return docs[lo - a : hi - a], prev[lo - a : hi - a] - (lo - a)
+        sh = self.shards[i]
+        docs = sh.documents(sh.positions(lo, hi))
+        order = np.argsort(docs, kind="stable")
+        same = np.zeros(len(docs), dtype=bool)
+        same[1:] = docs[order[1:]] == docs[order[:-1]]
+        prev = np.full(len(docs), -1, dtype=np.int64)
+        prev[order[1:][same[1:]]] = order[:-1][same[1:]]
+        self.listed[i].append((lo, hi, docs, prev))
+        return docs, prev
+
+    def distinct(self, s: int, e: int) -> int:
+        """Distinct documents holding the query's words [s, e)."""
+        total = 0
+        for i, (lo, hi) in enumerate(self.get(s, e)[1]):
+            if hi > lo:
+                total += int(np.count_nonzero(self.documents(i, lo, hi)[1] < 0))
+        return total
+
+    def get(self, s: int, e: int, within=None) -> tuple[int, list[tuple[int, int]]]:
+        if s < 0 or e > self.n:
+            return 0, []
+        hit = self.memo.get((s, e))
+        if hit is not None:
+            return hit
+        pattern = self.qb[s * WIDTH : e * WIDTH]
+        ivs, total = [], 0
+        for i, sh in enumerate(self.shards):
+            lo, hi = within[i] if within else (0, len(sh.sa))
+            a, b = sh.interval(pattern, lo, hi) if lo < hi else (lo, lo)
+            ivs.append((a, b))
+            total += b - a
+        self.memo[(s, e)] = (total, ivs)
+        return total, ivs
+
+
+def _equal_right(t: np.ndarray, q: np.ndarray, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:
+    """How many words are equal from query position qs and corpus position cs on."""
+    n, size = len(q), len(t)
+    out = np.zeros(len(qs), dtype=np.int64)
+    active = np.arange(len(qs))
+    step = 32
+    while len(active):
+        qi = (qs[active] + out[active])[:, None] + np.arange(step)
+        ci = (cs[active] + out[active])[:, None] + np.arange(step)
+        eq = (qi < n) & (ci < size) & (q[np.minimum(qi, n - 1)] == t[np.minimum(ci, size - 1)])
+        stop = ~eq
+        has = stop.any(axis=1)
+        out[active] += np.where(has, stop.argmax(axis=1), step)
+        active = active[~has]
+        step *= 4
+    return out
+
+
+def _equal_left(t: np.ndarray, q: np.ndarray, qe: np.ndarray, ce: np.ndarray) -> np.ndarray:
+    """How many words are equal before query position qe and corpus position ce."""
+    out = np.zeros(len(qe), dtype=np.int64)
+    active = np.arange(len(qe))
+    step = 32
+    while len(active):
+        qi = (qe[active] - out[active] - 1)[:, None] - np.arange(step)
+        ci = (ce[active] - out[active] - 1)[:, None] - np.arange(step)
+        eq = (qi >= 0) & (ci >= 0) & (q[np.maximum(qi, 0)] == t[np.maximum(ci, 0)])
+        stop = ~eq
+        has = stop.any(axis=1)
+        out[active] += np.where(has, stop.argmax(axis=1), step)
+        active = active[~has]
+        step *= 4
+    return out
+
+
+RunTuple = tuple[int, int, int, int]  # query start, end, document, its position of start
+
+
+def search(
+    shards: list[ShardView], q: np.ndarray, t: int, tail: int, *, crowded: bool = True,
+    check=lambda: None,
+) -> tuple[list[RunTuple], list[Crowded]]:  # fmt: skip
+    """Maximal common runs of at least `t` words ending past query position `tail`.
+
+    Returns the runs (query start, end, document, its position of start) around anchors
+    with few places (each document's, exactly) and the
+    spans of crowded anchors that no such run gives (see the module's docstring). With
+    `crowded` false, crowded anchors are left out (the rename-insensitive view). `check`
+    is called before each anchor's step (a deadline's: it raises when the time is up)."""
+    n = len(q)
+    starts, g, w = anchors(n, t)
+    counts = Counts(shards, q)
+    found: list[list[np.ndarray]] = [[] for _ in shards]
+    enumerated, crowded_anchors = [], []
+    for a in starts:
+        check()
+        total, ivs = counts.get(a, a + w)
+        if total == 0:
+            continue
+        if total <= ENUMERATE:
+            enumerated.append(a)
+            for i, (lo, hi) in enumerate(ivs):
+                if hi > lo:
+                    pos = shards[i].positions(lo, hi)
+                    found[i].append(np.stack((np.full(len(pos), a), pos - a)))
+        elif crowded:
+            crowded_anchors.append(a)
+    check()
+    runs = _runs(shards, counts, found, enumerated, g, w, t, tail)
+    spans = {(r[0], r[1]) for r in runs}
+    out = []
+    for a in crowded_anchors:
+        check()
+        for s, e in _crowded_spans(counts, a, g, w, check):
+            if e - s >= t and e > tail and (s, e) not in spans:
+                spans.add((s, e))
+                out.append(_listed(counts, s, e))
+    return runs, out
+
+
+def _runs(shards, counts: Counts, found, enumerated, g, w, t, tail) -> list[RunTuple]:
+    runs: list[RunTuple] = []
+    en = np.array(enumerated, dtype=np.int64)
+    for i, sh in enumerate(shards):
+        if not found[i]:
+            continue
+        a, d = np.concatenate(found[i], axis=1)
+        order = np.lexsort((a, d))
+        a, d = a[order], d[order]
+        # found anchors next to each other on one diagonal lie in one run (windows touch)
+        new = np.ones(len(a), dtype=bool)
+        new[1:] = (d[1:] != d[:-1]) | (a[1:] - a[:-1] != g)
+        first = np.flatnonzero(new)
+        last = np.append(first[1:], len(a)) - 1
+        a0, a1, d = a[first], a[last], d[first]
+        s = a0 - _equal_left(sh.raw, counts.raw, a0, a0 + d)
+        e = a1 + w + _equal_right(sh.raw, counts.raw, a1 + w, a1 + w + d)
+        # a run is this path's only around an enumerated anchor: then every place of its
+        # spans was seen (a run of crowded anchors only is found from counts)
+        j = np.searchsorted(en, s)
+        keep = (e - s >= t) & (e > tail) & (j < len(en))
+        keep &= en[np.minimum(j, len(en) - 1)] + w <= e
+        s, e, c = s[keep], e[keep], (s + d)[keep]
+        if not len(s):
+            continue
+        s, e, c = np.unique(np.stack((s, e, c)), axis=1)
+        docs = sh.documents(c)
+        doc_pos = c - sh.starts[docs]
+        runs += zip(s.tolist(), e.tolist(), (docs + sh.first_doc).tolist(), doc_pos.tolist())
+    return runs
+
+
+def _crowded_spans(
+    counts: Counts, a: int, g: int, w: int, check=lambda: None
+) -> list[tuple[int, int]]:
+    """Spans (s, e) whose first anchor is `a` (s within g words before it), held by a
+    place that extends neither left nor right."""
+    n, e0 = counts.n, a + w
+    lowest = max(0, a - g + 1)
+    left: dict[int, int] = {}
+    starts: list[int] = []
+
+    def c_left(s: int) -> int:
+        if s not in left:
+            left[s] = counts.get(s, e0)[0]
+        return left[s]
+
+    def scan(x: int, y: int) -> None:  # c(., e0) can only drop as the start moves left
+        if c_left(x) == c_left(y):
+            return
+        if y - x == 1:
+            starts.append(y)
+            return
+        m = (x + y) // 2
+        scan(x, m)
+        scan(m, y)
+
+    scan(lowest - 1, a)
+    out = []
+    for s in starts:
+        check()
+        within = counts.get(s, e0)[1]
+        right: dict[int, int] = {}
+        ends: set[int] = set()
+
+        def c_right(e: int, s=s, within=within, right=right) -> int:
+            if e not in right:
+                right[e] = counts.get(s, e, within)[0] if e <= n else 0
+            return right[e]
+
+        def rscan(x: int, y: int, s=s, c_right=c_right, ends=ends) -> None:
+            cx = c_right(x)
+            if cx == c_right(y):
+                return
+            if cx <= READ_PLACES:  # few places left: their ends read directly
+                for i, (lo, hi) in enumerate(counts.get(s, x)[1]):
+                    if hi > lo:
+                        sh = counts.shards[i]
+                        pos = sh.positions(lo, hi) + (x - s)
+                        more = _equal_right(sh.raw, counts.raw, np.full(len(pos), x), pos)
+                        ends.update(e for e in np.unique(x + more).tolist() if e < y)
+                return
+            if y - x == 1:
+                ends.add(x)
+                return
+            m = (x + y) // 2
+            rscan(x, m)
+            rscan(m, y)
+
+        rscan(e0, n + 1)
+        for e in sorted(ends):
+            here = c_right(e) - c_right(e + 1)
+            before = counts.get(s - 1, e)[0] - counts.get(s - 1, e + 1)[0]
+            if here > before:
+                out.append((s, e))
+    return out
+
+
+def _listed(counts: Counts, s: int, e: int) -> Crowded:
+    """A crowded span with its distinct documents counted (listed lazily)."""
+    return Crowded(s, e, counts.distinct(s, e), counts)

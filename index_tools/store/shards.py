@@ -1,0 +1,157 @@
+"""A generation's suffix-array shards, its vocabulary and per-document counts, as files.
+
+    shard-000.ids      the word ids of the shard's unique documents back to back, big-endian
+                       uint32 (byte order is id order), the separator 0 before, between and
+                       after the documents
+    shard-000.sa       the suffix array of shard-000.ids: little-endian uint32 positions,
+                       sorted by the ids that follow them (separators' own suffixes left out)
+    shard-000.docs     the position of each document's first word (little-endian uint32)
+    shard-000.rids     the rename-insensitive view: the same ids with every identifier as
+    shard-000.rsa      IDENT_ID, and its own suffix array (when the index has that view)
+    vocab.words        every word once, in id order, each followed by a line break (words
+                       never hold whitespace)
+    vocab.offsets      little-endian uint64: where each word starts in vocab.words, and the end
+    vocab.lookup       (xxh3-64 of the word, id) sorted by hash: how a query finds its ids;
+                       the word itself is compared, so a hash never stands for a word
+    occurrences.u32    per document: how many indexed files are that document
+
+A shard holds fewer than 2**31 words. Ids: 0 the separator, 1 the placeholder of the
+rename-insensitive view, words from 2 in order of first appearance (documents in id order).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+from pathlib import Path
+
+import numpy as np
+import xxhash
+
+SEPARATOR = 0
+IDENT_ID = 1
+FIRST_WORD_ID = 2
+UNKNOWN = 0xFFFFFFFF  # a query word the vocabulary lacks: equal to no stored id
+MAX_SHARD_WORDS = (1 << 31) - 1
+WORDS_NAME = "vocab.words"
+OFFSETS_NAME = "vocab.offsets"
+LOOKUP_NAME = "vocab.lookup"
+OCCURRENCES_NAME = "occurrences.u32"
+LOOKUP_DTYPE = np.dtype([("hash", "<u8"), ("id", "<u4")])
+SHARD_PARTS = ("ids", "sa", "docs")
+RENAMED_PARTS = ("rids", "rsa")
+
+
+def shard_file(i: int, part: str) -> str:
+    return f"shard-{i:03d}.{part}"
+
+
+def shard_files(shards: int, renamed: bool) -> list[str]:
+    parts = SHARD_PARTS + (RENAMED_PARTS if renamed else ())
+    return [shard_file(i, p) for i in range(shards) for p in parts]
+
+
+def word_hash(word: str) -> int:
+    return xxhash.xxh3_64_intdigest(word.encode("utf-8", "surrogatepass"))
+
+
+def expected_sizes(shard_words: list[int], shard_docs: list[int], renamed: bool) -> dict:
+    """The size of every shard file, from the header's counts."""
+    out = {}
+    for i, (w, d) in enumerate(zip(shard_words, shard_docs)):
+        ids = 4 * (w + d + 1)
+        out[shard_file(i, "ids")] = ids
+        out[shard_file(i, "sa")] = 4 * w
+        out[shard_file(i, "docs")] = 4 * d
+        if renamed:
+            out[shard_file(i, "rids")] = ids
+            out[shard_file(i, "rsa")] = 4 * w
+    return out
+
+
+def write_array(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        array.tofile(f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+# --- vocabulary --------------------------------------------------------------------------
+
+
+def write_vocabulary(gen: Path, words: list[str]) -> None:
+    """The three vocabulary files of `words` (id FIRST_WORD_ID + index)."""
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+    sizes = np.fromiter((len(b) + 1 for b in encoded), dtype=np.uint64, count=len(encoded))
+    offsets = np.zeros(len(encoded) + 1, dtype="<u8")
+    np.cumsum(sizes, out=offsets[1:])
+    with open(gen / WORDS_NAME, "wb") as f:
+        for i in range(0, len(encoded), 1 << 16):
+            f.write(b"".join(b + b"\n" for b in encoded[i : i + 1 << 16]))
+        f.flush()
+        os.fsync(f.fileno())
+    write_array(gen / OFFSETS_NAME, offsets)
+    lookup = np.empty(len(words), dtype=LOOKUP_DTYPE)
+    lookup["hash"] = np.fromiter(
+        (xxhash.xxh3_64_intdigest(b) for b in encoded), dtype=np.uint64, count=len(encoded)
+    )
+    lookup["id"] = np.arange(FIRST_WORD_ID, FIRST_WORD_ID + len(words), dtype=np.uint32)
+    write_array(gen / LOOKUP_NAME, np.sort(lookup, order=("hash", "id")))
+
+
+def read_vocabulary(gen: Path) -> list[str]:
+    """The words in id order (for `add`, which extends the vocabulary)."""
+    data = (gen / WORDS_NAME).read_bytes()
+    if not data:
+        return []
+    if not data.endswith(b"\n"):
+        raise ValueError("vocabulary cut short")
+    return data[:-1].decode("utf-8", "surrogatepass").split("\n")
+
+
+class Vocabulary:
+    """Word -> id for queries, from the mapped vocabulary files."""
+
+    def __init__(self, words, offsets, lookup, size: int):
+        """From the three files' maps (`generations.map_file`)."""
+        self.words, self._offsets_map, self._lookup_map = words, offsets, lookup
+        self.offsets = np.frombuffer(self._offsets_map, dtype="<u8")
+        lookup = np.frombuffer(self._lookup_map, dtype=LOOKUP_DTYPE)
+        if len(self.offsets) != size + 1 or len(lookup) != size:
+            raise ValueError("vocabulary size differs from the header")
+        self.hashes = np.ascontiguousarray(lookup["hash"])  # searched on every lookup
+        self.lookup_ids = lookup["id"]
+        self.size = size
+
+    def word(self, word_id: int) -> bytes:
+        i = word_id - FIRST_WORD_ID
+        return self.words[int(self.offsets[i]) : int(self.offsets[i + 1]) - 1]
+
+    def ids(self, words: list[str]) -> dict[str, int]:
+        """The id of each of `words` the vocabulary has."""
+        if not words or not self.size:
+            return {}
+        encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+        hashes = np.fromiter(
+            (xxhash.xxh3_64_intdigest(b) for b in encoded), dtype=np.uint64, count=len(words)
+        )
+        at = np.searchsorted(self.hashes, hashes).tolist()
+        out = {}
+        n = len(self.hashes)
+        for word, b, h, i in zip(words, encoded, hashes.tolist(), at):
+            while i < n and int(self.hashes[i]) == h:  # equal hashes: the word decides
+                word_id = int(self.lookup_ids[i])
+                if word_id - FIRST_WORD_ID < self.size and self.word(word_id) == b:
+                    out[word] = word_id
+                    break
+                i += 1
+        return out
+
+    def close(self) -> None:
+        maps = (self.words, self._offsets_map, self._lookup_map)
+        self.offsets = self.lookup_ids = self.words = None
+        for m in maps:
+            if isinstance(m, mmap.mmap):
+                with contextlib.suppress(BufferError):  # a view still held elsewhere
+                    m.close()

@@ -28,7 +28,18 @@ step "lint (ruff)"
 .venv/bin/ruff format --check .
 
 step "python tests"
-.venv/bin/python -m pytest -q -p no:cacheprovider
+# As CI runs them: in the background, where the shell makes them ignore SIGINT, with no
+# stdin and (setsid) no controlling terminal, so a test that depends on the terminal or on
+# the signal dispositions it inherits fails here too. Ctrl-C still stops the run.
+pytest_cmd=(.venv/bin/python -m pytest -q -p no:cacheprovider)
+if command -v setsid >/dev/null; then
+  pytest_cmd=(setsid "${pytest_cmd[@]}")
+fi
+( trap '' INT; exec "${pytest_cmd[@]}" ) </dev/null &
+pytest_pid=$!
+trap 'kill -TERM -- "-$pytest_pid" 2>/dev/null || kill -TERM "$pytest_pid" 2>/dev/null || true' INT TERM
+wait "$pytest_pid"
+trap - INT TERM
 
 if [[ -f package.json ]]; then
   step "VS Code extension"

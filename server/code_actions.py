@@ -20,6 +20,7 @@ from index_tools import (
 from .compare import CMD_COMPARE, compare_arguments, source_label
 from .diagnostics import StoredMatch
 from .documents import TextDocument
+from .embedded import Place, break_up, place_of
 from .protocol import CMD_ALLOW_SOURCE, CMD_DISMISS, CMD_OPEN_SOURCE
 
 # languageId -> (comment start, comment end)
@@ -105,21 +106,36 @@ COMMENT_SYNTAX: dict[str, tuple[str, str]] = {
 }
 
 
+# short names (Markdown fences' info strings) of the languages above
+ALIASES = {
+    "py": "python", "js": "javascript", "jsx": "javascriptreact", "ts": "typescript",
+    "tsx": "typescriptreact", "rb": "ruby", "rs": "rust", "kt": "kotlin", "cs": "csharp",
+    "c++": "cpp", "yml": "yaml", "golang": "go", "console": "shell", "objc": "objective-c",
+}  # fmt: skip
+
+
 def comment_syntax(language_id: str) -> tuple[str, str]:
-    return COMMENT_SYNTAX.get((language_id or "").lower(), _HASH)
+    language = (language_id or "").lower()
+    return COMMENT_SYNTAX.get(ALIASES.get(language, language), _HASH)
 
 
 # what ends a line comment early besides the end of the line: PHP leaves PHP mode at `?>`
 LINE_COMMENT_ENDS = {"php": "?>"}
 
 
-def _comment(text: str, language_id: str) -> str:
-    """`text` as one comment line. Corpus metadata in it is reduced to printable text that
-    cannot end the comment early or be read as a directive (an encoding declaration, an
-    editor modeline)."""
-    start, end = comment_syntax(language_id)
-    ends_at = end or LINE_COMMENT_ENDS.get((language_id or "").lower(), "")
-    return f"{start}{comment_safe(text, ends_at, max_len=500)}{end}"
+def _comment(text: str, language_id: str, place: Place | None = None) -> str:
+    """`text` as one comment line, in the syntax of the language where it goes (`place`:
+    an embedded script or style, a fenced block, JSX children). Corpus metadata in it is
+    reduced to printable text that cannot end the comment (or the block holding it) early
+    or be read as a directive (an encoding declaration, an editor modeline)."""
+    place = place or Place((language_id or "").lower())
+    if place.jsx_children:
+        start, end, ends_at = "{/* ", " */}", "*/"
+    else:
+        start, end = comment_syntax(place.language)
+        ends_at = end or LINE_COMMENT_ENDS.get(place.language, "")
+    safe = break_up(comment_safe(text, ends_at, max_len=500), place.unsafe)
+    return f"{start}{safe}{end}"
 
 
 def attribution_text(stored: StoredMatch) -> str:
@@ -127,8 +143,8 @@ def attribution_text(stored: StoredMatch) -> str:
     return plain_attribution(stored.match.best_source)
 
 
-def attribution_comment(stored: StoredMatch, language_id: str) -> str:
-    return _comment(attribution_text(stored), language_id)
+def attribution_comment(stored: StoredMatch, language_id: str, place: Place | None = None) -> str:
+    return _comment(attribution_text(stored), language_id, place)
 
 
 def _indent_of(doc: TextDocument, line: int) -> str:
@@ -147,17 +163,21 @@ def attribution_edits(doc: TextDocument, stored: StoredMatch, style: str) -> lis
     indent = _indent_of(doc, first)
     eol = _eol(doc)
     at = types.Position(first, 0)
+    place = place_of(doc.text, doc.offset_at(at), doc.language_id)
     if style != "spdx":
-        text = f"{indent}{attribution_comment(stored, doc.language_id)}{eol}"
+        text = f"{indent}{attribution_comment(stored, doc.language_id, place)}{eol}"
         return [types.TextEdit(range=types.Range(at, at), new_text=text)]
     before, after = spdx_snippet_tags(stored.match.best_source)
-    head = "".join(f"{indent}{_comment(t, doc.language_id)}{eol}" for t in before)
+    head = "".join(f"{indent}{_comment(t, doc.language_id, place)}{eol}" for t in before)
     last = doc.position_at(max(stored.start, stored.end - 1)).line
-    tail = "".join(f"{indent}{_comment(t, doc.language_id)}{eol}" for t in after)
     if last + 1 < doc.line_count():
         end_at = types.Position(last + 1, 0)
+        tail_place = place_of(doc.text, doc.offset_at(end_at), doc.language_id)
     else:  # the quote ends the document, without a line break after it
         end_at = doc.position_at(len(doc.text))
+        tail_place = place_of(doc.text, len(doc.text), doc.language_id)
+    tail = "".join(f"{indent}{_comment(t, doc.language_id, tail_place)}{eol}" for t in after)
+    if last + 1 >= doc.line_count():
         tail = eol + tail.rstrip("\r\n")
     return [
         types.TextEdit(range=types.Range(at, at), new_text=head),

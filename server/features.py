@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from index_tools import DECISIONS_FILE, DecisionsError, QuoteIdentity, judge
+from index_tools import DECISIONS_FILE, DecisionsError, QuoteIdentity, judge, printable
 
 from .code_actions import code_actions
 from .compare import (
@@ -23,6 +23,7 @@ from .compare import (
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
 from .hover import hover_markdown, hover_plaintext
+from .indexes import unusable_file_uri
 from .protocol import (
     CHECK,
     CMD_ALLOW_SOURCE,
@@ -41,6 +42,14 @@ log = logging.getLogger(__name__)
 
 class RequestFailed(JsonRpcException):
     CODE = -32803  # LSP RequestFailed
+
+
+def no_path(uri: Any) -> None:
+    """A request about a folder's decisions file names a `file:` URI no file can have."""
+    if unusable_file_uri(uri):
+        raise JsonRpcInvalidParams(
+            f"{printable(uri, 100)} ({len(uri)} characters) is no usable file path"
+        )
 
 
 async def register_dynamically(
@@ -263,6 +272,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         if len(args) != 2 or not all(isinstance(a, str) and a.strip() for a in args):
             raise JsonRpcInvalidParams("recitation.allowSource expects [uri, pattern]")
         uri, pattern = args
+        no_path(uri)
         scope = ls.scopes.for_uri(uri)
         try:
             scope.decisions.allow(pattern.strip())
@@ -364,6 +374,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         remove = params.get("remove")
         if uri is not None and not isinstance(uri, str):
             raise JsonRpcInvalidParams("uri must be a string")
+        no_path(uri)
         scope = ls.scopes.for_uri(uri) if uri else ls.scopes.default()
         removed = None
         if remove is not None:

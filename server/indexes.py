@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import time
@@ -30,6 +31,7 @@ from index_tools import (
     SourceView,
     current_generation,
     default_index_path,
+    printable,
     source_view,
 )
 
@@ -45,11 +47,29 @@ POLL_SECONDS = 1.0  # how often a lookup checks for a newly published generation
 _VIEWS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recitation-source")
 
 
+def usable_path(path: Path) -> bool:
+    """Whether `path` can name a file here: no NUL byte, not too long for the system."""
+    try:
+        os.stat(path)
+    except ValueError:
+        return False
+    except OSError as exc:
+        return exc.errno != errno.ENAMETOOLONG
+    return True
+
+
 def uri_to_path(uri: str) -> Path | None:
+    """The path of a `file:` URI; None for other schemes and for a path no file can have
+    here (a `%00`, too long)."""
     parsed = urlparse(uri)
     if parsed.scheme != "file":
         return None
-    return Path(unquote(parsed.path))
+    path = Path(unquote(parsed.path))
+    return path if usable_path(path) else None
+
+
+def unusable_file_uri(uri: Any) -> bool:
+    return isinstance(uri, str) and uri.startswith("file:") and uri_to_path(uri) is None
 
 
 def resolve_index_path(index_path: str, folder_uri: str | None) -> Path:
@@ -117,7 +137,16 @@ class IndexHandle(WorkerHandle):
         return self
 
     def _open(self) -> None:
-        if not self.path.exists():
+        try:
+            exists = self.path.exists()
+        except OSError as exc:  # too long a path, and the like: said, not raised
+            self.state = ERROR
+            self.message = (
+                f"Cannot use the index path {printable(str(self.path), 200)} "
+                f"({len(str(self.path))} characters): {exc.strerror or exc}"
+            )
+            return
+        if not exists:
             self.state = NO_INDEX
             self.message = (
                 f"No index at {self.path}. Build one with `recitation-index build --default` "
@@ -250,7 +279,10 @@ class IndexHandle(WorkerHandle):
         if self._following is not None or self._closed or now - self._checked_at < POLL_SECONDS:
             return
         self._checked_at = now
-        current = current_generation(self.path)
+        try:
+            current = current_generation(self.path)
+        except OSError:
+            return
         if current is None or current == self._generation:
             return
         old_state, old_message = self.state, self.message

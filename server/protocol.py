@@ -8,8 +8,14 @@ from datetime import datetime, timezone
 from pathlib import PurePath
 from typing import Any
 
+import attrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
+)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
@@ -30,6 +36,16 @@ CMD_ALLOW_SOURCE = "recitation.allowSource"
 COMMANDS = (CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN, CMD_ALLOW_SOURCE)
 
 STATES = ("ready", "disabled", "no-index", "error")
+
+
+def is_notification_method(method: str) -> bool:
+    """An LSP method that is a notification (sent without an id, never answered)."""
+    message_type = types.METHOD_TO_TYPES.get(method, (None,))[0]
+    return message_type is not None and "id" not in attrs.fields_dict(message_type)
+
+
+def notification_with_id(method: str) -> str:
+    return f"{method} is a notification: it is sent without an id, and never answered"
 
 
 def now_iso() -> str:
@@ -103,8 +119,15 @@ def match_payload(
 
 
 class RecitationProtocol(LanguageServerProtocol):
-    """Answers a request whose params cannot be read with an InvalidParams error, so the
-    client is not left waiting; the server carries on with the next message.
+    """Reads messages as data and answers every request exactly once.
+
+    Only the top-level object of a body is a message: the JSON decoder's object hook (which
+    pygls' readers call for every object, innermost first) leaves objects as they are, and
+    `handle_message` reads the whole body as one message, so an object shaped like a
+    message inside a request's params is just data. A request whose params cannot be read
+    gets an InvalidParams error, a notification method sent with an id (a request by
+    JSON-RPC's rule) MethodNotFound, a request after `shutdown` InvalidRequest; the server
+    carries on with the next message.
 
     Open documents are tracked by the server itself (`documents.py`, which also keeps the
     edit history that re-bases results), so the generic in-memory copy is not kept.
@@ -126,10 +149,38 @@ class RecitationProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
     def structure_message(self, data: dict[str, Any]):
+        return data  # every object of a body: read as a message only whole (below)
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict):
+            message = self.read_message(message)
+            if message is None:
+                return
+        super().handle_message(message)
+
+    def read_message(self, data: dict[str, Any]) -> Any:
+        """A body's top-level object as a message; None when it is not one, after answering
+        it with an error if it is a request."""
+        method = data.get("method")
+        request = "id" in data and isinstance(method, str)
+        if data.get("jsonrpc") != "2.0":
+            self._refuse(data, request, JsonRpcInvalidRequest("not a JSON-RPC 2.0 message"))
+            return None
+        if request and is_notification_method(method):
+            self._refuse(data, request, JsonRpcMethodNotFound(notification_with_id(method)))
+            return None
+        if request and self._shutdown and method != types.EXIT:
+            self._refuse(data, request, JsonRpcInvalidRequest("the server is shutting down"))
+            return None
         try:
             return super().structure_message(data)
         except JsonRpcException:
-            if isinstance(data, dict) and "id" in data and "method" in data:
-                error = JsonRpcInvalidParams(f"invalid params for {data.get('method')!r}")
-                self._send_response(data["id"], None, error.to_response_error())
-            raise
+            error = JsonRpcInvalidParams(f"invalid params for {method!r}")
+            self._refuse(data, request, error)
+            return None
+
+    def _refuse(self, data: dict[str, Any], request: bool, error: JsonRpcException) -> None:
+        if request:
+            self._send_response(data["id"], None, error.to_response_error())
+        else:
+            log.info("message ignored: %s", error)

@@ -101,7 +101,14 @@ class FolderDecisions:
     def to_dict(self) -> dict:
         return {
             "file": self.path.as_uri() if self.path is not None else None,
-            "exists": self.path is not None and self.path.exists(),
+            "exists": self.path is not None and _exists(self.path),
             "problem": self.problem or None,
             **self.decisions.to_dict(),
         }
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False

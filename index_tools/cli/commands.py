@@ -271,8 +271,14 @@ def cmd_check(args) -> int:
 def cmd_serve(args) -> int:
     from ..service import Listen, ServeError, ServiceConfig, serve
 
-    if args.workers < 1 or args.max_request_bytes < 1 or args.max_pending < 1:
-        raise UsageError("--workers, --max-request-bytes and --max-pending must be positive")
+    if (
+        min(args.workers, args.max_request_bytes, args.max_pending) < 1
+        or min(args.max_header_bytes, args.max_connections, args.header_timeout) <= 0
+    ):
+        raise UsageError(
+            "--workers, --max-request-bytes, --max-pending, --max-header-bytes, "
+            "--max-connections and --header-timeout must be positive"
+        )
     config = ServiceConfig(
         index=str(_index_path(args.index)),
         token_file=args.token_file,
@@ -281,6 +287,9 @@ def cmd_serve(args) -> int:
         lookup_timeout=args.lookup_timeout,
         max_pending=args.max_pending,
         log_queries=args.log_queries,
+        max_header_bytes=args.max_header_bytes,
+        header_timeout=args.header_timeout,
+        max_connections=args.max_connections,
     )
     listen = Listen(args.host, args.port, args.workers, args.certfile, args.keyfile, http=args.http)
     try:
@@ -319,6 +328,22 @@ def add_serve_parser(sub) -> None:
     v.add_argument("--lookup-timeout", type=float, default=10.0, help="seconds for a lookup (503)")
     v.add_argument(
         "--max-pending", type=int, default=64, help="lookups queued per worker before 503"
+    )
+    v.add_argument(
+        "--max-header-bytes", type=int, default=16 * 1024, help="larger request heads get 431"
+    )
+    v.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds for a request's head to arrive (then 408 and closed)",
+    )
+    v.add_argument(
+        "--max-connections",
+        type=int,
+        default=1000,
+        help="connections per worker, kept below the descriptor limit; at the limit the one "
+        "idle longest is closed (%(default)s)",
     )
     v.add_argument(
         "--log-queries", action="store_true", help="log each query's code (off by default)"

@@ -18,6 +18,7 @@ being consistent, and reported with `exact` false.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -98,6 +99,7 @@ class Query:
 class Options:
     min_tokens: int
     max_sources: int
+    check: Callable[[], None] = lambda: None  # the deadline's check (see find_matches)
 
 
 def _spans(runs: list[Run], exact: bool) -> list[Span]:
@@ -267,6 +269,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
     words = query.words
     out = []
     for region in _regions(spans):
+        opts.check()
         primary = _primary(region)
         start = min(s.start for s in region)
         end = max(s.end for s in region)
@@ -275,6 +278,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
         count = _count(index, primary)
         parts = []
         for s in _parts(region, primary):
+            opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
             pcount = _count(index, s)
             parts.append(
@@ -330,6 +334,7 @@ def find_matches(
     *,
     language: str | None = None,
     max_sources: int = 10,
+    deadline=None,
 ) -> list[Match]:
     """Matches of `suggestion` (with `context` before it) in `index`, one per quoted
     region, in query order.
@@ -337,8 +342,16 @@ def find_matches(
     With the suggestion's `language` and an index that has the rename-insensitive view
     for it, copies with consistently renamed identifiers are reported too (`exact` false)
     where no exact span covers them.
+
+    `deadline`: an object whose `check()` raises once the lookup's time is up (the
+    service's `Deadline`); it is called between the lookup's steps (each anchor of the
+    suffix-array search, each region and part), so a lookup past its time ends with that
+    exception, never with a shorter answer.
     """
     opts = Options(max(int(min_tokens), 1), max_sources)
+    if deadline is not None:
+        opts.check = deadline.check
+    opts.check()
     context_all = word_texts(context) if context else []
     context_kept = context_all[-MAX_CONTEXT_WORDS:]
     suggestion_words = word_texts(suggestion)
@@ -356,12 +369,16 @@ def find_matches(
     spans = _exact_spans(index, query, opts)
     lang = canonical(language)
     if lang and lang in index.header.renamed_languages and index.renamed_shards:
+        opts.check()
         spans += _renamed_spans(index, query, lang, spans, opts)
+    opts.check()
     return _matches(index, query, spans, opts)
 
 
 def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
-    found, crowded = search(index.shards, query.ids, opts.min_tokens, query.context_words)
+    found, crowded = search(
+        index.shards, query.ids, opts.min_tokens, query.context_words, check=opts.check
+    )
     spans = _spans([Run(*r) for r in found], exact=True)
     return spans + [Span(c.start, c.end, crowded=c) for c in crowded]
 
@@ -379,12 +396,14 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     renamed = np.where(mask, IDENT_ID, query.ids)
     # a crowded anchor of this view is a shape many files share, not a copy: left out
     found, _ = search(
-        index.renamed_shards, renamed, opts.min_tokens, query.context_words, crowded=False
-    )
+        index.renamed_shards, renamed, opts.min_tokens, query.context_words, crowded=False,
+        check=opts.check,
+    )  # fmt: skip
     kws = keywords(lang) or frozenset()
     least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
     kept = []
     for r in found:
+        opts.check()
         run = Run(*r)
         if (~covered[run.start : run.end]).sum() < least:
             continue  # exact spans already say it

@@ -202,20 +202,23 @@ RunTuple = tuple[int, int, int, int]  # query start, end, document, its position
 
 
 def search(
-    shards: list[ShardView], q: np.ndarray, t: int, tail: int, *, crowded: bool = True
-) -> tuple[list[RunTuple], list[Crowded]]:
+    shards: list[ShardView], q: np.ndarray, t: int, tail: int, *, crowded: bool = True,
+    check=lambda: None,
+) -> tuple[list[RunTuple], list[Crowded]]:  # fmt: skip
     """Maximal common runs of at least `t` words ending past query position `tail`.
 
     Returns the runs (query start, end, document, its position of start) around anchors
     with few places (each document's, exactly) and the
     spans of crowded anchors that no such run gives (see the module's docstring). With
-    `crowded` false, crowded anchors are left out (the rename-insensitive view)."""
+    `crowded` false, crowded anchors are left out (the rename-insensitive view). `check`
+    is called before each anchor's step (a deadline's: it raises when the time is up)."""
     n = len(q)
     starts, g, w = anchors(n, t)
     counts = Counts(shards, q)
     found: list[list[np.ndarray]] = [[] for _ in shards]
     enumerated, crowded_anchors = [], []
     for a in starts:
+        check()
         total, ivs = counts.get(a, a + w)
         if total == 0:
             continue
@@ -227,11 +230,13 @@ def search(
                     found[i].append(np.stack((np.full(len(pos), a), pos - a)))
         elif crowded:
             crowded_anchors.append(a)
+    check()
     runs = _runs(shards, counts, found, enumerated, g, w, t, tail)
     spans = {(r[0], r[1]) for r in runs}
     out = []
     for a in crowded_anchors:
-        for s, e in _crowded_spans(counts, a, g, w):
+        check()
+        for s, e in _crowded_spans(counts, a, g, w, check):
             if e - s >= t and e > tail and (s, e) not in spans:
                 spans.add((s, e))
                 out.append(_listed(counts, s, e))
@@ -270,7 +275,9 @@ def _runs(shards, counts: Counts, found, enumerated, g, w, t, tail) -> list[RunT
     return runs
 
 
-def _crowded_spans(counts: Counts, a: int, g: int, w: int) -> list[tuple[int, int]]:
+def _crowded_spans(
+    counts: Counts, a: int, g: int, w: int, check=lambda: None
+) -> list[tuple[int, int]]:
     """Spans (s, e) whose first anchor is `a` (s within g words before it), held by a
     place that extends neither left nor right."""
     n, e0 = counts.n, a + w
@@ -296,6 +303,7 @@ def _crowded_spans(counts: Counts, a: int, g: int, w: int) -> list[tuple[int, in
     scan(lowest - 1, a)
     out = []
     for s in starts:
+        check()
         within = counts.get(s, e0)[1]
         right: dict[int, int] = {}
         ends: set[int] = set()

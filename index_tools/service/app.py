@@ -24,6 +24,7 @@ from ..model import query_report
 from ..store.generations import IndexOpenError
 from ..store.small_files import read_small_file
 from . import source_route
+from .deadline import Deadline, LookupExpired
 from .metrics import ServiceMetrics, forget_dead_workers
 
 log = logging.getLogger("recitation.service")
@@ -41,10 +42,15 @@ class ServiceConfig:
     max_body_bytes: int = 1 << 20
     read_timeout: float = 10.0  # to receive a request's body
     lookup_timeout: float = 10.0  # to answer once received
-    max_pending: int = 64  # lookups queued or running in one worker; beyond: 503
+    max_pending: int = 64  # lookups queued or running in one worker; beyond: 503 busy
     lookup_threads: int = 1  # per worker (lookups hold the GIL most of their time)
     log_queries: bool = False
     poll_seconds: float = 1.0  # how often CURRENT is checked for a new generation
+    # before a request is read (protocol.py): its head's size and time, and the
+    # connections one worker holds (lowered to stay below the descriptor limit)
+    max_header_bytes: int = 16 * 1024
+    header_timeout: float = 10.0
+    max_connections: int = 1000
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -75,6 +81,9 @@ class IndexService:
         self.metrics = ServiceMetrics()
         self.index: FollowingIndex | None = None
         self.executor = ThreadPoolExecutor(config.lookup_threads, "recitation-lookup")
+        # lookups in the executor, queued or running, until they end (not until their
+        # request is answered: one answered 503 at its deadline still holds its thread
+        # until the matcher's next check)
         self.pending = 0
         self._serving: str | None = None
         self.routes = {
@@ -100,7 +109,7 @@ class IndexService:
         self._serving = generation
 
     def stop(self) -> None:
-        self.executor.shutdown(wait=True)
+        self.executor.shutdown(wait=True, cancel_futures=True)
         if self.index is not None:
             self.index.close()
 
@@ -181,8 +190,12 @@ class IndexService:
     async def _body(self, headers: dict, receive) -> bytes:
         limit = self.config.max_body_bytes
         declared = headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            raise Refused(413, "too_large", f"the request is over {limit} bytes")
+        if declared is not None:
+            declared = declared.strip(b" \t")  # optional whitespace around a field's value
+            if not declared.isdigit():
+                raise Refused(400, "bad_request", "Content-Length is not a number")
+            if int(declared) > limit:
+                raise Refused(413, "too_large", f"the request is over {limit} bytes")
         chunks: list[bytes] = []
         size = 0
 
@@ -216,21 +229,24 @@ class IndexService:
             raise Refused(503, "busy", "too many lookups queued; retry", {"retry-after": "1"})
         if self.config.log_queries:
             log.info("query: %s", json.dumps(query, ensure_ascii=False))
+        deadline = Deadline(self.config.lookup_timeout)
         self.pending += 1
-        loop = asyncio.get_running_loop()
+        future = asyncio.get_running_loop().run_in_executor(
+            self.executor, self._lookup, query, deadline
+        )
+        future.add_done_callback(self._lookup_ended)
         try:
-            future = loop.run_in_executor(self.executor, self._lookup, query)
+            # the lookup stops itself at the deadline; waiting ends there too, in case
+            # one step of it runs long past the deadline
             report, generation, seconds = await asyncio.wait_for(
-                asyncio.shield(future), self.config.lookup_timeout
+                asyncio.shield(future), deadline.remaining() + 0.05
             )
-        except asyncio.TimeoutError:
+        except (asyncio.TimeoutError, LookupExpired):
             raise Refused(
                 503, "lookup_timeout", f"the lookup took over {self.config.lookup_timeout} s"
             ) from None
         except IndexOpenError as exc:
             raise Refused(503, "index_error", f"the index cannot be used: {exc}") from None
-        finally:
-            self.pending -= 1
         self.metrics.lookup.observe(seconds)
         extra = {
             "server-timing": f"lookup;dur={seconds * 1000:.3f}",
@@ -238,8 +254,17 @@ class IndexService:
         }
         return 200, _json(report), "application/json", extra
 
-    def _lookup(self, query: dict) -> tuple[dict, str, float]:
+    def _lookup_ended(self, future: asyncio.Future) -> None:
+        self.pending -= 1
+        if future.cancelled():
+            return
+        error = future.exception()  # retrieved here also when its request was answered
+        if isinstance(error, LookupExpired):
+            self.metrics.expired.labels(error.stage).inc()
+
+    def _lookup(self, query: dict, deadline: Deadline) -> tuple[dict, str, float]:
         assert self.index is not None
+        deadline.start()  # one that waited past its time in the queue never runs
         with self.index.using() as index:
             t = time.perf_counter()
             matches = index.match(
@@ -247,6 +272,7 @@ class IndexService:
                 query["context"],
                 min_tokens=query["min_tokens"],
                 language=query["language"],
+                deadline=deadline,
             )
             seconds = time.perf_counter() - t
             return (

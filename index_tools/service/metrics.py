@@ -42,6 +42,12 @@ class ServiceMetrics:
             "Time of the lookup itself (matching on the index)",
             buckets=LATENCY_BUCKETS,
         )
+        self.expired = Counter(
+            "recitation_lookups_expired",
+            "Lookups stopped at their deadline: before they started (queued) or at the "
+            "matcher's next check (running)",
+            ["stage"],
+        )
         self.generation = Gauge(
             "recitation_index_generation_info",
             "1 for the index generation a live worker serves",

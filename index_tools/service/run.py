@@ -92,6 +92,8 @@ def serve(config: ServiceConfig, listen: Listen) -> None:
             ssl_certfile=listen.certfile,
             ssl_keyfile=listen.keyfile,
             timeout_keep_alive=listen.keep_alive_seconds,
+            # h11's own bound on a head (protocol.py answers 431 before it is reached)
+            h11_max_incomplete_event_size=config.max_header_bytes + 1024,
             lifespan="on",
             log_level="warning",
             access_log=False,  # requests are counted in /metrics, never logged

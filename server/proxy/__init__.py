@@ -63,6 +63,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="after this long without an answer the wrapped server is reported as hung; "
         "hover and code actions then answer without it (default 10)",
     )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="a request the wrapped server has not answered in this long is answered with an "
+        "error (default 60)",
+    )
     if "--" in argv:
         at = argv.index("--")
         own, command = argv[:at], argv[at + 1 :]
@@ -103,8 +111,8 @@ async def _stdin_reader() -> asyncio.StreamReader:
     return reader
 
 
-async def serve(command: list[str], timeout: float) -> int:
-    relay = Relay(command, timeout=timeout)
+async def serve(command: list[str], timeout: float, request_timeout: float = 60.0) -> int:
+    relay = Relay(command, timeout=timeout, request_timeout=request_timeout)
     return await relay.run(await _stdin_reader())
 
 
@@ -117,6 +125,6 @@ def main(argv: list[str]) -> int:
         level=args.log_level, handlers=[handler], format="%(asctime)s %(name)s %(message)s"
     )
     try:
-        return asyncio.run(serve(args.command, args.upstream_timeout))
+        return asyncio.run(serve(args.command, args.upstream_timeout, args.request_timeout))
     except KeyboardInterrupt:
         return 1

@@ -12,6 +12,7 @@ class Text:
     uri: str
     language: str
     text: str
+    version: int = 0
 
 
 def _units(ch: str, encoding: str) -> int:
@@ -56,19 +57,26 @@ class Texts:
     def get(self, uri: Any) -> Text | None:
         return self._docs.get(uri) if isinstance(uri, str) else None
 
+    def all(self) -> list[Text]:
+        return list(self._docs.values())
+
     def did_open(self, params: Any) -> None:
         item = params.get("textDocument") if isinstance(params, dict) else None
         if isinstance(item, dict) and isinstance(item.get("uri"), str):
             text = item.get("text") if isinstance(item.get("text"), str) else ""
             language = item.get("languageId") if isinstance(item.get("languageId"), str) else ""
-            self._docs[item["uri"]] = Text(item["uri"], language, text)
+            version = item.get("version") if type(item.get("version")) is int else 0
+            self._docs[item["uri"]] = Text(item["uri"], language, text, version)
 
     def did_change(self, params: Any) -> None:
         if not isinstance(params, dict):
             return
-        doc = self.get((params.get("textDocument") or {}).get("uri"))
+        identifier = params.get("textDocument")
+        doc = self.get(identifier.get("uri") if isinstance(identifier, dict) else None)
         if doc is None:
             return
+        if type(identifier.get("version")) is int:
+            doc.version = identifier["version"]
         for change in params.get("contentChanges") or []:
             if not isinstance(change, dict) or not isinstance(change.get("text"), str):
                 continue

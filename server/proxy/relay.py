@@ -16,6 +16,14 @@ the children are renumbered, so the two children's ids never collide at the edit
 From the children: responses go back to the editor (merged where above); requests to the
 editor get a fresh id and their answer goes back to the child under its own id;
 `publishDiagnostics` is merged; other notifications pass unchanged.
+
+Failures. A request a child has not answered in `request_timeout` seconds is answered with
+an error (and cancelled at the child). A child that does not read what it is sent holds the
+editor back (the relay reads the editor's next message once the child has read down to a
+bound, see `child.py`); one that has read nothing for `timeout` seconds (30 s for ours) is
+stopped. A child that exits is started again after 1 s, then 2, 4 ... 30 s while it keeps
+exiting soon after a start (up to `MAX_QUICK_EXITS` in a row), initialized with the editor's
+`initialize`, and sent the open documents as they are now; the editor is told each time.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from index_tools import QuoteIdentity, judge
 
 from ..folders import Scopes
 from ..indexes import resolve_index_path
+from ..protocol import is_notification_method, notification_with_id
 from ..settings import SECTION, layered_settings
 from .capabilities import merge_initialize
 from .child import Child, ChildGone, id_key
@@ -77,6 +86,8 @@ TO_BOTH = {
     "workspace/didChangeWorkspaceFolders",
 }
 REQUEST_FAILED = -32803
+INFO = 3
+METHOD_NOT_FOUND = -32601
 INIT_TIMEOUT = 60.0
 ERROR, WARNING = 1, 2
 
@@ -95,14 +106,21 @@ def our_env() -> dict[str, str]:
 
 CANCEL_GRACE = 1.0  # seconds a child gets to answer a cancelled request
 REQUEST_CANCELLED = -32800
+RESTART_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)  # seconds before a start, by quick exits
+STABLE_SECONDS = 60.0  # a child that ran this long before exiting starts the delays over
+MAX_QUICK_EXITS = 8  # exits soon after a start, in a row, before no more restarts
+OURS_READ_TIMEOUT = 30.0  # Recitation's server may lag behind on a burst of large edits
 
 
 class Relay:
-    def __init__(self, upstream: list[str], timeout: float = 10.0) -> None:
+    def __init__(
+        self, upstream: list[str], timeout: float = 10.0, request_timeout: float = 60.0
+    ) -> None:
         self.upstream_label = shlex.join(upstream)
         self.upstream = Child("upstream", upstream)
         self.ours = Child("recitation", our_command(), our_env())
         self.timeout = timeout
+        self.request_timeout = request_timeout
         self.editor = MessageWriter(sys.stdout.buffer)
         self.texts = Texts()
         self.scopes = Scopes()
@@ -160,7 +178,7 @@ class Relay:
     # -- start and stop ------------------------------------------------------------------
 
     async def run(self, stdin: asyncio.StreamReader) -> int:
-        started = await self.upstream.start(lambda w: self.garbage(self.upstream, w))
+        started = await self.upstream.start(self.garbage_of(self.upstream))
         if not started:
             self.show(
                 "upstream-start",
@@ -170,7 +188,7 @@ class Relay:
             )
         else:
             self.spawn(self.read_child(self.upstream))
-        if await self.ours.start(lambda w: self.garbage(self.ours, w)):
+        if await self.ours.start(self.garbage_of(self.ours)):
             self.spawn(self.read_child(self.ours))
         self.spawn(self.read_editor(stdin))
         await self.done.wait()
@@ -183,6 +201,14 @@ class Relay:
         for index in self.indexes.values():
             index.close()
         return 0 if self.shutting_down else 1
+
+    def garbage_of(self, child: Child) -> Any:
+        return lambda what: self.garbage(child, what)
+
+    def name_of(self, child: Child) -> str:
+        if child is self.upstream:
+            return f"The wrapped language server `{self.upstream_label}`"
+        return "Recitation's server"
 
     def garbage(self, child: Child, what: str) -> None:
         name = self.upstream_label if child is self.upstream else "Recitation's server"
@@ -201,7 +227,29 @@ class Relay:
                 self.from_editor(msg)
             except Exception:
                 log.exception("handling %s", msg.method or "a response")
+            await self.hold_back()
         self.done.set()
+
+    async def hold_back(self) -> None:
+        """Back-pressure: the editor's next message is read once each child has read what
+        it was sent down to a bound; a child that reads nothing for its timeout is
+        stopped (and started again)."""
+        for child in (self.upstream, self.ours):
+            timeout = self.timeout if child is self.upstream else OURS_READ_TIMEOUT
+            unread = child.unread()
+            if child.alive and not await child.drain(timeout):
+                self.show(
+                    f"{child.name}-deaf-{child.restarts}",
+                    ERROR,
+                    f"{self.name_of(child)} does not read what it is sent ({unread >> 20} MB "
+                    f"waiting for {timeout:.0f} s): it is stopped and will be started again. "
+                    + (
+                        "Recitation's own checks keep running."
+                        if child is self.upstream
+                        else "The wrapped language server keeps working."
+                    ),
+                )
+                child.kill()
 
     async def read_child(self, child: Child) -> None:
         assert child.reader is not None
@@ -219,21 +267,84 @@ class Relay:
         if self.shutting_down or self.stopping:
             return
         code = f" (exit code {child.exit_code})" if child.exit_code is not None else ""
+        quick = time.monotonic() - child.started_at < STABLE_SECONDS
+        child.quick_exits = child.quick_exits + 1 if quick else 1
+        if child.quick_exits > MAX_QUICK_EXITS:
+            again = (
+                f"It exited {child.quick_exits} times in a row soon after starting: it is not "
+                "started again until the editor restarts the server."
+            )
+        else:
+            delay = RESTART_DELAYS[min(child.quick_exits, len(RESTART_DELAYS)) - 1]
+            again = f"Restarting it in {delay:.0f} s (restart {child.restarts + 1})."
+            self.spawn(self.restart(child, delay))
         if child is self.upstream:
             self.show(
-                "upstream-exit",
+                f"upstream-exit-{child.restarts}",
                 ERROR,
-                f"The wrapped language server `{self.upstream_label}` stopped{code}. Its "
-                "features (completion, definitions, ...) are unavailable until the editor "
-                "restarts the server; Recitation's own checks keep running.",
+                f"The wrapped language server `{self.upstream_label}` stopped{code}; "
+                + again[0].lower()
+                + again[1:]
+                + " Its features (completion, definitions, ...) are unavailable meanwhile; "
+                "Recitation's own checks keep running.",
             )
         else:
             self.show(
-                "ours-exit",
+                f"ours-exit-{child.restarts}",
                 ERROR,
-                f"Recitation's checks stopped{code}; the wrapped language server keeps "
-                "working. See the server log.",
+                f"Recitation's checks stopped{code}; "
+                + again[0].lower()
+                + again[1:]
+                + " The wrapped language server keeps working. See the server log.",
             )
+
+    async def restart(self, child: Child, delay: float) -> None:
+        """Start a child that exited again: initialize it as the editor did, then send it
+        `initialized`, the pushed settings and the open documents as they are now."""
+        await asyncio.sleep(delay)
+        if self.shutting_down or self.stopping:
+            return
+        child.restarts += 1
+        child.ready = child.init_data is None  # not initialized yet: the editor will
+        if not await child.start(self.garbage_of(child)):
+            self.show(
+                f"{child.name}-restart-failed-{child.restarts}",
+                ERROR,
+                f"{self.name_of(child)} could not be started again: {child.start_error}.",
+            )
+            return
+        self.spawn(self.read_child(child))
+        if child.init_data is None:
+            return
+        request_id = f"recitation-restart-{child.restarts}"
+        data = {**child.init_data, "id": request_id}
+        body = encode(data)
+        answer = await self.answer(
+            child, Message(data, body), body, timeout=max(self.timeout, INIT_TIMEOUT), force=True
+        )
+        if answer is None or not isinstance(answer.data.get("result"), dict):
+            child.kill()  # its exit starts the next attempt, later
+            return
+        child.send({"jsonrpc": "2.0", "method": "initialized", "params": {}}, force=True)
+        if self.pushed_settings is not None:
+            child.send(
+                {"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration",
+                 "params": {"settings": self.pushed_settings}},
+                force=True,
+            )  # fmt: skip
+        for doc in self.texts.all():
+            child.send(
+                {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                 "params": {"textDocument": {"uri": doc.uri, "languageId": doc.language,
+                                             "version": doc.version, "text": doc.text}}},
+                force=True,
+            )  # fmt: skip
+        child.ready = True
+        self.show(
+            f"{child.name}-restarted-{child.restarts}",
+            INFO,
+            f"{self.name_of(child)} was restarted and has the open documents again.",
+        )
 
     # -- editor -> children --------------------------------------------------------------
 
@@ -287,7 +398,9 @@ class Relay:
             self.done.set()
 
     def editor_request(self, msg: Message, method: str) -> None:
-        if method == "initialize":
+        if is_notification_method(method):  # with an id: a request no one would answer
+            self.respond_error(msg.id, METHOD_NOT_FOUND, notification_with_id(method))
+        elif method == "initialize":
             self.spawn(self.initialize(msg))
         elif method == "shutdown":
             self.shutting_down = True
@@ -316,8 +429,26 @@ class Relay:
                 self.editor.write_body(f.result().body)
 
         fut.add_done_callback(done)
+        loop = asyncio.get_running_loop()
         if child is self.upstream:
-            asyncio.get_running_loop().call_later(self.timeout, self.slow, fut, msg.method)
+            loop.call_later(self.timeout, self.slow, fut, msg.method)
+        loop.call_later(self.request_timeout, self.unanswered, child, msg, fut)
+
+    def unanswered(self, child: Child, msg: Message, fut: asyncio.Future[Message]) -> None:
+        """`msg` has waited `request_timeout` for the child: answered with an error, and
+        cancelled at the child (a late answer is dropped)."""
+        if fut.done():
+            return
+        key = id_key(msg.id)
+        if child.pending.get(key) is fut:
+            del child.pending[key]
+        fut.cancel()
+        child.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg.id}})
+        self.respond_error(
+            msg.id,
+            REQUEST_FAILED,
+            f"{self.name_of(child)} did not answer `{msg.method}` in {self.request_timeout:g} s",
+        )
 
     def cancelled(self, msg_id: Any) -> None:
         """The editor cancelled `msg_id` a while ago: if a child still has not answered,
@@ -340,15 +471,21 @@ class Relay:
             )
 
     def gone_message(self, child: Child) -> str:
+        state = "is restarting" if child.alive and not child.ready else "is not running"
         if child is self.upstream:
-            return f"the wrapped language server `{self.upstream_label}` is not running"
-        return "Recitation's server is not running"
+            return f"the wrapped language server `{self.upstream_label}` {state}"
+        return f"Recitation's server {state}"
 
     async def answer(
-        self, child: Child, msg: Message, body: bytes | None = None, timeout: float | None = None
+        self,
+        child: Child,
+        msg: Message,
+        body: bytes | None = None,
+        timeout: float | None = None,
+        force: bool = False,
     ) -> Message | None:
         """The child's response, or None when it is gone or does not answer in time."""
-        fut = child.request(msg, body)
+        fut = child.request(msg, body, force)
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout or self.timeout)
         except ChildGone:
@@ -388,6 +525,7 @@ class Relay:
         self.scopes.set_folders(folders)
         for scope in self.scopes.all():
             scope.settings, _ = layered_settings(*self.init_layers(scope.uri))
+        self.upstream.init_data = msg.data  # to initialize it again after a restart
         # starting up takes longer than answering: a hang is reported later than usual
         up = await self.answer(self.upstream, msg, timeout=max(self.timeout, INIT_TIMEOUT))
         up_result = up.data.get("result") if up is not None else None
@@ -407,7 +545,8 @@ class Relay:
         ours_params = copy.deepcopy(params)
         general = ours_params.setdefault("capabilities", {}).setdefault("general", {})
         general["positionEncodings"] = [encoding]
-        body = encode({**msg.data, "params": ours_params})
+        self.ours.init_data = {**msg.data, "params": ours_params}
+        body = encode(self.ours.init_data)
         ours = await self.answer(self.ours, msg, body, timeout=max(self.timeout, INIT_TIMEOUT))
         our_result = ours.data.get("result") if ours is not None else None
         self.respond(
@@ -546,12 +685,18 @@ class Relay:
                 body = encode({**msg.data, "params": original[0]})
         fut = self.upstream.request(msg, body)
         forwarded = time.perf_counter()
-        asyncio.get_running_loop().call_later(self.timeout, self.slow, fut, method)
+        loop = asyncio.get_running_loop()
+        loop.call_later(self.timeout, self.slow, fut, method)
+        loop.call_later(self.request_timeout, self.unanswered, self.upstream, msg, fut)
         try:
             resp = await fut
         except ChildGone:
             self.respond_error(msg.id, REQUEST_FAILED, self.gone_message(self.upstream))
             return
+        except asyncio.CancelledError:
+            if fut.cancelled():  # unanswered, or cancelled by the editor: answered there
+                return
+            raise
         result = resp.data.get("result")
         try:
             out = await self.check_result(method, params, result)

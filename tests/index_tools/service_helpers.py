@@ -55,8 +55,16 @@ def cli(*args: str, input: str | None = None, env: dict | None = None):
 class Service:
     """`recitation-index serve INDEX` until stopped (by its process id)."""
 
-    def __init__(self, index: Path, *args: str, port: int | None = None, workers: int = 1):
+    def __init__(
+        self,
+        index: Path,
+        *args: str,
+        port: int | None = None,
+        workers: int = 1,
+        nofile: int | None = None,
+    ):
         self.index, self.args, self.workers = index, args, workers
+        self.nofile = nofile  # the descriptor limit of the service's processes
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
@@ -71,6 +79,7 @@ class Service:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=self._limit if self.nofile else None,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -84,6 +93,11 @@ class Service:
             time.sleep(0.1)
         self.stop()
         raise TimeoutError("the service did not answer /v1/health")
+
+    def _limit(self) -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.process is None:

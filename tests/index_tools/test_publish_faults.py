@@ -307,6 +307,10 @@ PAUSE_AT_SWAP = textwrap.dedent(
 )
 
 
+def default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def paused_writer(tmp_path: Path, when: str, *args: str) -> tuple[subprocess.Popen, Path]:
     """A CLI writer that stops right before or right after replacing CURRENT (holding the
     lock) until it is signalled; returned once it has stopped there."""
@@ -316,6 +320,9 @@ def paused_writer(tmp_path: Path, when: str, *args: str) -> tuple[subprocess.Pop
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as in a foreground terminal, whatever this test inherited (launched in
+        # the background, a shell makes its children ignore SIGINT)
+        preexec_fn=default_sigint if os.name == "posix" else None,
     )
     for _ in range(6000):
         if marker.exists() or p.poll() is not None:

@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 WIDGETS = HERE / "fixtures" / "widgets"
 SHAPES = (WIDGETS / "shapes.py").read_text(encoding="utf-8")
 SNIPPET_SERVER = [sys.executable, str(HERE / "snippet_server.py")]
+DEAF_SERVER = [sys.executable, str(HERE / "deaf_server.py")]
 PROXY = [sys.executable, "-m", "server", "--wrap"]
 DEADLINE = 60.0
 
@@ -47,9 +48,17 @@ def env() -> dict[str, str]:
     return out
 
 
-def proxy(*upstream: str, timeout: float | None = None) -> list[str]:
+def proxy(*upstream: str, timeout: float | None = None, options: tuple[str, ...] = ()) -> list[str]:
     extra = ["--upstream-timeout", str(timeout)] if timeout is not None else []
-    return [*PROXY, *extra, "--", *upstream]
+    return [*PROXY, *extra, *options, "--", *upstream]
+
+
+def peak_memory(pid: int) -> int:
+    """A process's peak resident memory (Linux), bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
 
 
 class RawClient:
@@ -62,6 +71,7 @@ class RawClient:
         self.responses: dict[int, dict[str, Any]] = {}
         self.notifications: list[dict[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []
+        self.received: list[dict[str, Any]] = []  # every message, in order
         self.changed = asyncio.Condition()
         self.reader: asyncio.Task[None] | None = None
 
@@ -97,6 +107,7 @@ class RawClient:
                     length = int(value)
             assert length is not None
             msg = json.loads(await out.readexactly(length))
+            self.received.append(msg)
             if "method" in msg and "id" in msg:
                 self.server_requests.append(msg)
                 params = msg.get("params") or {}

@@ -5,12 +5,14 @@ document, and can misbehave on purpose:
 
 - `--crash-on completion`: exits when asked for completions;
 - `--hang-on hover`: stops answering anything from the first hover on;
-- `--garbage-on open`: writes bytes that are not LSP to stdout when a document opens.
+- `--garbage-on open`: writes bytes that are not LSP to stdout when a document opens;
+- `--ignore definition`: never answers `textDocument/definition` (and answers the rest).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -63,6 +65,12 @@ def build(args: argparse.Namespace) -> LanguageServer:
             time.sleep(3600)  # a hung server: nothing is answered any more
         return types.Hover(contents=types.MarkupContent(kind="markdown", value="snippet hover"))
 
+    if args.ignore == "definition":
+
+        @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+        async def definition(ls: LanguageServer, params: types.DefinitionParams) -> None:
+            await asyncio.Event().wait()  # never answered; everything else is
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         if args.garbage_on == "open":
@@ -91,6 +99,7 @@ def main() -> None:
     parser.add_argument("--crash-on", choices=["completion"])
     parser.add_argument("--hang-on", choices=["hover"])
     parser.add_argument("--garbage-on", choices=["open"])
+    parser.add_argument("--ignore", choices=["definition"])
     build(parser.parse_args()).start_io()
 
 

@@ -168,7 +168,10 @@ async def test_dismiss_clears_the_match_across_the_workspace_folder(
     diags = await diagnostics_for(client, second)
     history = [(p.version, [d.data["text"][:40] for d in p.diagnostics]) for p in client.published]
     assert len(diags) == 1 and "rotate_about" in diags[0].data["text"], history
-    notes = [n for n in client.match_notes if n["uri"] == second]
+    notes = await wait_for(
+        lambda: [n for n in client.match_notes if n["uri"] == second],
+        what="the recitation/match note (it follows the diagnostics)",
+    )
     assert len(notes) == 1, [n["text"][:40] for n in notes]
     # the note carries the flagged text of the document, not the context before it
     assert notes[0]["text"].startswith("def rotate_about") and HULL[-40:] not in notes[0]["text"]

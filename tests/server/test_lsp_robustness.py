@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -150,3 +153,40 @@ def plain_result(value):
     if isinstance(value, (list, tuple)):
         return [plain_result(v) for v in value]
     return value
+
+
+async def test_an_index_path_too_long_for_the_system_gives_an_error_status(client, workspace):
+    a = workspace["a"]
+    await start_session(client, index="x" * 5000, folders=[a])
+    (status,) = await wait_for(lambda: client.statuses, what="status")
+    assert status["state"] == "error", status
+    assert os.strerror(errno.ENAMETOOLONG) in status["message"]
+    assert len(status["message"]) < 500
+
+
+@pytest.mark.parametrize("bad", ["a%00b", "x" * 5000])
+async def test_a_uri_no_file_can_have_gets_invalid_params(client, fixture_index, tmp_path, bad):
+    folder_uri = f"{tmp_path.as_uri()}/{bad}"
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            initialization_options={"recitation": {"indexPath": str(fixture_index)}},
+            workspace_folders=[types.WorkspaceFolder(uri=folder_uri, name="bad")],
+        )
+    )
+    doc = f"{folder_uri}/x.py"
+    for method, params in [
+        ("recitation/decisions", {"uri": doc}),
+        ("recitation/decisions", {"uri": folder_uri}),
+        (
+            "workspace/executeCommand",
+            {"command": "recitation.allowSource", "arguments": [doc, "a/b"]},
+        ),
+    ]:
+        with pytest.raises(JsonRpcException) as info:
+            await raw_request(client, method, params)
+        assert info.value.code == -32602, (method, info.value)
+        assert "Error" not in str(info.value)  # no OSError or ValueError text
+    # the folder without a usable path keeps its decisions for the session
+    answer = plain_result(await raw_request(client, "recitation/decisions", {}))
+    assert answer["file"] is None and answer["exists"] is False

@@ -313,10 +313,25 @@ def _crowded_spans(
                 right[e] = counts.get(s, e, within)[0] if e <= n else 0
             return right[e]
 
-        def rscan(x: int, y: int, s=s, c_right=c_right, ends=ends) -> None:
-            cx = c_right(x)
-            if cx == c_right(y):
+        # places of [s, e) that do not extend left: only where their number drops can a
+        # place be maximal, so ends are searched where it drops (a periodic query against
+        # a periodic file has places ending every few words, few of them left-maximal)
+        within_prev = counts.get(s - 1, e0)[1] if s > 0 else None
+        prev: dict[int, int] = {}
+
+        def left_maximal(e: int, s=s, c_right=c_right, within_prev=within_prev, prev=prev):
+            if within_prev is None or e > n:
+                return c_right(e)
+            if e not in prev:
+                prev[e] = counts.get(s - 1, e, within_prev)[0]
+            return c_right(e) - prev[e]
+
+        def rscan(
+            x: int, y: int, s=s, c_right=c_right, ends=ends, left_maximal=left_maximal
+        ) -> None:
+            if left_maximal(x) == left_maximal(y):
                 return
+            cx = c_right(x)
             if cx <= READ_PLACES:  # few places left: their ends read directly
                 for i, (lo, hi) in enumerate(counts.get(s, x)[1]):
                     if hi > lo:

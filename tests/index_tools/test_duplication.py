@@ -294,3 +294,37 @@ def test_reference_on_fixed_seeds(tmp_path, monkeypatch, seed, crowded):
     monkeypatch.setattr(suffix, "READ_PLACES", seed % 3 if crowded else 256)
     check_against_reference(tmp_path, seed, min_tokens=10, shard_words=1 << 27)
     check_against_reference(tmp_path, seed, min_tokens=12, shard_words=200)
+
+
+@pytest.mark.parametrize("crowded", [False, True], ids=["one-by-one", "from-counts"])
+def test_periodic_code_agrees_with_reference(tmp_path, monkeypatch, crowded):
+    """A line repeated throughout a file, and pasted many times: places end every few words
+    but few of them are maximal; every maximal run is still reported with its exact count."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 0 if crowded else 10**9)
+    monkeypatch.setattr(suffix, "READ_PLACES", 0 if crowded else 256)
+    line = "x = f ( 1 )"
+    texts = [
+        "\n".join([line] * 400),
+        "def head ( ) :\n" + "\n".join([line] * 150) + "\nreturn tail",
+        "\n".join([line] * 30) + "\ny = g ( 2 )\n" + "\n".join([line] * 45),
+    ]
+    corpus = write_files(tmp_path / "src", {f"p{i}.py": t for i, t in enumerate(texts)})
+    build_index([corpus], tmp_path / "idx", BuildOptions(**OPTS))
+    with open_index(tmp_path / "idx") as idx:
+        for context, suggestion in [
+            ("", "\n".join([line] * 60)),
+            ("def head ( ) :\n", "\n".join([line] * 200) + "\nreturn tail"),
+            ("\n".join([line] * 20), "y = g ( 2 )\n" + "\n".join([line] * 50)),
+        ]:
+            spans = reference_spans(texts, context, suggestion, 30)
+            got = reported(idx.match(suggestion, context, min_tokens=30))
+            assert got, "the periodic quote is found"
+            for (a, b), (count, exact) in got.items():
+                truth = spans.get((a, b))
+                assert truth is not None, f"reported span {a}-{b} is not a maximal run"
+                assert exact and count == truth.files
+            regions = reference_regions(spans)
+            primaries = {(r.primary.start, r.primary.end) for r in regions}
+            assert primaries <= set(got)

@@ -736,6 +736,8 @@ class ParallelBuild:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            # Ctrl-C as a terminal's foreground job gets it, however the tests were launched
+            preexec_fn=default_sigint,
         )
         self.err = b""
         self._seen = 0

@@ -233,9 +233,11 @@ def test_a_body_that_does_not_arrive_in_time_gets_408(guarded):
 def test_the_check_command_takes_a_url_too(service, small_index, tmp_path):
     f = tmp_path / "copied.py"
     f.write_text("import os\n\n" + snippet("beta"))
-    local = cli("check", str(f), "--index", str(small_index), "--format", "json")
+    local = cli(
+        "check", str(f), "--index", str(small_index), "--format", "json", "--fail-on", "hint"
+    )
     remote = cli("check", str(f), "--index", service.url, "--format", "json", "--fail-on", "hint")
-    assert local.returncode == remote.returncode, remote.stderr
+    assert local.returncode == remote.returncode == 1, remote.stderr
     assert json.loads(local.stdout)["results"]
     assert remote.stdout == local.stdout
 

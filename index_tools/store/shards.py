@@ -88,7 +88,7 @@ def write_vocabulary(gen: Path, words: list[str]) -> None:
     np.cumsum(sizes, out=offsets[1:])
     with open(gen / WORDS_NAME, "wb") as f:
         for i in range(0, len(encoded), 1 << 16):
-            f.write(b"".join(b + b"\n" for b in encoded[i : i + 1 << 16]))
+            f.write(b"".join(b + b"\n" for b in encoded[i : i + (1 << 16)]))
         f.flush()
         os.fsync(f.fileno())
     write_array(gen / OFFSETS_NAME, offsets)

@@ -14,6 +14,7 @@ from index_tools import (
     add_to_index,
     build_index,
     open_index,
+    tokenize,
 )
 from index_tools.store.generations import verify
 
@@ -186,3 +187,32 @@ def test_many_shards_give_the_same_answers(tmp_path):
         for key in ("documents", "files", "words", "vocabulary"):
             assert sa[key] == sb[key]
         assert [m.to_dict() for m in a.match(GEO)] == [m.to_dict() for m in b.match(GEO)]
+
+
+def test_a_vocabulary_of_many_chunks_is_written_once_and_extended_by_add(tmp_path):
+    """The vocabulary is written in chunks of 65,536 words: each word once (past two chunks
+    it was not), so that `add` reads back exactly the ids the shards use."""
+    from index_tools.store import shards
+
+    src = tmp_path / "src"
+    src.mkdir()
+    names = [f"name_{i:06d}" for i in range(140_000)]
+    for k in range(0, len(names), 10_000):
+        (src / f"names_{k}.py").write_text(
+            "\n".join(f"{n} = {i}" for i, n in enumerate(names[k : k + 10_000]))
+        )
+    build_index([str(src)], tmp_path / "idx", OPTS)
+    gen = live_gen(tmp_path / "idx")
+    words = shards.read_vocabulary(gen)
+    assert len(words) == len(set(words)) and set(names) <= set(words)
+    assert (gen / shards.WORDS_NAME).stat().st_size == sum(len(w.encode()) + 1 for w in words)
+    more = tmp_path / "more"
+    more.mkdir()
+    tail = "\n".join(f"{n} = {n}_again + 1" for n in names[-200:])
+    (more / "more.py").write_text(tail)
+    add_to_index(tmp_path / "idx", [str(more)], OPTS)
+    with open_index(tmp_path / "idx") as idx:
+        (m,) = idx.match(tail, min_tokens=60)
+        assert m.file_count == 1 and m.length == len(tokenize(tail))
+        assert m.sources[0].path.endswith("more.py")
+    assert verify(tmp_path / "idx") == []

@@ -38,6 +38,7 @@ from .packages import (
     Resolved,
     Wanted,
     is_license_file,
+    open_spec,
     top_level_license,
 )
 from .registry_http import Digest, Endpoint, Http, NotFound, RegistryError, sri_digests
@@ -352,23 +353,15 @@ def open_packages(
     spec: str, value: str, *, options: RegistryOptions, max_file_bytes: int, listed: bool = False
 ) -> PackageSource:
     """The source an `npm:` spec names (a package, or a list file)."""
-    skipped: Counter = Counter()
-    if listed or is_list_value(value):
-        wanted = read_list(os.path.expanduser(value), skipped)
-        listed = True
-    else:
-        wanted = [parse_spec(value)]
-        listed = False
-    if not wanted and not skipped:
-        raise RegistryError(f"{spec}: the list names no package")
-    return PackageSource(
+    return open_spec(
         spec,
+        value,
         Npm(options),
-        wanted,
+        read_list=read_list,
+        parse_one=parse_spec,
+        is_list=listed or is_list_value(value),
         options=options,
-        listed=listed,
         max_file_bytes=max_file_bytes,
-        skipped_entries=skipped,
     )
 
 

@@ -493,3 +493,31 @@ class PackageSource(CorpusSource):
                 yield Document(text=text, origin=origin, language=language_for_path(rel))
         except ArchiveError as e:
             raise RegistryError(f"{repository}: {e}") from None
+
+
+def open_spec(
+    spec: str,
+    value: str,
+    registry,
+    *,
+    read_list,
+    parse_one,
+    is_list: bool,
+    options,
+    max_file_bytes: int,
+) -> PackageSource:
+    """The source a registry spec names: one package (`parse_one(value)`), or the packages of
+    a list file (`read_list(path, skipped)`) when `is_list`."""
+    skipped: Counter = Counter()
+    wanted = read_list(os.path.expanduser(value), skipped) if is_list else [parse_one(value)]
+    if not wanted and not skipped:
+        raise RegistryError(f"{spec}: the list names no package")
+    return PackageSource(
+        spec,
+        registry,
+        wanted,
+        options=options,
+        listed=is_list,
+        max_file_bytes=max_file_bytes,
+        skipped_entries=skipped,
+    )

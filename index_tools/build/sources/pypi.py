@@ -49,6 +49,7 @@ from .packages import (
     Resolved,
     Wanted,
     is_license_file,
+    open_spec,
     top_level_license,
 )
 from .registry_http import Digest, Endpoint, Http, NotFound, RegistryError
@@ -425,23 +426,15 @@ def open_packages(
     spec: str, value: str, *, options: RegistryOptions, max_file_bytes: int, listed: bool = False
 ) -> PackageSource:
     """The source a `pypi:` spec names (a requirement, or a list file)."""
-    skipped: Counter = Counter()
-    if listed or is_list_value(value):
-        wanted = read_requirements(os.path.expanduser(value), skipped)
-        listed = True
-    else:
-        wanted = [parse_requirement(value)]
-        listed = False
-    if not wanted and not skipped:
-        raise RegistryError(f"{spec}: the list names no package")
-    return PackageSource(
+    return open_spec(
         spec,
+        value,
         PyPI(options),
-        wanted,
+        read_list=read_requirements,
+        parse_one=parse_requirement,
+        is_list=listed or is_list_value(value),
         options=options,
-        listed=listed,
         max_file_bytes=max_file_bytes,
-        skipped_entries=skipped,
     )
 
 

@@ -204,11 +204,7 @@ def _tar_files(path, fmt, limits, skipped, want, read_max):
                 if not info.isfile():
                     skipped[SPECIAL_FILE] += 1
                     continue
-                if name in seen:
-                    skipped[DUPLICATE_NAME] += 1
-                    continue
-                seen.add(name)
-                if not want(name):
+                if not _first_wanted(name, seen, skipped, want):
                     continue
                 member = tar.extractfile(info)
                 data = member.read(read_max + 1) if member is not None else b""
@@ -249,11 +245,7 @@ def _zip_files(path, limits, skipped, want, read_max):
             if info.create_system == 3 and kind and kind != stat.S_IFREG:
                 skipped[SPECIAL_FILE] += 1
                 continue
-            if name in seen:
-                skipped[DUPLICATE_NAME] += 1
-                continue
-            seen.add(name)
-            if not want(name):
+            if not _first_wanted(name, seen, skipped, want):
                 continue
             with zf.open(info) as member:
                 data = member.read(read_max + 1)
@@ -263,3 +255,13 @@ def _zip_files(path, limits, skipped, want, read_max):
                     f"the archive expands past {limits.max_expanded_bytes:,} bytes"
                 )
             yield name, info.file_size, data
+
+
+def _first_wanted(name: str, seen: set[str], skipped, want) -> bool:
+    """Whether a member is read: the first of its name (a later one is counted as a
+    duplicate name, never written over it) and wanted."""
+    if name in seen:
+        skipped[DUPLICATE_NAME] += 1
+        return False
+    seen.add(name)
+    return want(name)

@@ -15,9 +15,9 @@ in every shard:
 - more places (a license header, a repetitive line): the spans whose first anchor it is are
   found from counts alone. With c(s, e) the number of places of the query's words [s, e),
   the places maximal at exactly (s, e) number c(s, e) - c(s, e + 1) - c(s - 1, e)
-  + c(s - 1, e + 1); a span's start lies within g words before its first anchor and its end
-  where c(s, .) drops, both found by bisection on counts; once fewer places are left, they
-  are read directly. A span's documents are then the distinct documents of its interval.
+  + c(s - 1, e + 1); a span's start lies within g words before its first anchor (anywhere
+  before the first anchor searched) and its end where c(s, .) drops, both found by
+  bisection on counts; once fewer places are left, they are read directly. A span's documents are then the distinct documents of its interval.
 
 Counts are exact by construction; the work grows with the query and with the number of
 distinct spans, not with the number of copies (listing a span's documents reads its
@@ -68,7 +68,14 @@ class ShardView:
             return tok[p * WIDTH : p * WIDTH + n]
 
         a = bisect_left(self.sa, pattern, lo, hi, key=key)
-        return a, bisect_right(self.sa, pattern, a, hi, key=key)
+        if a == hi or key(self.sa[a]) != pattern:
+            return a, a
+        # galloping: most patterns have few places, found in a few probes past the first
+        known, step = a, 1
+        while known + step < hi and key(self.sa[known + step]) == pattern:
+            known += step
+            step *= 2
+        return a, bisect_right(self.sa, pattern, known + 1, min(known + step, hi), key=key)
 
     def positions(self, lo: int, hi: int) -> np.ndarray:
         return np.frombuffer(self.sa, dtype=np.uint32, count=hi - lo, offset=lo * 4).astype(
@@ -214,6 +221,12 @@ def search(
     is called before each anchor's step (a deadline's: it raises when the time is up)."""
     n = len(q)
     starts, g, w = anchors(n, t)
+    if crowded:
+        # a run ending past `tail` holds its last t words whole, and with them the window
+        # of an anchor after tail - t: the anchors before can be left out (the first one
+        # searched answers for every span starting before it). Not without crowded
+        # anchors: a run is then found only through one of its anchors with few places.
+        starts = [a for a in starts if a > tail - t]
     counts = Counts(shards, q)
     found: list[list[np.ndarray]] = [[] for _ in shards]
     enumerated, crowded_anchors = [], []
@@ -236,7 +249,8 @@ def search(
     out = []
     for a in crowded_anchors:
         check()
-        for s, e in _crowded_spans(counts, a, g, w, check):
+        lowest = 0 if a == starts[0] else a - g + 1
+        for s, e in _crowded_spans(counts, a, lowest, w, check):
             if e - s >= t and e > tail and (s, e) not in spans:
                 spans.add((s, e))
                 out.append(_listed(counts, s, e))
@@ -276,12 +290,11 @@ def _runs(shards, counts: Counts, found, enumerated, g, w, t, tail) -> list[RunT
 
 
 def _crowded_spans(
-    counts: Counts, a: int, g: int, w: int, check=lambda: None
+    counts: Counts, a: int, lowest: int, w: int, check=lambda: None
 ) -> list[tuple[int, int]]:
-    """Spans (s, e) whose first anchor is `a` (s within g words before it), held by a
+    """Spans (s, e) whose first anchor searched is `a` (s from `lowest` to a), held by a
     place that extends neither left nor right."""
     n, e0 = counts.n, a + w
-    lowest = max(0, a - g + 1)
     left: dict[int, int] = {}
     starts: list[int] = []
 

@@ -4,9 +4,11 @@ through a real LSP client over stdio. Also the server's memory with the index op
 
     python bench/bench_server.py                     # default index, 300 insertions
     python bench/bench_server.py --index DIR --insertions 500 --out bench/results/server.md
+    python bench/bench_server.py --index DIR --texts pypi:bench/registry_packages/latency-sample.txt
 
 Suggestions are cut from the files the index was built from (for the default index: this
-interpreter's standard library), each inserted into a fresh document after the text that
+interpreter's standard library; `--texts`: the Python files of a source the index holds),
+each inserted into a fresh document after the text that
 precedes it in its file (so the context is realistic). The first `--warmup` insertions are
 not counted.
 """
@@ -40,6 +42,7 @@ from index_tools import (  # noqa: E402
     open_index,
     tokenize,
 )
+from index_tools.build.sources import open_source  # noqa: E402
 
 CONTEXT_CHARS = 1500
 
@@ -54,8 +57,16 @@ def stdlib_files() -> list[Path]:
     )
 
 
-def make_suggestions(files: list[Path], n: int, words: int, seed: int) -> list[tuple[str, str]]:
-    """(preceding text, suggestion of `words` words) pairs cut from `files`."""
+def source_texts(spec: str) -> list[str]:
+    """The Python files of a source (`--texts`), as text."""
+    return [d.text for d in open_source(spec).documents() if d.language == "python"]
+
+
+def make_suggestions(
+    files: list[Path] | list[str], n: int, words: int, seed: int
+) -> list[tuple[str, str]]:
+    """(preceding text, suggestion of `words` words) pairs cut from `files` (paths or
+    texts)."""
     rng = random.Random(seed)
     out: list[tuple[str, str]] = []
     candidates = files[:]
@@ -63,7 +74,7 @@ def make_suggestions(files: list[Path], n: int, words: int, seed: int) -> list[t
     while len(out) < n and candidates:
         path = candidates.pop()
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path if isinstance(path, str) else path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         toks = tokenize(text)
@@ -262,10 +273,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per insertion")
     parser.add_argument("--out", help="write the results as markdown to this file")
     parser.add_argument("--server-log", help="have the server log (DEBUG) to this file")
+    parser.add_argument(
+        "--texts", help="cut the suggestions from this source's Python files (a source spec)"
+    )
     args = parser.parse_args()
 
     tmp = tempfile.TemporaryDirectory(prefix="recitation-bench-")
-    files = stdlib_files()
+    files = source_texts(args.texts) if args.texts else stdlib_files()
     if args.index:
         index, origin = Path(args.index), "given with --index"
     else:
@@ -317,6 +331,7 @@ def main() -> int:
         "```",
         "python bench/bench_server.py"
         + (f" --index {args.index}" if args.index else "")
+        + (f" --texts {args.texts}" if args.texts else "")
         + f" --insertions {args.insertions} --words {args.words} --seed {args.seed}"
         + " --out bench/results/server.md",
         "```",

@@ -33,7 +33,7 @@ import numpy as np
 
 WIDTH = 4  # bytes per word id, big-endian: byte order is id order
 ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
-READ_PLACES = 2048  # crowded spans: places read directly once this few are left
+READ_PLACES = 512  # crowded spans: places read directly once this few are left
 
 
 def anchors(n: int, t: int) -> tuple[list[int], int, int]:

@@ -149,16 +149,29 @@ def _parts(region: list[Span], primary: Span) -> list[Span]:
     ends = np.fromiter((s.end for s in region), dtype=np.int64, count=n)
     docs = np.fromiter((s.documents for s in region), dtype=np.int64, count=n)
     exact = np.fromiter((s.exact for s in region), dtype=bool, count=n)
-    # o (row) contains s (column); in one view, a document holding o holds s: equal
-    # numbers of documents say o is held by all of s's
-    contains = (starts[:, None] <= starts) & (ends[:, None] >= ends) & ~np.eye(n, dtype=bool)
-    same_view = exact[:, None] == exact
-    dominated = (contains & same_view & (docs[:, None] == docs)).any(axis=0)
+    # in one view, a document holding a span holds every span inside it: s is dominated
+    # when a span containing it has as many documents. Spans (all distinct) sorted by view,
+    # documents, start and then longest first: the spans containing s with its view and
+    # number come before it, so one of them does exactly when the largest end so far
+    # reaches s's end (a sort, not a comparison of every pair: regions of periodic code
+    # have thousands of spans)
+    order = np.lexsort((-ends, starts, docs, exact))
+    group = np.r_[
+        True, (docs[order][1:] != docs[order][:-1]) | (exact[order][1:] != exact[order][:-1])
+    ]
+    reach = np.empty(n, dtype=np.int64)
+    best = -1
+    for k, i in enumerate(order.tolist()):
+        if group[k]:
+            best = -1
+        reach[i] = best
+        best = max(best, int(ends[i]))
+    dominated = reach >= ends
     out = []
     for i, s in enumerate(region):
         if s is primary or dominated[i]:
             continue
-        across = np.flatnonzero(contains[:, i] & ~same_view[:, i]).tolist()
+        across = np.flatnonzero((starts <= s.start) & (ends >= s.end) & (exact != s.exact)).tolist()
         if any(_holds_all(region[j], s) for j in across):
             continue
         out.append(s)

@@ -59,13 +59,16 @@ class ShardView:
         self.raw = None
         self.sa.release()
 
-    def interval(self, pattern: bytes, lo: int, hi: int) -> tuple[int, int]:
-        """The suffixes in [lo, hi) that start with `pattern` (big-endian ids)."""
+    def interval(self, pattern: bytes, lo: int, hi: int, known: int = 0) -> tuple[int, int]:
+        """The suffixes in [lo, hi) that start with `pattern` (big-endian ids), all of
+        which start with its first `known` words: only the words after them are read."""
         n = len(pattern)
         tok = self.tok
+        skip = known * WIDTH
+        pattern = pattern[skip:]
 
         def key(p):
-            return tok[p * WIDTH : p * WIDTH + n]
+            return tok[p * WIDTH + skip : p * WIDTH + n]
 
         a = bisect_left(self.sa, pattern, lo, hi, key=key)
         if a == hi or key(self.sa[a]) != pattern:
@@ -125,6 +128,7 @@ class Counts:
         self.qb = q.astype(">u4").tobytes()
         self.raw = np.frombuffer(self.qb, dtype=np.uint32)
         self.memo: dict[tuple[int, int], tuple[int, list[tuple[int, int]]]] = {}
+        self.ends: dict[int, list[int]] = {}  # start -> the ends memoized with it, ascending
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
 
     def documents(self, i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -154,19 +158,29 @@ class Counts:
         return total
 
     def get(self, s: int, e: int, within=None) -> tuple[int, list[tuple[int, int]]]:
+        """Places of the query's words [s, e) and their interval in each shard (searched
+        `within` given intervals, or those of the longest [s, e') known, e' < e, whose
+        words are then not compared again: a long span costs what its new words do)."""
         if s < 0 or e > self.n:
             return 0, []
         hit = self.memo.get((s, e))
         if hit is not None:
             return hit
+        ends = self.ends.setdefault(s, [])
+        j = bisect_left(ends, e)
+        known = 0
+        if j:
+            known = ends[j - 1] - s
+            within = self.memo[(s, ends[j - 1])][1]
         pattern = self.qb[s * WIDTH : e * WIDTH]
         ivs, total = [], 0
         for i, sh in enumerate(self.shards):
             lo, hi = within[i] if within else (0, len(sh.sa))
-            a, b = sh.interval(pattern, lo, hi) if lo < hi else (lo, lo)
+            a, b = sh.interval(pattern, lo, hi, known) if lo < hi else (lo, lo)
             ivs.append((a, b))
             total += b - a
         self.memo[(s, e)] = (total, ivs)
+        ends.insert(j, e)
         return total, ivs
 
 

@@ -36,6 +36,7 @@ from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
 from .held import described, sort_sources
 from .process import ProcessedDoc, process
+from .sources.base import with_own_license
 from .suffix import write_shard
 from .workers import ordered_map
 
@@ -104,11 +105,11 @@ def _init_worker(renamed: bool = True) -> None:
 
 
 def _work(doc: Document) -> tuple[Document, ProcessedDoc]:
-    return doc, process(doc.text, doc.language, _R)
+    return with_own_license(doc), process(doc.text, doc.language, _R)
 
 
 def _run_one(doc: Document, opts: BuildOptions) -> tuple[Document, ProcessedDoc]:
-    return doc, process(doc.text, doc.language, opts.renamed)
+    return with_own_license(doc), process(doc.text, doc.language, opts.renamed)
 
 
 # --- main side ---------------------------------------------------------------------------
@@ -293,7 +294,7 @@ class _Writer:
 
 def _documents(sources, summary: BuildSummary) -> Iterator[Document]:
     for src in sources:
-        yield from src.documents()
+        yield from src.documents(own_licenses=False)  # found in the workers
         summary.skipped.update(src.skipped)
 
 

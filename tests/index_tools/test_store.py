@@ -89,7 +89,7 @@ def test_interrupted_build_leaves_the_previous_index_intact(small_index, tmp_pat
         def describe(self):
             return {"spec": "exploding", "name": self.name}
 
-        def documents(self):
+        def documents(self, own_licenses=True):
             from index_tools import Document, Origin
 
             yield Document(ROUTES, Origin("x/y", "a.py"), "python")

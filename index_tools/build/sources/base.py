@@ -44,6 +44,15 @@ class SkipReasons:
     )
 
 
+def with_own_license(doc: Document) -> Document:
+    """The document with its file's own license (an SPDX line, a license header) in place
+    of its repository's, when it states one."""
+    own = file_license(doc.text)
+    if own and own != doc.origin.license:
+        doc.origin = dataclasses.replace(doc.origin, license=own)
+    return doc
+
+
 class CorpusSource:
     """A stream of documents from one corpus.
 
@@ -64,16 +73,15 @@ class CorpusSource:
     def describe(self) -> dict:
         return {"spec": self.spec, "name": self.name, "kind": self.kind}
 
-    def documents(self) -> Iterator[Document]:
+    def documents(self, own_licenses: bool = True) -> Iterator[Document]:
+        """The documents; with `own_licenses` false, each file's own license is left to
+        the caller (`with_own_license`: a builder finds them in its worker processes)."""
         self.skipped = Counter()
         for doc in self._documents():
             origin = clean_origin(doc.origin)
-            own = file_license(doc.text)  # a file's own license beats its repository's
-            if own and own != origin.license:
-                origin = dataclasses.replace(origin, license=own)
             if origin is not doc.origin:
                 doc.origin = origin
-            yield doc
+            yield with_own_license(doc) if own_licenses else doc
 
     def _documents(self) -> Iterator[Document]:
         raise NotImplementedError

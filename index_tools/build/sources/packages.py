@@ -441,8 +441,8 @@ class PackageSource(CorpusSource):
             "unavailable": [printable(p, 300) for p in self.problems],
         }
 
-    def documents(self) -> Iterator[Document]:
-        yield from super().documents()
+    def documents(self, own_licenses: bool = True) -> Iterator[Document]:
+        yield from super().documents(own_licenses)
         self.skipped.update(self.package_skips)
 
     def _documents(self) -> Iterator[Document]:

@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import time
+from array import array
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -233,7 +234,8 @@ class ShardBuffer:
 
 
 class _Writer:
-    """Stores the documents, vocabulary and shards of one generation."""
+    """Stores the documents, vocabulary and shards of one generation, and each source's
+    share of the documents' occurrences (`shards.SHARES_NAME`)."""
 
     def __init__(
         self,
@@ -242,6 +244,7 @@ class _Writer:
         opts: BuildOptions,
         vocabulary: Vocabulary | None = None,
         occurrences: np.ndarray | None = None,
+        shares: np.ndarray | None = None,
     ):
         self.gen = gen
         self.header = header
@@ -250,6 +253,13 @@ class _Writer:
         self.vocabulary = vocabulary or Vocabulary()
         self.occurrences = list(occurrences.tolist()) if occurrences is not None else []
         self.shards = ShardBuffer(gen, header.shards, opts.shard_words, opts.renamed)
+        # the document of every file, source by source (None: an index built without them
+        # being extended); the files of each source, as the header's `sources`
+        self.shares: array | None = array("I")
+        self.source_files: list[int] = []
+        if occurrences is not None:  # an index being extended
+            self.shares = None if shares is None else array("I", shares.astype("=u4").tobytes())
+            self.source_files = [] if shares is None else list(header.source_files)
 
     def add(self, doc: Document, pd: ProcessedDoc, summary: BuildSummary) -> None:
         txn, dbs = self.docs.txn, self.docs.dbs
@@ -257,10 +267,11 @@ class _Writer:
         existing = txn.get(pd.content_hash, db=dbs["content"])
         if existing is not None:
             summary.duplicates += 1
+            doc_id = int.from_bytes(existing, "big")
             meta = json.loads(txn.get(existing, db=dbs["meta"]))
             meta["n"] += 1
             txn.put(existing, json.dumps(meta).encode(), db=dbs["meta"])
-            self.occurrences[int.from_bytes(existing, "big")] += 1
+            self.occurrences[doc_id] += 1
             if meta["n"] <= ORIGIN_CAP:
                 origins = json.loads(txn.get(existing, db=dbs["origins"]))
                 origins.append(doc.origin.to_dict())
@@ -273,10 +284,12 @@ class _Writer:
             self.shards.add(self.vocabulary.map(pd), pd.identifiers)
             summary.documents += 1
             summary.words += pd.words
+        if self.shares is not None:
+            self.shares.append(doc_id)
         self.docs.tick()
 
     def finish(self, summary: BuildSummary) -> None:
-        """The last shard, the vocabulary and the per-document counts."""
+        """The last shard, the vocabulary, the per-document counts and the shares."""
         self.docs.close()
         h = self.header
         for words, docs in self.shards.close():
@@ -288,13 +301,28 @@ class _Writer:
         files.write_array(
             self.gen / files.OCCURRENCES_NAME, np.asarray(self.occurrences, dtype="<u4")
         )
+        if self.shares is not None:
+            if sum(self.source_files) != len(self.shares):
+                raise BuildError("internal error: the sources' files differ from the files")
+            h.source_files = list(self.source_files)
+            files.write_array(
+                self.gen / files.SHARES_NAME, np.frombuffer(self.shares, dtype="=u4").astype("<u4")
+            )
         summary.vocabulary, summary.shards = h.vocabulary, h.shards
 
 
-def _documents(sources, summary: BuildSummary) -> Iterator[Document]:
+def _documents(
+    sources, summary: BuildSummary, files_per_source: list[int] | None = None
+) -> Iterator[Document]:
+    """The sources' documents in order; `files_per_source` gets each one's number."""
     for src in sources:
-        yield from src.documents()
+        n = 0
+        for doc in src.documents():
+            n += 1
+            yield doc
         summary.skipped.update(src.skipped)
+        if files_per_source is not None:
+            files_per_source.append(n)
 
 
 def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) -> None:
@@ -303,7 +331,7 @@ def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) ->
     bar = tqdm(
         desc="indexing", unit=" files", disable=not show, file=sys.stderr, dynamic_ncols=True
     )
-    docs = _documents(sources, summary)
+    docs = _documents(sources, summary, writer.source_files)
     try:
         if jobs <= 1:
             results: Iterator = (_run_one(d, opts) for d in docs)
@@ -544,6 +572,20 @@ def _held_apart(root: Path, header: store.Header, sources: list) -> tuple[list, 
     return found.add, len(found.held)
 
 
+def _shares(gen: Path, header: store.Header, occurrences: np.ndarray, root: Path):
+    """The copied shares file, checked against the occurrences (None: an index without)."""
+    if files.SHARES_NAME not in header.file_sizes:
+        return None
+    shares = np.fromfile(gen / files.SHARES_NAME, dtype="<u4")
+    if (
+        len(shares) != header.files
+        or (len(shares) and int(shares.max()) >= header.documents)
+        or not np.array_equal(np.bincount(shares, minlength=header.documents), occurrences)
+    ):
+        raise BuildError(f"index at {root} is damaged (shares); rebuild it")
+    return shares
+
+
 def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     old_gen, header = store.read_header(root)
     problems = store.structure_problems(old_gen, header)
@@ -572,7 +614,8 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
             [header.name] + [s.name for s in sources] if header.name else [s.name for s in sources]
         )
         summary = BuildSummary(path=str(root), skipped=Counter({HELD: held} if held else {}))
-        writer = _Writer(gen, header, opts, vocabulary, occurrences)
+        shares = _shares(gen, header, occurrences, root)
+        writer = _Writer(gen, header, opts, vocabulary, occurrences, shares)
         _run(sources, writer, opts, summary)
         header.documents += summary.documents
         header.words += summary.words

@@ -336,10 +336,10 @@ class _Writer:
         ordered = shares[order]
         rank = np.empty(len(shares), dtype=np.int64)
         rank[order] = np.arange(len(shares)) - np.searchsorted(ordered, ordered, side="left")
-        unlisted: dict[int, set[int]] = {}
-        for d, r in zip(shares[out].tolist(), rank[out].tolist()):
-            if r < ORIGIN_CAP:
-                unlisted.setdefault(d, set()).add(r)
+        listed = out & (rank < ORIGIN_CAP)
+        unlisted: dict[int, set[int]] = {}  # document -> ranks of its origins to drop
+        for d, r in zip(shares[listed].tolist(), rank[listed].tolist()):
+            unlisted.setdefault(d, set()).add(r)
         docs, gone = np.unique(shares[out], return_counts=True)
         dbs = self.docs.dbs
         for d, n in zip(docs.tolist(), gone.tolist()):

@@ -5,18 +5,23 @@ Every source a builder writes is recorded in the header's `sources` with its ide
 tree when it has none; a folder or a dataset file by its real path; the standard library;
 installed distributions; packages of a registry by their names), and `version`, which state
 of it (the commit; the Python version; the distributions' or packages' versions; for a
-folder or a dataset file, its files' paths, sizes and modification times). `add`, and `build` given the same source twice:
+folder or a dataset file, its files' paths, sizes and modification times). `add`, and
+`build` given the same source twice:
 
 - leave out a source the index holds at the same version: adding it again changes no
   count (it used to count every file again, and list each path once more);
-- refuse one it holds at another version (a new commit, a changed folder): its old
-  documents would have to leave the index first, which a generation cannot do yet, so the
-  message says to rebuild. (Replacing is the next step: it needs each source's share of
-  every document's occurrences recorded, and documents left with none skipped by the
-  matcher.)
+- replace one it holds at another version (a new commit, a changed folder): the old
+  version's files are taken out (each source's share of every document's occurrences is
+  recorded in the generation's shares.u32: its documents lose those occurrences and the
+  origins listed for them), its entry leaves `sources`, and the new version is added as any
+  source is. A document left with no occurrences stays in the shards (a generation's
+  shards are never rewritten) and the matcher skips it; the next `build` leaves it out;
+- read a source given twice in one command once; at two versions, refuse.
 
-An index built before identities were recorded: a git source is known by its link and
-commit; other sources are not recognised and are added as before.
+An index built before shares were recorded cannot take a version out: `add` of a new
+version refuses it and says to rebuild. An index built before identities were recorded: a
+git source is known by its link and commit; other sources are not recognised and are added
+as before.
 """
 
 from __future__ import annotations
@@ -80,33 +85,49 @@ def described(src) -> dict:
     return {**src.describe(), **(found.to_dict() if found else {})}
 
 
+@dataclass(frozen=True)
+class Replacing:
+    """A source the index holds at another version: its entry is replaced."""
+
+    source: object
+    entry: int  # its entry in the header's `sources`
+    held: str  # the version held
+    given: str  # the version given
+
+
 @dataclass
 class Sorted:
-    add: list  # sources to read
+    add: list  # sources to read, in the order given (new versions of held ones among them)
     held: list[str]  # names of sources left out: held at the same version
-    replaced: list[tuple[str, str, str]]  # (name, version held, version given)
+    replaced: list[Replacing]  # held sources given at another version
+    twice: list[str]  # names of sources given twice, at two versions
 
 
 def sort_sources(held_entries: Iterable[dict], sources: list) -> Sorted:
     """The sources to add to an index whose header records `held_entries`."""
-    held: dict[str, str] = {}
-    for entry in held_entries:
+    held: dict[str, tuple[str, int]] = {}
+    for i, entry in enumerate(held_entries):
         found = recorded(entry)
         if found is not None:
-            held[found.key] = found.version
-    out = Sorted([], [], [])
+            held[found.key] = (found.version, i)
+    given: dict[str, str] = {}
+    out = Sorted([], [], [], [])
     for src in sources:
         found = identity(src)
         if found is None:
             out.add.append(src)
             continue
-        if found.key in held:
-            if held[found.key] == found.version:
-                out.held.append(src.name)
-            else:
-                out.replaced.append((src.name, held[found.key], found.version))
+        if found.key in given:  # the same source twice in one command: read once
+            if given[found.key] != found.version:
+                out.twice.append(src.name)
             continue
-        held[found.key] = found.version  # the same source twice in one command
+        given[found.key] = found.version
+        if found.key in held:
+            version, entry = held[found.key]
+            if version == found.version:
+                out.held.append(src.name)
+                continue
+            out.replaced.append(Replacing(src, entry, version, found.version))
         out.add.append(src)
     return out
 

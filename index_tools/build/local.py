@@ -14,9 +14,11 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shutil
 import sys
 import time
+from array import array
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,6 +31,7 @@ import xxhash
 from tqdm import tqdm
 
 from ..model import Document
+from ..safe_text import printable
 from ..store import generations as store
 from ..store import shards as files
 from ..store.lock import IndexBusyError, WriterLock
@@ -71,10 +74,17 @@ class BuildSummary:
     shards: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    # held sources given at another version: (name, version held, version given)
+    replaced: list[tuple[str, str, str]] = field(default_factory=list)
+    removed: int = 0  # files of the replaced versions taken out
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
         d["skipped"] = dict(self.skipped)
+        d["replaced"] = [
+            {"source": name, "version_held": held, "version_given": given}
+            for name, held, given in self.replaced
+        ]
         d["bytes_per_word"] = round(self.bytes / self.words, 3) if self.words else None
         return d
 
@@ -82,7 +92,7 @@ class BuildSummary:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items())) or "none"
         bpw = f"{self.bytes / self.words:.2f}" if self.words else "-"
         rate = self.words / self.seconds if self.seconds else 0
-        return [
+        out = [
             f"index: {self.path}",
             f"files: {self.files:,} ({self.documents:,} unique documents, "
             f"{self.duplicates:,} duplicates)",
@@ -92,6 +102,25 @@ class BuildSummary:
             f"index size: {self.bytes:,} bytes ({bpw} bytes per word)",
             f"time: {self.seconds:.1f} s ({rate:,.0f} words/s)",
         ]
+        if self.replaced:
+            out.insert(4, self.replaced_line())
+        return out
+
+    def replaced_line(self) -> str:
+        """`replaced: acme/widgets 1a2b3c4d → 5e6f7a8b (2 files of the old version out)`"""
+        versions = ", ".join(
+            f"{printable(name, 200)} {short_version(held)} → {short_version(given)}"
+            for name, held, given in self.replaced
+        )
+        old = "version" if len(self.replaced) == 1 else "versions"
+        return f"replaced: {versions} ({self.removed:,} files of the old {old} out)"
+
+
+def short_version(version: str) -> str:
+    """A commit or a digest by its first 8 digits, other versions as they are (cut)."""
+    if re.fullmatch(r"[0-9a-f]{12,}", version):
+        return version[:8]
+    return printable(version, 60) or "?"
 
 
 # --- worker side -------------------------------------------------------------------------
@@ -234,7 +263,12 @@ class ShardBuffer:
 
 
 class _Writer:
-    """Stores the documents, vocabulary and shards of one generation."""
+    """Stores the documents, vocabulary and shards of one generation, and each source's
+    share of the documents' occurrences (`shards.SHARES_NAME`).
+
+    A document's origins are the first of its files in the order of the shares, at most
+    ORIGIN_CAP: a file is listed when every earlier one is (taking a source's files out
+    leaves the listing a prefix, so the origins of a source's files are found by rank)."""
 
     def __init__(
         self,
@@ -243,6 +277,7 @@ class _Writer:
         opts: BuildOptions,
         vocabulary: Vocabulary | None = None,
         occurrences: np.ndarray | None = None,
+        shares: np.ndarray | None = None,
     ):
         self.gen = gen
         self.header = header
@@ -251,6 +286,13 @@ class _Writer:
         self.vocabulary = vocabulary or Vocabulary()
         self.occurrences = list(occurrences.tolist()) if occurrences is not None else []
         self.shards = ShardBuffer(gen, header.shards, opts.shard_words, opts.renamed)
+        # the document of every file, source by source (None: an index built without them
+        # being extended); the files of each source, as the header's `sources`
+        self.shares: array | None = array("I")
+        self.source_files: list[int] = []
+        if occurrences is not None:  # an index being extended
+            self.shares = None if shares is None else array("I", shares.astype("=u4").tobytes())
+            self.source_files = [] if shares is None else list(header.source_files)
 
     def add(self, doc: Document, pd: ProcessedDoc, summary: BuildSummary) -> None:
         txn, dbs = self.docs.txn, self.docs.dbs
@@ -258,14 +300,16 @@ class _Writer:
         existing = txn.get(pd.content_hash, db=dbs["content"])
         if existing is not None:
             summary.duplicates += 1
+            doc_id = int.from_bytes(existing, "big")
             meta = json.loads(txn.get(existing, db=dbs["meta"]))
             meta["n"] += 1
             txn.put(existing, json.dumps(meta).encode(), db=dbs["meta"])
-            self.occurrences[int.from_bytes(existing, "big")] += 1
+            self.occurrences[doc_id] += 1
             if meta["n"] <= ORIGIN_CAP:
                 origins = json.loads(txn.get(existing, db=dbs["origins"]))
-                origins.append(doc.origin.to_dict())
-                txn.put(existing, json.dumps(origins).encode(), db=dbs["origins"])
+                if len(origins) == meta["n"] - 1:  # every earlier file is listed
+                    origins.append(doc.origin.to_dict())
+                    txn.put(existing, json.dumps(origins).encode(), db=dbs["origins"])
         else:
             doc_id = self.next_doc
             self.next_doc += 1
@@ -274,10 +318,53 @@ class _Writer:
             self.shards.add(self.vocabulary.map(pd), pd.identifiers)
             summary.documents += 1
             summary.words += pd.words
+        if self.shares is not None:
+            self.shares.append(doc_id)
         self.docs.tick()
 
+    def take_out(self, entries: set[int]) -> int:
+        """Take the files of the header's `sources` entries `entries` out: their documents'
+        occurrences and the origins listed for them (the entries themselves are the
+        caller's). Returns the number of files taken out."""
+        counts = np.asarray(self.source_files, dtype=np.int64)
+        ends = np.cumsum(counts)
+        shares = np.frombuffer(self.shares, dtype=np.uint32)
+        out = np.zeros(len(shares), dtype=bool)
+        for k in entries:
+            out[ends[k] - counts[k] : ends[k]] = True
+        # each file's rank among its document's files: the first ones are listed
+        order = np.argsort(shares, kind="stable")
+        ordered = shares[order]
+        rank = np.empty(len(shares), dtype=np.int64)
+        rank[order] = np.arange(len(shares)) - np.searchsorted(ordered, ordered, side="left")
+        listed = out & (rank < ORIGIN_CAP)
+        unlisted: dict[int, set[int]] = {}  # document -> ranks of its origins to drop
+        for d, r in zip(shares[listed].tolist(), rank[listed].tolist()):
+            unlisted.setdefault(d, set()).add(r)
+        docs, gone = np.unique(shares[out], return_counts=True)
+        dbs = self.docs.dbs
+        for d, n in zip(docs.tolist(), gone.tolist()):
+            txn, key = self.docs.txn, store.doc_key(d)
+            meta = json.loads(txn.get(key, db=dbs["meta"]))
+            if meta["n"] != self.occurrences[d] or meta["n"] < n:
+                raise BuildError(
+                    f"index at {self.gen.parent} is damaged (occurrences of document {d}); "
+                    "rebuild it"
+                )
+            meta["n"] -= n
+            self.occurrences[d] -= n
+            txn.put(key, json.dumps(meta).encode(), db=dbs["meta"])
+            if d in unlisted:
+                origins = json.loads(txn.get(key, db=dbs["origins"]))
+                kept = [o for i, o in enumerate(origins) if i not in unlisted[d]]
+                txn.put(key, json.dumps(kept).encode(), db=dbs["origins"])
+            self.docs.tick()
+        self.shares = array("I", shares[~out].tobytes())
+        self.source_files = [c for k, c in enumerate(self.source_files) if k not in entries]
+        return int(out.sum())
+
     def finish(self, summary: BuildSummary) -> None:
-        """The last shard, the vocabulary and the per-document counts."""
+        """The last shard, the vocabulary, the per-document counts and the shares."""
         self.docs.close()
         h = self.header
         for words, docs in self.shards.close():
@@ -289,13 +376,28 @@ class _Writer:
         files.write_array(
             self.gen / files.OCCURRENCES_NAME, np.asarray(self.occurrences, dtype="<u4")
         )
+        if self.shares is not None:
+            if sum(self.source_files) != len(self.shares):
+                raise BuildError("internal error: the sources' files differ from the files")
+            h.source_files = list(self.source_files)
+            files.write_array(
+                self.gen / files.SHARES_NAME, np.frombuffer(self.shares, dtype="=u4").astype("<u4")
+            )
         summary.vocabulary, summary.shards = h.vocabulary, h.shards
 
 
-def _documents(sources, summary: BuildSummary) -> Iterator[Document]:
+def _documents(
+    sources, summary: BuildSummary, files_per_source: list[int] | None = None
+) -> Iterator[Document]:
+    """The sources' documents in order; `files_per_source` gets each one's number."""
     for src in sources:
-        yield from src.documents(own_licenses=False)  # found in the workers
+        n = 0
+        for doc in src.documents(own_licenses=False):  # found in the workers
+            n += 1
+            yield doc
         summary.skipped.update(src.skipped)
+        if files_per_source is not None:
+            files_per_source.append(n)
 
 
 def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) -> None:
@@ -304,7 +406,7 @@ def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) ->
     bar = tqdm(
         desc="indexing", unit=" files", disable=not show, file=sys.stderr, dynamic_ncols=True
     )
-    docs = _documents(sources, summary)
+    docs = _documents(sources, summary, writer.source_files)
     try:
         if jobs <= 1:
             results: Iterator = (_run_one(d, opts) for d in docs)
@@ -366,8 +468,8 @@ def prepare_build(specs: list, out: str | os.PathLike, opts: BuildOptions) -> tu
     """Checked parameters, opened sources and the output root of a new build."""
     _check_params(opts)
     found = sort_sources([], _open_sources(specs, opts))  # each source once
-    if found.replaced:
-        raise BuildError(f"{found.replaced[0][0]} is given twice, at two versions")
+    if found.twice:
+        raise BuildError(f"{found.twice[0]} is given twice, at two versions")
     sources = found.add
     root = Path(out)
     if root.exists() and not root.is_dir():
@@ -531,18 +633,34 @@ def _copy_checked(src: Path, dst: Path, digest: str, root: Path) -> None:
 HELD = "source already in the index"  # a reason in BuildSummary.skipped
 
 
-def _held_apart(root: Path, header: store.Header, sources: list) -> tuple[list, int]:
-    """(the sources to add, how many were left out as held at the same version); a source
-    held at another version is refused (see held.py)."""
+def _sorted(root: Path, header: store.Header, sources: list):
+    """The given sources sorted against the ones the index holds (see held.py); a new
+    version of a held source is refused by an index without shares (built before them)."""
     found = sort_sources(header.sources, sources)
-    if found.replaced:
-        name, old, new = found.replaced[0]
+    if found.twice:
+        raise BuildError(f"{found.twice[0]} is given twice, at two versions")
+    if found.replaced and files.SHARES_NAME not in header.file_sizes:
+        r = found.replaced[0]
         raise BuildError(
-            f"the index at {root} holds {name} at another version ({old[:12] or '?'}, not "
-            f"{new[:12] or '?'}); replacing a source's documents is not supported yet: "
-            "rebuild the index with `build`"
+            f"the index at {root} holds {r.source.name} at another version ({r.held[:12] or '?'}, not "
+            f"{r.given[:12] or '?'}) and was built before Recitation recorded each source's "
+            "files, so it cannot take the old version out: rebuild the index with `build`"
         )
-    return found.add, len(found.held)
+    return found
+
+
+def _shares(gen: Path, header: store.Header, occurrences: np.ndarray, root: Path):
+    """The copied shares file, checked against the occurrences (None: an index without)."""
+    if files.SHARES_NAME not in header.file_sizes:
+        return None
+    shares = np.fromfile(gen / files.SHARES_NAME, dtype="<u4")
+    if (
+        len(shares) != header.files
+        or (len(shares) and int(shares.max()) >= header.documents)
+        or not np.array_equal(np.bincount(shares, minlength=header.documents), occurrences)
+    ):
+        raise BuildError(f"index at {root} is damaged (shares); rebuild it")
+    return shares
 
 
 def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
@@ -551,7 +669,8 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     if problems:
         raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
     opts.renamed = bool(header.renamed_languages)
-    sources, held = _held_apart(root, header, _open_sources(specs, opts))
+    found = _sorted(root, header, _open_sources(specs, opts))
+    sources, held = found.add, len(found.held)
     started = time.perf_counter()
     if not sources:  # all held already: the index stays as it is
         return BuildSummary(path=str(root), skipped=Counter({HELD: held}))
@@ -568,12 +687,21 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
             raise BuildError(f"index at {root} is damaged ({e}); rebuild it") from None
         if len(vocabulary.words) != header.vocabulary or len(occurrences) != header.documents:
             raise BuildError(f"index at {root} is damaged (vocabulary); rebuild it")
+        shares = _shares(gen, header, occurrences, root)
+        summary = BuildSummary(path=str(root), skipped=Counter({HELD: held} if held else {}))
+        writer = _Writer(gen, header, opts, vocabulary, occurrences, shares)
+        if found.replaced:  # the old versions out, their entries with them
+            entries = {r.entry for r in found.replaced}
+            summary.removed = writer.take_out(entries)
+            summary.replaced = [(r.source.name, r.held, r.given) for r in found.replaced]
+            header.sources = [e for k, e in enumerate(header.sources) if k not in entries]
+            header.files -= summary.removed
+        again = {id(r.source) for r in found.replaced}  # named in the index already
+        new = [s for s in sources if id(s) not in again]
         header.sources = header.sources + [described(s) for s in sources]
         header.name = " + ".join(
-            [header.name] + [s.name for s in sources] if header.name else [s.name for s in sources]
+            [header.name] + [s.name for s in new] if header.name else [s.name for s in new]
         )
-        summary = BuildSummary(path=str(root), skipped=Counter({HELD: held} if held else {}))
-        writer = _Writer(gen, header, opts, vocabulary, occurrences)
         _run(sources, writer, opts, summary)
         header.documents += summary.documents
         header.words += summary.words

@@ -5,7 +5,8 @@
     pass 1 (Spark)    chunk -> (content hash, seq, origin); reduced by hash to the first seq,
                       the number of occurrences and the first ORIGIN_CAP origins; sorted by
                       first seq and numbered: document ids exactly as the local builder
-                      assigns them (order of first occurrence)
+                      assigns them (order of first occurrence); every file's (seq, hash)
+                      joined with them: the document of each file, the sources' shares
     pass 2 (Spark)    chunk -> `process()` of each first occurrence -> a document record, its
                       distinct words and their places; each word reduced to its first
                       (document, place): the vocabulary's ids in the local builder's order
@@ -90,13 +91,15 @@ def _read_chunk(path: str) -> list:
         return pickle.loads(zstandard.ZstdDecompressor().decompress(f.read()))
 
 
-def _stage(sources, stage: Path, chunk_bytes: int, summary: BuildSummary) -> tuple[list, int]:
+def _stage(
+    sources, stage: Path, chunk_bytes: int, summary: BuildSummary, files_per_source: list[int]
+) -> tuple[list, int]:
     """Chunk files of the sources' documents, in source order; returns (paths, files)."""
     paths: list[str] = []
     batch: list = []
     size = 0
     seq = 0
-    for doc in _documents(sources, summary):
+    for doc in _documents(sources, summary, files_per_source):
         batch.append((seq, doc.text, doc.origin.to_dict(), doc.language))
         seq += 1
         size += len(doc.text)
@@ -118,6 +121,11 @@ def _stage(sources, stage: Path, chunk_bytes: int, summary: BuildSummary) -> tup
 def _occurrences(path: str):
     for seq, text, origin, _language in _read_chunk(path):
         yield content_hash(text), (seq, 1, [(seq, origin)])
+
+
+def _seq_hashes(path: str):
+    for seq, text, _origin, _language in _read_chunk(path):
+        yield content_hash(text), seq
 
 
 def _merge_occurrences(a, b):
@@ -261,7 +269,9 @@ def build_index_spark(
         sc = None
         try:
             stage.mkdir()
-            chunks, files_seen = _stage(sources, stage, chunk_bytes, summary)
+            per_source: list[int] = []
+            chunks, files_seen = _stage(sources, stage, chunk_bytes, summary, per_source)
+            header.source_files = per_source
             sc = spark_context or _context(
                 master or f"local[{opts.jobs or '*'}]", opts, Path(tempfile.mkdtemp(dir=stage))
             )
@@ -295,7 +305,7 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     # pass 1: content-hash dedup; document ids in order of first occurrence
     unique = paths.flatMap(_occurrences).reduceByKey(_merge_occurrences, parallel)
     numbered = (
-        unique.map(lambda kv: (kv[1][0], (kv[1][1], [o for _, o in kv[1][2]])))
+        unique.map(lambda kv: (kv[1][0], (kv[1][1], [o for _, o in kv[1][2]], kv[0])))
         .sortByKey(numPartitions=parallel)
         .zipWithIndex()
         .persist(StorageLevel.MEMORY_AND_DISK)
@@ -310,7 +320,14 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
         documents += len(part)
     summary.documents = documents
     summary.duplicates = files_seen - documents
-    occurrences = numbered.map(lambda x: (x[1], x[0][1]))  # doc id -> (n, origins)
+    occurrences = numbered.map(lambda x: (x[1], x[0][1][:2]))  # doc id -> (n, origins)
+    # the document of every file (seq): the sources' shares, as the local builder writes them
+    shares = np.zeros(files_seen, dtype="<u4")
+    of_hash = numbered.map(lambda x: (x[0][1][2], x[1]))
+    of_seq = paths.flatMap(_seq_hashes).join(of_hash, parallel).values()
+    pairs = of_seq.mapPartitions(lambda it: [np.array(list(it), dtype=np.int64).reshape(-1, 2)])
+    for part in pairs.toLocalIterator():
+        shares[part[:, 0]] = part[:, 1]
 
     # pass 2: process each unique document once; the vocabulary in order of first appearance
     renamed = bool(header.renamed_languages)
@@ -358,6 +375,7 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     header.vocabulary = len(words)
     files.write_vocabulary(gen, words)
     files.write_array(gen / files.OCCURRENCES_NAME, counts)
+    files.write_array(gen / files.SHARES_NAME, shares)
     summary.vocabulary, summary.shards = header.vocabulary, header.shards
     processed.unpersist()
     numbered.unpersist()

@@ -473,7 +473,9 @@ def _parser() -> argparse.ArgumentParser:
         "add",
         help="add corpus sources to an existing index",
         description="Extend an index; it stays usable and unchanged until the "
-        "extended one is published.",
+        "extended one is published. A source it holds at the same version is left out; "
+        "at another version (a new commit, a changed folder) it is replaced: its old "
+        "files leave the index.",
     )
     a.add_argument("index", metavar="DIR")
     a.add_argument("sources", nargs="+", metavar="SOURCE")

@@ -163,13 +163,18 @@ class Index:
                 h.vocabulary,
             )
             self.occurrences = np.frombuffer(self._map(files.OCCURRENCES_NAME), dtype="<u4")
+            # documents whose files all left (a source's old version, taken out by `add`):
+            # still in the shards, skipped by every search
+            live = self.occurrences > 0
             first = 0
             for i, docs in enumerate(h.shard_documents):
                 starts = np.frombuffer(self._map(files.shard_file(i, "docs")), dtype="<u4")
                 starts = starts.astype(np.int64)
-                self.shards.append(self._shard(i, "ids", "sa", starts, first))
+                alive = live[first : first + docs]
+                alive = None if alive.all() else alive
+                self.shards.append(self._shard(i, "ids", "sa", starts, first, alive))
                 if h.renamed_languages:
-                    self.renamed_shards.append(self._shard(i, "rids", "rsa", starts, first))
+                    self.renamed_shards.append(self._shard(i, "rids", "rsa", starts, first, alive))
                 first += docs
         except (lmdb.Error, OSError, ValueError) as e:
             self.close()
@@ -183,13 +188,16 @@ class Index:
         self._maps.append(m)
         return m
 
-    def _shard(self, i: int, ids: str, sa: str, starts: np.ndarray, first: int) -> ShardView:
+    def _shard(
+        self, i: int, ids: str, sa: str, starts: np.ndarray, first: int, alive: np.ndarray | None
+    ) -> ShardView:
         array = self._map(files.shard_file(i, sa))
         return ShardView(
             self._map(files.shard_file(i, ids)),
             memoryview(array).cast("I") if len(array) else memoryview(b"").cast("I"),
             starts,
             first,
+            alive,
         )
 
     # --- facts ---------------------------------------------------------------------------

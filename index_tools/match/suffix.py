@@ -22,6 +22,14 @@ in every shard:
 Counts are exact by construction; the work grows with the query and with the number of
 distinct spans, not with the number of copies (listing a span's documents reads its
 interval once).
+
+Dead documents (every file of theirs taken out by `add` of a source's new version: no
+occurrences left) stay in the shards and are skipped: an anchor's places are counted
+without them (they decide whether it is read place by place), enumerated places in them
+are dropped, a span from counts is kept only when a live place is maximal there, and its
+documents are the live ones. What a query finds is then what an index built without those
+documents finds. A shard knows how many places its dead documents have at most (their
+words), so an interval is read to count its live places only when that could matter.
 """
 
 from __future__ import annotations
@@ -44,15 +52,27 @@ def anchors(n: int, t: int) -> tuple[list[int], int, int]:
 
 
 class ShardView:
-    """What the search reads of one shard: ids, suffix array, document starts."""
+    """What the search reads of one shard: ids, suffix array, document starts, and which
+    documents are live (None: all of them)."""
 
-    def __init__(self, ids, sa, starts: np.ndarray, first_doc: int):
+    def __init__(self, ids, sa, starts: np.ndarray, first_doc: int, alive=None):
         self.tok = ids  # buffer of big-endian uint32 (bytes or mmap)
         self.sa = sa  # memoryview of native uint32
         self.starts = starts  # first position of each document, ascending
         self.first_doc = first_doc
         self.raw = np.frombuffer(ids, dtype=np.uint32)  # equal exactly when ids are
         self.size = len(self.raw)
+        self.alive = alive  # per document of the shard: it has occurrences
+        self.dead = 0  # places in dead documents: their words
+        if alive is not None:
+            words = np.diff(np.append(starts, self.size)) - 1  # a separator after each
+            self.dead = int(words[~alive].sum())
+
+    def live(self, positions: np.ndarray) -> np.ndarray:
+        """The positions in live documents."""
+        if self.alive is None:
+            return positions
+        return positions[self.alive[self.documents(positions)]]
 
     def release(self) -> None:
         """Let go of the maps (before they are closed)."""
@@ -109,6 +129,8 @@ class Crowded:
                 if hi > lo:
                     sh = self._counts.shards[i]
                     u, first = np.unique(self._counts.documents(i, lo, hi)[0], return_index=True)
+                    if sh.alive is not None:
+                        u, first = u[sh.alive[u]], first[sh.alive[u]]
                     docs.append(u + sh.first_doc)
                     places.append(sh.positions(lo, hi)[first] - sh.starts[u])
             empty = np.empty(0, dtype=np.int64)
@@ -130,6 +152,8 @@ class Counts:
         self.memo: dict[tuple[int, int], tuple[int, list[tuple[int, int]]]] = {}
         self.ends: dict[int, list[int]] = {}  # start -> the ends memoized with it, ascending
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
+        self.has_dead = any(sh.alive is not None for sh in shards)
+        self.read_live: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
 
     def documents(self, i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """For the places [lo, hi) of shard i's suffix array, in its order: each one's
@@ -150,12 +174,52 @@ class Counts:
         return docs, prev
 
     def distinct(self, s: int, e: int) -> int:
-        """Distinct documents holding the query's words [s, e)."""
+        """Distinct live documents holding the query's words [s, e)."""
         total = 0
         for i, (lo, hi) in enumerate(self.get(s, e)[1]):
             if hi > lo:
-                total += int(np.count_nonzero(self.documents(i, lo, hi)[1] < 0))
+                docs, prev = self.documents(i, lo, hi)
+                first = prev < 0
+                alive = self.shards[i].alive
+                if alive is not None:
+                    first &= alive[docs]
+                total += int(np.count_nonzero(first))
         return total
+
+    def dead_at_most(self, ivs: list[tuple[int, int]]) -> int:
+        """At most this many of the places of intervals `ivs` are in dead documents."""
+        return sum(min(self.shards[i].dead, hi - lo) for i, (lo, hi) in enumerate(ivs))
+
+    def live(self, s: int, e: int) -> int:
+        """Places of the query's words [s, e) in live documents."""
+        total = 0
+        for i, (lo, hi) in enumerate(self.get(s, e)[1]):
+            if hi <= lo:
+                continue
+            if self.shards[i].alive is None:
+                total += hi - lo
+                continue
+            for a, b, before in self.read_live[i]:  # read once, sliced for intervals inside
+                if a <= lo and hi <= b:
+                    total += int(before[hi - a] - before[lo - a])
+                    break
+            else:
+                sh = self.shards[i]
+                alive = sh.alive[sh.documents(sh.positions(lo, hi))]
+                before = np.zeros(hi - lo + 1, dtype=np.int64)
+                np.cumsum(alive, out=before[1:])
+                self.read_live[i].append((lo, hi, before))
+                total += int(before[-1])
+        return total
+
+    def live_maximal(self, s: int, e: int, maximal: int) -> bool:
+        """Whether a place of a live document holds [s, e) maximal, given that `maximal`
+        places do (extending neither left nor right: the live ones are counted the same
+        way, c(s, e) - c(s, e + 1) - c(s - 1, e) + c(s - 1, e + 1))."""
+        if not self.has_dead or maximal > self.dead_at_most(self.get(s, e)[1]):
+            return maximal > 0
+        live = self.live
+        return live(s, e) - live(s, e + 1) - live(s - 1, e) + live(s - 1, e + 1) > 0
 
     def get(self, s: int, e: int, within=None) -> tuple[int, list[tuple[int, int]]]:
         """Places of the query's words [s, e) and their interval in each shard (searched
@@ -247,13 +311,15 @@ def search(
     for a in starts:
         check()
         total, ivs = counts.get(a, a + w)
+        if counts.has_dead and total - counts.dead_at_most(ivs) <= ENUMERATE:
+            total = counts.live(a, a + w)  # the places that count: in live documents
         if total == 0:
             continue
         if total <= ENUMERATE:
             enumerated.append(a)
             for i, (lo, hi) in enumerate(ivs):
-                if hi > lo:
-                    pos = shards[i].positions(lo, hi)
+                pos = shards[i].live(shards[i].positions(lo, hi)) if hi > lo else ()
+                if len(pos):
                     found[i].append(np.stack((np.full(len(pos), a), pos - a)))
         elif crowded:
             crowded_anchors.append(a)
@@ -378,7 +444,7 @@ def _crowded_spans(
         for e in sorted(ends):
             here = c_right(e) - c_right(e + 1)
             before = counts.get(s - 1, e)[0] - counts.get(s - 1, e + 1)[0]
-            if here > before:
+            if here > before and counts.live_maximal(s, e, here - before):
                 out.append((s, e))
     return out
 

@@ -10,6 +10,7 @@
                               rename-insensitive view's ids and suffix array (`shards.py`)
         vocab.*               the vocabulary: words in id order and a lookup by hash
         occurrences.u32       per document: how many indexed files are that document
+        shares.u32            per source: the document of each of its files (`shards.py`)
 
 A reader resolves CURRENT once and maps that generation read-only; a build writes a new
 generation and then replaces CURRENT, so readers never see a half-written index.
@@ -65,6 +66,7 @@ from .shards import (
     MAX_SHARD_WORDS,
     OCCURRENCES_NAME,
     OFFSETS_NAME,
+    SHARES_NAME,
     WORDS_NAME,
     expected_sizes,
     shard_files,
@@ -143,6 +145,9 @@ class Header:
     renamed_languages: list[str] = field(default_factory=list)
     normalizer_version: int = 0
     sources: list[dict] = field(default_factory=list)
+    # files of each entry of `sources`: their documents are in shares.u32 (empty: an index
+    # built before shares were recorded, without that file)
+    source_files: list[int] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     created: str = ""
     file_sizes: dict[str, int] = field(default_factory=dict)
@@ -414,6 +419,16 @@ def header_problem(h: Header) -> str | None:
         return "file_mtimes is not a table of times"
     required = {DOCS_NAME, TEXT_NAME, WORDS_NAME, OFFSETS_NAME, LOOKUP_NAME, OCCURRENCES_NAME}
     required |= set(shard_files(h.shards, bool(h.renamed_languages)))
+    shares = SHARES_NAME in sizes
+    if shares:
+        required.add(SHARES_NAME)
+        counts = h.source_files
+        if not isinstance(counts, list) or len(counts) != len(h.sources):
+            return f"source_files is not a list of {len(h.sources)} counts"
+        if not all(_is_int(x) and x >= 0 for x in counts) or sum(counts) != h.files:
+            return "source_files do not add up to the files"
+    elif h.source_files != []:
+        return "source_files without shares"
     if required != set(sizes):
         odd = sorted(set(sizes) ^ required)
         return f"unexpected or missing files: {', '.join(repr(x[:60]) for x in odd[:3])}"
@@ -421,6 +436,8 @@ def header_problem(h: Header) -> str | None:
     sized[OFFSETS_NAME] = 8 * (h.vocabulary + 1)
     sized[LOOKUP_NAME] = LOOKUP_DTYPE.itemsize * h.vocabulary
     sized[OCCURRENCES_NAME] = 4 * h.documents
+    if shares:
+        sized[SHARES_NAME] = 4 * h.files
     for fname, size in sized.items():
         if sizes[fname] != size:
             return f"{fname} should hold {size} bytes, the header says {sizes[fname]}"

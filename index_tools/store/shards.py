@@ -14,6 +14,12 @@
     vocab.lookup       (xxh3-64 of the word, id) sorted by hash: how a query finds its ids;
                        the word itself is compared, so a hash never stands for a word
     occurrences.u32    per document: how many indexed files are that document
+    shares.u32         per entry of the header's `sources`, in that order (its number of files
+                       in the header's `source_files`): the document of each of its files, in
+                       the order they were indexed (little-endian uint32). A document's files
+                       are its occurrences, so the entries' shares add up to occurrences.u32;
+                       `add` of a source's new version takes its old share out. An index built
+                       before shares were recorded has no such file.
 
 A shard holds fewer than 2**31 words. Ids: 0 the separator, 1 the placeholder of the
 rename-insensitive view, words from 2 in order of first appearance (documents in id order).
@@ -38,6 +44,7 @@ WORDS_NAME = "vocab.words"
 OFFSETS_NAME = "vocab.offsets"
 LOOKUP_NAME = "vocab.lookup"
 OCCURRENCES_NAME = "occurrences.u32"
+SHARES_NAME = "shares.u32"
 LOOKUP_DTYPE = np.dtype([("hash", "<u8"), ("id", "<u4")])
 SHARD_PARTS = ("ids", "sa", "docs")
 RENAMED_PARTS = ("rids", "rsa")

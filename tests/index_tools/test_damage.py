@@ -120,6 +120,8 @@ HEADER_EDITS = {
     "documents more": lambda h: h.update(documents=h["documents"] + 5),
     "a list": lambda h: (h.clear(), h.update(__list__=True)),
     "no files": lambda h: h.update(file_sizes={}, file_hashes={}),
+    "more source files": lambda h: h.update(source_files=[n + 1 for n in h["source_files"]]),
+    "source files a number": lambda h: h.update(source_files=h["files"]),
 }
 
 

@@ -15,7 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import reference_regions, reference_spans
 
-from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
+from index_tools import (
+    BuildOptions,
+    add_to_index,
+    build_index,
+    describe_match,
+    open_index,
+    tokenize,
+)
 from index_tools.cli.sarif import sarif_report
 from index_tools.match.matcher import MAX_PARTS
 
@@ -241,31 +248,71 @@ def check_against_reference(tmp_path: Path, seed: int, min_tokens: int, shard_wo
     corpus = write_files(root / "src", {f"f{i:03d}.py": t for i, t in enumerate(texts)})
     build_index([corpus], root / "idx", BuildOptions(shard_words=shard_words, **OPTS))
     with open_index(root / "idx") as idx:
-        for _ in range(4):
-            qwords, cut = random_query(rng, files)
-            context, suggestion = as_text(qwords[:cut]), as_text(qwords[cut:])
-            spans = reference_spans(texts, context, suggestion, min_tokens)
-            matches = idx.match(suggestion, context, min_tokens=min_tokens)
-            got = reported(matches)
-            for (a, b), (count, exact) in got.items():
-                truth = spans.get((a, b))
-                assert truth is not None, f"reported span {a}-{b} is not a maximal run"
-                assert exact and count == truth.files, f"span {a}-{b}: {count} != {truth.files}"
-            want = reference_regions(spans)
-            # the same regions, primaries and parts, exactly
-            assert [(m.query_start, m.query_end) for m in matches] == [
-                (r.start, r.end) for r in want
-            ]
-            for m, r in zip(matches, want):
-                assert (m.primary_start, m.primary_end) == (r.primary.start, r.primary.end)
-                # a match lists its MAX_PARTS longest parts (a listing bound, like sources)
-                longest = sorted(r.parts, key=lambda p: (-p.length, p.start))[:MAX_PARTS]
-                assert [(p.query_start, p.query_end) for p in m.parts] == sorted(
-                    ((p.start, p.end) for p in longest), key=lambda x: (x[0], -x[1])
-                )
-            # one warning per quoted region: matches never overlap
-            for x, y in zip(matches, matches[1:]):
-                assert x.query_end <= y.query_start
+        agrees_with_reference(idx, rng, files, texts, min_tokens)
+
+
+def agrees_with_reference(idx, rng, files: list[list[str]], texts: list[str], min_tokens: int):
+    """Random queries cut from `files` answered as the reference answers them from `texts`
+    (the indexed files)."""
+    for _ in range(4):
+        qwords, cut = random_query(rng, files)
+        context, suggestion = as_text(qwords[:cut]), as_text(qwords[cut:])
+        spans = reference_spans(texts, context, suggestion, min_tokens)
+        matches = idx.match(suggestion, context, min_tokens=min_tokens)
+        got = reported(matches)
+        for (a, b), (count, exact) in got.items():
+            truth = spans.get((a, b))
+            assert truth is not None, f"reported span {a}-{b} is not a maximal run"
+            assert exact and count == truth.files, f"span {a}-{b}: {count} != {truth.files}"
+        want = reference_regions(spans)
+        # the same regions, primaries and parts, exactly
+        assert [(m.query_start, m.query_end) for m in matches] == [(r.start, r.end) for r in want]
+        for m, r in zip(matches, want):
+            assert (m.primary_start, m.primary_end) == (r.primary.start, r.primary.end)
+            # a match lists its MAX_PARTS longest parts (a listing bound, like sources)
+            longest = sorted(r.parts, key=lambda p: (-p.length, p.start))[:MAX_PARTS]
+            assert [(p.query_start, p.query_end) for p in m.parts] == sorted(
+                ((p.start, p.end) for p in longest), key=lambda x: (x[0], -x[1])
+            )
+        # one warning per quoted region: matches never overlap
+        for x, y in zip(matches, matches[1:]):
+            assert x.query_end <= y.query_start
+
+
+def check_replaced_against_reference(tmp_path: Path, seed: int, min_tokens: int) -> None:
+    """Two folders indexed, then a new version of the first added: files dropped, edited,
+    new, the same. Queries cut from every file, dropped ones too, are answered as the
+    reference answers them from the files indexed now (the dropped files' documents are
+    dead: no span, count or listing of theirs)."""
+    rng = random.Random(seed)
+    files = random_corpus(rng, look_alikes=rng.randint(1, 40))
+    half = len(files) // 2
+    first, second = files[:half], files[half:]
+    root = tmp_path / f"replaced-{seed}-{min_tokens}-{uuid.uuid4().hex[:8]}"
+    a = write_files(root / "a", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(first)})
+    b = write_files(root / "b", {f"g{i:03d}.py": as_text(f) for i, f in enumerate(second)})
+    build_index([a, b], root / "idx", BuildOptions(shard_words=300, **OPTS))
+    kept: list[list[str]] = []
+    for i, f in enumerate(first):
+        path = root / "a" / f"f{i:03d}.py"
+        fate = rng.random()
+        if fate < 0.4:
+            path.unlink()
+            continue
+        if fate < 0.6:
+            f = mutate(rng, f, rng.randint(1, 3)) + random_words(rng, 3)
+            path.write_text(as_text(f), encoding="utf-8")
+        kept.append(f)
+    for j in range(rng.randint(0, 3)):  # new files, some copies of files kept elsewhere
+        f = list(rng.choice(second)) if rng.random() < 0.5 else random_words(rng, 40)
+        (root / "a" / f"new{j}.py").write_text(as_text(f), encoding="utf-8")
+        kept.append(f)
+    summary = add_to_index(root / "idx", [a], BuildOptions(**OPTS))
+    assert summary.replaced and summary.removed == len(first)
+    texts = [as_text(f) for f in kept + second]
+    with open_index(root / "idx") as idx:
+        assert idx.header.files == len(texts)
+        agrees_with_reference(idx, rng, files + kept, texts, min_tokens)
 
 
 @settings(
@@ -294,6 +341,19 @@ def test_reference_on_fixed_seeds(tmp_path, monkeypatch, seed, crowded):
     monkeypatch.setattr(suffix, "READ_PLACES", seed % 3 if crowded else 256)
     check_against_reference(tmp_path, seed, min_tokens=10, shard_words=1 << 27)
     check_against_reference(tmp_path, seed, min_tokens=12, shard_words=200)
+
+
+@pytest.mark.parametrize("crowded", [False, True], ids=["one-by-one", "from-counts"])
+@pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
+def test_a_replaced_version_agrees_with_reference(tmp_path, monkeypatch, seed, crowded):
+    """`add` of a source's new version leaves its dropped files' documents in the shards
+    with no occurrences: both ways of reading the intervals skip them."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", (seed % 3) if crowded else 10**9)
+    monkeypatch.setattr(suffix, "READ_PLACES", seed % 3 if crowded else 256)
+    check_replaced_against_reference(tmp_path, seed, min_tokens=10)
+    check_replaced_against_reference(tmp_path, seed + 1000, min_tokens=12)
 
 
 @pytest.mark.parametrize("crowded", [False, True], ids=["one-by-one", "from-counts"])

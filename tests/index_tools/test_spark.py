@@ -17,9 +17,9 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from engine_fixtures import GEO, HAVERSINE, ROUTES, make_corpus, make_repo
+from engine_fixtures import GEO, HAVERSINE, ROUTES, git, make_corpus, make_repo
 
-from index_tools import BuildOptions, build_index, open_index
+from index_tools import BuildOptions, add_to_index, build_index, open_index
 from index_tools.store.generations import DOC_DBS, DOCS_NAME, TEXT_NAME, open_env, read_header
 from index_tools.text.words import WORD_RE
 
@@ -181,6 +181,43 @@ def test_queries_answer_identically(built):
                 assert a == b
                 found += len(a)
     assert found > 5
+
+
+@needs_spark
+def test_a_new_version_added_to_a_spark_built_index(built, tmp_path):
+    """The Spark builder records each source's files as the local builder does (the shares
+    file is compared byte for byte above): `add` of a source's new version takes the old one
+    out of a Spark-built index exactly as out of a locally built one."""
+    tmp, specs, *_ = built
+    vendored = tmp_path / "vendored"  # a clone of the same repository, one commit later
+    shutil.copytree(specs[4], vendored)
+    for i in range(10):  # 40 copies of one file, more than the origin cap: 30 left
+        (vendored / f"util/m{i:02d}/clamp.py").unlink()
+    (vendored / "util/geo.py").write_text(GEO.replace("Geometry", "Geodesy"))
+    git(vendored, "commit", "-qam", "fewer copies")
+    indexes = []
+    for name in ("local", "spark"):
+        shutil.copytree(tmp / name, tmp_path / name)
+        with open_index(tmp_path / name) as idx:
+            (before,) = idx.match(GEO)
+        summary = add_to_index(tmp_path / name, [str(vendored)], BuildOptions(**OPTS))
+        assert summary.replaced and summary.removed > 40 and summary.files == summary.removed - 10
+        with open_index(tmp_path / name) as idx:
+            (after,) = idx.match(GEO)
+        assert after.file_count == before.file_count - 1  # the changed util/geo.py left
+        assert "util/geo.py" not in {s.path for s in after.sources}
+        indexes.append(read_header(tmp_path / name))
+    (gl, hl), (gs, hs) = indexes
+    assert hl.source_files == hs.source_files and hl.files == hs.files
+    docs_l, docs_s = _dump(gl / DOCS_NAME, DOC_DBS), _dump(gs / DOCS_NAME, DOC_DBS)
+    for name in DOC_DBS:
+        assert docs_l[name] == docs_s[name], name.decode()
+    metas = {k: json.loads(v) for k, v in docs_l[b"meta"]}
+    origins = {k: json.loads(v) for k, v in docs_l[b"origins"]}
+    small = next(k for k, m in metas.items() if m["n"] == 30)  # the 40 copies, 30 left
+    assert len(origins[small]) == 30
+    for name in sorted(n for n in hs.file_sizes if n != DOCS_NAME):
+        assert (gl / name).read_bytes() == (gs / name).read_bytes(), name
 
 
 def test_cli_engine_spark_without_pyspark_says_so(monkeypatch, tmp_path, capsys):

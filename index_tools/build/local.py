@@ -102,6 +102,8 @@ class BuildSummary:
             f"index size: {self.bytes:,} bytes ({bpw} bytes per word)",
             f"time: {self.seconds:.1f} s ({rate:,.0f} words/s)",
         ]
+        if not self.bytes and not self.files and not self.replaced:
+            out[4:6] = ["nothing written: the index is as it was"]
         if self.replaced:
             out.insert(4, self.replaced_line())
         return out

@@ -60,6 +60,8 @@ def test_build_r_add_r_add_r_counts_each_file_once(tmp_path, repo):
     # the CLI says so
     r = subprocess.run([*CLI, "add", str(idx), str(repo), "-q"], capture_output=True, text=True)
     assert r.returncode == 0 and "skipped: 1 source already in the index" in r.stdout
+    assert "nothing written: the index is as it was" in r.stdout
+    assert "index size" not in r.stdout and "shards" not in r.stdout
     assert quote(idx) == before
 
 

@@ -97,7 +97,7 @@ TEMPLATE_SHARE = 0.5  # share of the span's k-grams found in the shipped templat
 
 
 def is_license(words: list[str]) -> bool:
-    text = " ".join(w.lower() for w in words)
+    text = " ".join(words).lower()
     if any(p in text for p in _LEGAL_PHRASES):
         return True
     return sum(p in text for p in _NOTICE_PHRASES) >= 2
@@ -115,7 +115,7 @@ def is_repetitive(words: list[str]) -> bool:
     if len(ids) / n > 0.3:
         return False
     for period in range(1, min(32, n // 3) + 1):
-        if (seq[period:] == seq[:-period]).mean() >= 0.75:
+        if np.count_nonzero(seq[period:] == seq[:-period]) >= 0.75 * (n - period):
             return True
     return False
 
@@ -168,13 +168,23 @@ def is_inventory(text: str) -> bool:
     return short >= 0.8 and phrases <= 0.2 and len(set(items)) / len(items) >= 0.5
 
 
+_ROW_STRING_RE = re.compile(r"'[^']*'?|\"[^\"]*\"?")
+_ROW_NUMBER_RE = re.compile(r"\b\d[\w.]*")
+_ROW_NAME_RE = re.compile(r"[A-Za-z_]\w*")
+_ROW_BRACKET_RE = re.compile(r"[()\[\]]")
+_ROW_STRINGS_RE = re.compile(r"(,\$)+,?")
+
+
 def _row_shape(row: str) -> str:
     """A row with its strings ($), numbers (0) and names (a) replaced by one character each,
     brackets dropped and a run of string items counted as one (rows of 2 or 3 fields alike)."""
-    row = re.sub(r"'[^']*'?|\"[^\"]*\"?", "$", row.split("#")[0])
-    row = re.sub(r"\b\d[\w.]*", "0", row)
-    row = re.sub(r"[A-Za-z_]\w*", "a", "".join(row.split()))
-    return re.sub(r"(,\$)+,?", ",$", re.sub(r"[()\[\]]", "", row))
+    row = _ROW_STRING_RE.sub("$", row.split("#")[0])
+    row = _ROW_NUMBER_RE.sub("0", row)
+    row = _ROW_NAME_RE.sub("a", "".join(row.split()))
+    return _ROW_STRINGS_RE.sub(",$", _ROW_BRACKET_RE.sub("", row))
+
+
+_LINE_STRING_RE = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def _rows(text: str) -> list[str]:
@@ -182,7 +192,7 @@ def _rows(text: str) -> list[str]:
     rows: list[str] = []
     depth = 0
     for line in text.splitlines():
-        code = re.sub(r"'[^']*'|\"[^\"]*\"", "s", line.split("#")[0])
+        code = _LINE_STRING_RE.sub("s", line.split("#")[0])
         if depth > 0 and rows:
             rows[-1] += " " + line
         else:

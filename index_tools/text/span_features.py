@@ -12,6 +12,7 @@ import builtins
 import keyword
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .vocabulary import is_common_name
 
@@ -66,12 +67,18 @@ class SpanFeatures:
         return {n for n in self.defined if n not in _COMMON_NAMES and is_compound(n)}
 
 
+_LETTERS_RE = re.compile(r"[A-Za-z]{2}")
+_CAMEL_RE = re.compile(r"[a-z][A-Z]")
+_PIECE_WORD_RE = re.compile(r"\w+|[^\w\s]")
+
+
+@lru_cache(maxsize=65536)
 def is_compound(name: str) -> bool:
     """`snake_case` with two alphabetic parts or `camelCase`: a name somebody composed."""
-    parts = [p for p in name.strip("_").split("_") if re.search(r"[A-Za-z]{2}", p)]
+    parts = [p for p in name.strip("_").split("_") if _LETTERS_RE.search(p)]
     if len(parts) >= 2:
         return True
-    return bool(re.search(r"[a-z][A-Z]", name))
+    return bool(_CAMEL_RE.search(name))
 
 
 def segments(text: str) -> list[tuple[str, str]]:
@@ -103,11 +110,12 @@ def segments(text: str) -> list[tuple[str, str]]:
 def span_features(text: str, words: list[str]) -> SpanFeatures:
     prose = comment = string = comment_run = 0
     code_parts: list[str] = []
-    for kind, piece in segments(text):
+    pieces = segments(text)
+    for kind, piece in pieces:
         if kind == "code":
             code_parts.append(piece)
             continue
-        n = len(re.findall(r"\w+|[^\w\s]", piece))
+        n = len(_PIECE_WORD_RE.findall(piece))
         if kind == "comment":
             comment += n
         else:
@@ -124,7 +132,7 @@ def span_features(text: str, words: list[str]) -> SpanFeatures:
         if sum(len(w) >= 4 for w in run) >= 3:
             sentences += len(run)
     numbers = set(_NUMBER_RE.findall(code)) - _PLAIN_NUMBERS
-    strings = {p.strip("'\"") for k, p in segments(text) if k == "string"}
+    strings = {p.strip("'\"") for k, p in pieces if k == "string"}
     defined: set[str] = set()
     for m in _DEFINED_RE.finditer(code):
         for g in m.groups():

@@ -6,7 +6,9 @@ import contextlib
 import json
 import mmap
 import os
+import re
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from ..store.generations import IndexOpenError, decompress
 from ..text.words import WORD_RE
 from .suffix import ShardView
 
+_NEWLINE_RE = re.compile("\n")
 # decompressed documents kept (they give sources their lines and renamed copies their names)
 CACHE_WORDS = 1_500_000
 WORD_CACHE = 1 << 20  # query words kept with their ids
@@ -59,6 +62,7 @@ class StoredDocument:
     block_words: np.ndarray
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> word (start, end) offsets
+    _newlines: list[int] | None = None  # offsets of the text's newlines, found lazily
 
     def _block_of(self, pos: int) -> int:
         return int(np.searchsorted(self.block_words, pos, side="right")) - 1
@@ -103,7 +107,9 @@ class StoredDocument:
 
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset."""
-        return self.text.count("\n", 0, offset) + 1
+        if self._newlines is None:  # found once: a match asks for many lines of one text
+            self._newlines = [m.start() for m in _NEWLINE_RE.finditer(self.text)]
+        return bisect_left(self._newlines, offset) + 1
 
 
 class Index:

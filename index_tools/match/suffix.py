@@ -221,10 +221,10 @@ class Counts:
         live = self.live
         return live(s, e) - live(s, e + 1) - live(s - 1, e) + live(s - 1, e + 1) > 0
 
-    def get(self, s: int, e: int, within=None) -> tuple[int, list[tuple[int, int]]]:
-        """Places of the query's words [s, e) and their interval in each shard (searched
-        `within` given intervals, or those of the longest [s, e') known, e' < e, whose
-        words are then not compared again: a long span costs what its new words do)."""
+    def get(self, s: int, e: int) -> tuple[int, list[tuple[int, int]]]:
+        """Places of the query's words [s, e) and their interval in each shard, searched
+        within those of the longest [s, e') known, e' < e, whose words are then not
+        compared again: a long span costs what its new words do."""
         if s < 0 or e > self.n:
             return 0, []
         hit = self.memo.get((s, e))
@@ -232,7 +232,7 @@ class Counts:
             return hit
         ends = self.ends.setdefault(s, [])
         j = bisect_left(ends, e)
-        known = 0
+        known, within = 0, None
         if j:
             known = ends[j - 1] - s
             within = self.memo[(s, ends[j - 1])][1]
@@ -375,16 +375,13 @@ def _crowded_spans(
     """Spans (s, e) whose first anchor searched is `a` (s from `lowest` to a), held by a
     place that extends neither left nor right."""
     n, e0 = counts.n, a + w
-    left: dict[int, int] = {}
     starts: list[int] = []
 
-    def c_left(s: int) -> int:
-        if s not in left:
-            left[s] = counts.get(s, e0)[0]
-        return left[s]
+    def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
+        return counts.get(s, e)[0]
 
     def scan(x: int, y: int) -> None:  # c(., e0) can only drop as the start moves left
-        if c_left(x) == c_left(y):
+        if c(x, e0) == c(y, e0):
             return
         if y - x == 1:
             starts.append(y)
@@ -397,35 +394,18 @@ def _crowded_spans(
     out = []
     for s in starts:
         check()
-        within = counts.get(s, e0)[1]
-        right: dict[int, int] = {}
         ends: set[int] = set()
-
-        def c_right(e: int, s=s, within=within, right=right) -> int:
-            if e not in right:
-                right[e] = counts.get(s, e, within)[0] if e <= n else 0
-            return right[e]
 
         # places of [s, e) that do not extend left: only where their number drops can a
         # place be maximal, so ends are searched where it drops (a periodic query against
         # a periodic file has places ending every few words, few of them left-maximal)
-        within_prev = counts.get(s - 1, e0)[1] if s > 0 else None
-        prev: dict[int, int] = {}
+        def left_maximal(e: int, s=s) -> int:
+            return c(s, e) - c(s - 1, e)
 
-        def left_maximal(e: int, s=s, c_right=c_right, within_prev=within_prev, prev=prev):
-            if within_prev is None or e > n:
-                return c_right(e)
-            if e not in prev:
-                prev[e] = counts.get(s - 1, e, within_prev)[0]
-            return c_right(e) - prev[e]
-
-        def rscan(
-            x: int, y: int, s=s, c_right=c_right, ends=ends, left_maximal=left_maximal
-        ) -> None:
+        def rscan(x: int, y: int, s=s, ends=ends, left_maximal=left_maximal) -> None:
             if left_maximal(x) == left_maximal(y):
                 return
-            cx = c_right(x)
-            if cx <= READ_PLACES:  # few places left: their ends read directly
+            if c(s, x) <= READ_PLACES:  # few places left: their ends read directly
                 for i, (lo, hi) in enumerate(counts.get(s, x)[1]):
                     if hi > lo:
                         sh = counts.shards[i]
@@ -442,8 +422,8 @@ def _crowded_spans(
 
         rscan(e0, n + 1)
         for e in sorted(ends):
-            here = c_right(e) - c_right(e + 1)
-            before = counts.get(s - 1, e)[0] - counts.get(s - 1, e + 1)[0]
+            here = c(s, e) - c(s, e + 1)
+            before = c(s - 1, e) - c(s - 1, e + 1)
             if here > before and counts.live_maximal(s, e, here - before):
                 out.append((s, e))
     return out

@@ -369,58 +369,51 @@ def _runs(shards, counts: Counts, found, enumerated, g, w, t, tail) -> list[RunT
     return runs
 
 
+def _steps(f, x: int, y: int, settle=lambda x, y: False) -> list[int]:
+    """Every k in [x, y) where f(k) != f(k + 1), for an f that moves one way only, by
+    bisection (a range with f equal at both ends has none); `settle(x, y)` may take a range
+    on itself (True: done)."""
+    if f(x) == f(y) or settle(x, y):
+        return []
+    if y - x == 1:
+        return [x]
+    m = (x + y) // 2
+    return _steps(f, x, m, settle) + _steps(f, m, y, settle)
+
+
 def _crowded_spans(
     counts: Counts, a: int, lowest: int, w: int, check=lambda: None
 ) -> list[tuple[int, int]]:
     """Spans (s, e) whose first anchor searched is `a` (s from `lowest` to a), held by a
     place that extends neither left nor right."""
     n, e0 = counts.n, a + w
-    starts: list[int] = []
 
     def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
         return counts.get(s, e)[0]
 
-    def scan(x: int, y: int) -> None:  # c(., e0) can only drop as the start moves left
-        if c(x, e0) == c(y, e0):
-            return
-        if y - x == 1:
-            starts.append(y)
-            return
-        m = (x + y) // 2
-        scan(x, m)
-        scan(m, y)
-
-    scan(lowest - 1, a)
+    # c(., e0) can only drop as the start moves left: a span can start where it does
+    starts = [k + 1 for k in _steps(lambda s: c(s, e0), lowest - 1, a)]
     out = []
     for s in starts:
         check()
         ends: set[int] = set()
 
+        def read_ends(x: int, y: int, s=s, ends=ends) -> bool:
+            """Few places left: their ends read directly."""
+            if c(s, x) > READ_PLACES:
+                return False
+            for i, (lo, hi) in enumerate(counts.get(s, x)[1]):
+                if hi > lo:
+                    sh = counts.shards[i]
+                    pos = sh.positions(lo, hi) + (x - s)
+                    more = _equal_right(sh.raw, counts.raw, np.full(len(pos), x), pos)
+                    ends.update(e for e in np.unique(x + more).tolist() if e < y)
+            return True
+
         # places of [s, e) that do not extend left: only where their number drops can a
         # place be maximal, so ends are searched where it drops (a periodic query against
         # a periodic file has places ending every few words, few of them left-maximal)
-        def left_maximal(e: int, s=s) -> int:
-            return c(s, e) - c(s - 1, e)
-
-        def rscan(x: int, y: int, s=s, ends=ends, left_maximal=left_maximal) -> None:
-            if left_maximal(x) == left_maximal(y):
-                return
-            if c(s, x) <= READ_PLACES:  # few places left: their ends read directly
-                for i, (lo, hi) in enumerate(counts.get(s, x)[1]):
-                    if hi > lo:
-                        sh = counts.shards[i]
-                        pos = sh.positions(lo, hi) + (x - s)
-                        more = _equal_right(sh.raw, counts.raw, np.full(len(pos), x), pos)
-                        ends.update(e for e in np.unique(x + more).tolist() if e < y)
-                return
-            if y - x == 1:
-                ends.add(x)
-                return
-            m = (x + y) // 2
-            rscan(x, m)
-            rscan(m, y)
-
-        rscan(e0, n + 1)
+        ends.update(_steps(lambda e, s=s: c(s, e) - c(s - 1, e), e0, n + 1, read_ends))
         for e in sorted(ends):
             here = c(s, e) - c(s, e + 1)
             before = c(s - 1, e) - c(s - 1, e + 1)

@@ -167,9 +167,7 @@ async def source_result(ls: RecitationServer, params: Any) -> dict:
 
     await ls.settings_known().wait()
     scope = ls.scopes.for_uri(uri) if uri else ls.scopes.default()
-    if scope.index is None:
-        ls.use_index(scope)
-    handle = await scope.index.wait()
+    handle = await ls.wait_index(scope)
     if not handle.ready:
         raise SourceUnavailable(f"no index: {handle.message}")
     request = SourceRequest(

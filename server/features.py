@@ -326,9 +326,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
             raise JsonRpcInvalidParams("minTokens must be a positive whole number")
         await ls.settings_known().wait()
         scope = ls.scopes.for_uri(uri) if uri else ls.scopes.default()
-        if scope.index is None:
-            ls.use_index(scope)
-        handle = await scope.index.wait()
+        handle = await ls.wait_index(scope)
         if not handle.ready:
             raise RequestFailed(f"no index: {handle.message}")
         text = params["text"]

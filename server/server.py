@@ -282,6 +282,13 @@ class RecitationServer(LanguageServer):
         elif handle.state != LOADING:
             self.send_status(scope)
 
+    async def wait_index(self, scope: Scope):
+        """The scope's index handle once it has opened (or failed to): the one its settings
+        name, opened now if nothing asked for it yet."""
+        if scope.index is None:
+            self.use_index(scope)
+        return await scope.index.wait()
+
     async def _open_index(self, handle) -> None:
         handle.open()  # starts at once; the progress report is only the client's view of it
         token = None
@@ -402,9 +409,7 @@ class RecitationServer(LanguageServer):
         settings = scope.settings
         if doc is None or not settings.enable:
             return 0
-        if scope.index is None:
-            self.use_index(scope)
-        handle = await scope.index.wait()
+        handle = await self.wait_index(scope)
         if not handle.ready:
             # checked once an index is ready (the checker keeps the span on its text)
             self.checker.defer(uri, check)

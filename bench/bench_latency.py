@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import random
-import subprocess
 import sys
 import time
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import pct, windows  # noqa: E402
+from commit import commit  # noqa: E402
 
 from index_tools import open_index  # noqa: E402
 from index_tools.build.sources import open_source  # noqa: E402
@@ -193,15 +193,6 @@ def private_rss_mb() -> float | None:
         return None
     kb = sum(int(line.split()[1]) for line in text.splitlines() if line.startswith("Private_"))
     return kb / 1024
-
-
-def commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
-    except OSError:
-        return "?"
 
 
 def markdown(results: list[dict], argv: list[str]) -> str:

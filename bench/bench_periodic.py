@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -18,6 +17,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from commit import commit  # noqa: E402
 
 from index_tools import BuildOptions, build_index, open_index  # noqa: E402
 
@@ -47,13 +48,10 @@ def main() -> int:
                 m = found[0]
                 rows.append((n, sorted(times)[len(times) // 2], m.query_end - m.query_start,
                              m.file_count, len(found)))  # fmt: skip
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-    ).stdout.strip()
     lines = [
         "# Periodic pastes",
         "",
-        f"Commit `{commit}`, {os.cpu_count()} cores ({platform.machine()}, Python "
+        f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
         f"{platform.python_version()}), load average {os.getloadavg()[0]:.1f}.",
         "",
         "```",

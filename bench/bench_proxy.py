@@ -42,6 +42,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from commit import commit  # noqa: E402
+
 from index_tools import default_index_path  # noqa: E402
 
 UPSTREAM = r"""
@@ -283,9 +285,6 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="write the results as markdown here")
     args = parser.parse_args()
     index = args.index or Path(default_index_path())
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-    ).stdout.strip()
     load_before = os.getloadavg()[0]
     sections = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -324,7 +323,7 @@ def main() -> int:
     command = "python bench/bench_proxy.py " + " ".join(sys.argv[1:])
     report = (
         "# Completion proxy latency\n\n"
-        f"Measured {stamp} at commit `{commit}` on {os.cpu_count()} cores "
+        f"Measured {stamp} at commit `{commit()}` on {os.cpu_count()} cores "
         f"({platform.machine()}, Python {platform.python_version()}), a machine shared with "
         f"other work (load average {load_before:.1f} before, {load_after:.1f} after).\n\n"
         f"Reproduce:\n\n```\n{command.strip()}\n```\n\n"

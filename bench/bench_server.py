@@ -22,7 +22,6 @@ import platform
 import random
 import re
 import statistics
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -34,6 +33,8 @@ from pygls.lsp.client import LanguageClient
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from commit import commit  # noqa: E402
 
 from index_tools import (  # noqa: E402
     IndexOpenError,
@@ -254,15 +255,6 @@ def lookup_only(index: Path, pairs, warmup: int) -> list[float]:
     return out
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip()
-    except OSError:
-        return ""
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", help="index directory (default: the default index)")
@@ -322,7 +314,7 @@ def main() -> int:
         "# Language server latency",
         "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} at commit "
-        f"`{git_commit()}` on {os.cpu_count()} cores ({platform.machine()}, Python "
+        f"`{commit()}` on {os.cpu_count()} cores ({platform.machine()}, Python "
         f"{platform.python_version()}), a machine shared with other work "
         f"(load average {load_before:.1f} before, {load_after:.1f} after).",
         "",

@@ -18,13 +18,14 @@ import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from commit import commit  # noqa: E402
 
 from index_tools import (  # noqa: E402
     BuildOptions,
@@ -141,13 +142,10 @@ def main() -> None:
     p.add_argument("--synthetic", type=int, default=0)
     p.add_argument("--out", type=Path)
     args = p.parse_args()
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
     lines = [
         "# Compare with source: the engine's part",
         "",
-        f"Commit `{commit}`, {os.cpu_count()} cores ({platform.machine()}, Python "
+        f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
         f"{platform.python_version()}), load average before {os.getloadavg()[0]:.1f} (the "
         "machine is shared: the tail of the times moves with it).",
         "",

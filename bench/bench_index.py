@@ -48,6 +48,7 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
     from index_tools.build.local import Vocabulary
     from index_tools.build.process import _compressor, process, split_blocks
     from index_tools.build.suffix import joined, suffix_array
+    from index_tools.store.shards import id_width
     from index_tools.text.normalize import identifier_mask
 
     docs = list(open_source(spec).documents())
@@ -78,8 +79,9 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
             spent["word ids (main process)"] += time.perf_counter() - t5
     t6 = time.perf_counter()
     joined_ids, _ = joined(ids)
-    suffix_array(joined_ids)
-    suffix_array(joined_ids)  # the renamed view's is the same size
+    width = id_width(int(joined_ids.max()))
+    suffix_array(joined_ids, width)
+    suffix_array(joined_ids, width)  # the renamed view's is the same size
     spent["suffix arrays (both views)"] += time.perf_counter() - t6
     return [(k, round(v, 2)) for k, v in spent.items()]
 

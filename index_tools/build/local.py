@@ -230,7 +230,7 @@ class ShardBuffer:
         self.docs: list[np.ndarray] = []
         self.masks: list[np.ndarray | None] = []
         self.words = 0
-        self.written: list[tuple[int, int]] = []  # (words, documents) per shard written
+        self.written: list[tuple[int, int, int]] = []  # (words, documents, id bytes) per shard
         self._pool = ThreadPoolExecutor(1)
         self._pending: Future | None = None
 
@@ -255,7 +255,7 @@ class ShardBuffer:
             self.written.append(self._pending.result())
             self._pending = None
 
-    def close(self) -> list[tuple[int, int]]:
+    def close(self) -> list[tuple[int, int, int]]:
         try:
             self.flush()
             self._wait()
@@ -369,9 +369,10 @@ class _Writer:
         """The last shard, the vocabulary, the per-document counts and the shares."""
         self.docs.close()
         h = self.header
-        for words, docs in self.shards.close():
+        for words, docs, width in self.shards.close():
             h.shard_words.append(words)
             h.shard_documents.append(docs)
+            h.shard_id_bytes.append(width)
         h.shards = len(h.shard_words)
         h.vocabulary = len(self.vocabulary.words)
         files.write_vocabulary(self.gen, self.vocabulary.words)

@@ -371,6 +371,7 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     )
     header.shard_words = [written[i][0] for i in range(shards)]
     header.shard_documents = [written[i][1] for i in range(shards)]
+    header.shard_id_bytes = [written[i][2] for i in range(shards)]
     header.shards = shards
     header.vocabulary = len(words)
     files.write_vocabulary(gen, words)

@@ -178,9 +178,12 @@ class Index:
                 starts = starts.astype(np.int64)
                 alive = live[first : first + docs]
                 alive = None if alive.all() else alive
-                self.shards.append(self._shard(i, "ids", "sa", starts, first, alive))
+                width = h.shard_id_bytes[i]
+                self.shards.append(self._shard(i, "ids", "sa", starts, first, alive, width))
                 if h.renamed_languages:
-                    self.renamed_shards.append(self._shard(i, "rids", "rsa", starts, first, alive))
+                    self.renamed_shards.append(
+                        self._shard(i, "rids", "rsa", starts, first, alive, width)
+                    )
                 first += docs
         except (lmdb.Error, OSError, ValueError) as e:
             self.close()
@@ -195,7 +198,14 @@ class Index:
         return m
 
     def _shard(
-        self, i: int, ids: str, sa: str, starts: np.ndarray, first: int, alive: np.ndarray | None
+        self,
+        i: int,
+        ids: str,
+        sa: str,
+        starts: np.ndarray,
+        first: int,
+        alive: np.ndarray | None,
+        width: int,
     ) -> ShardView:
         array = self._map(files.shard_file(i, sa))
         return ShardView(
@@ -204,6 +214,7 @@ class Index:
             starts,
             first,
             alive,
+            width,
         )
 
     # --- facts ---------------------------------------------------------------------------

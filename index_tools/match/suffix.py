@@ -1,7 +1,7 @@
 """Maximal common runs between a query and the indexed documents, from suffix arrays.
 
-Each shard holds the word ids of its unique documents back to back (big-endian uint32, a
-separator id 0 before, between and after them) and the suffix array of that sequence. Every
+Each shard holds the word ids of its unique documents back to back (big-endian in 3 or 4
+bytes, a separator id 0 before, between and after them) and the suffix array of that sequence. Every
 occurrence of a word sequence is one interval of the suffix array: two binary searches.
 
 A common run of at least `t` words contains a whole window of `w` words starting at an
@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-WIDTH = 4  # bytes per word id, big-endian: byte order is id order
+from ..store.shards import id_bytes
+
 ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
 READ_PLACES = 512  # crowded spans: places read directly once this few are left
 
@@ -55,18 +56,35 @@ class ShardView:
     """What the search reads of one shard: ids, suffix array, document starts, and which
     documents are live (None: all of them)."""
 
-    def __init__(self, ids, sa, starts: np.ndarray, first_doc: int, alive=None):
-        self.tok = ids  # buffer of big-endian uint32 (bytes or mmap)
+    def __init__(self, ids, sa, starts: np.ndarray, first_doc: int, alive, width: int):
+        self.tok = ids  # buffer of big-endian ids of `width` bytes (bytes or mmap)
+        self.width = width
         self.sa = sa  # memoryview of native uint32
         self.starts = starts  # first position of each document, ascending
         self.first_doc = first_doc
-        self.raw = np.frombuffer(ids, dtype=np.uint32)  # equal exactly when ids are
-        self.size = len(self.raw)
+        if width == 4:
+            self.raw = np.frombuffer(ids, dtype=np.uint32)  # equal exactly when ids are
+        else:
+            self.raw = np.frombuffer(ids, dtype=np.uint8)
+        self.size = len(self.raw) if width == 4 else len(self.raw) // width
         self.alive = alive  # per document of the shard: it has occurrences
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
             words = np.diff(np.append(starts, self.size)) - 1  # a separator after each
             self.dead = int(words[~alive].sum())
+
+    def words(self, positions: np.ndarray) -> np.ndarray:
+        """The ids at `positions`, as `query` gives the query's for this shard."""
+        if self.width == 4:
+            return self.raw[positions]
+        b, p = self.raw, positions * 3
+        return (b[p].astype(np.uint32) << 16) | (b[p + 1].astype(np.uint32) << 8) | b[p + 2]
+
+    def query(self, q: np.ndarray) -> np.ndarray:
+        """The query's ids (uint32) as `words` gives this shard's."""
+        if self.width == 4:
+            return np.frombuffer(q.astype(">u4").tobytes(), dtype=np.uint32)
+        return q.astype(np.uint32)  # stored ids are below NARROW_LIMIT: larger ones match none
 
     def live(self, positions: np.ndarray) -> np.ndarray:
         """The positions in live documents."""
@@ -83,12 +101,12 @@ class ShardView:
         """The suffixes in [lo, hi) that start with `pattern` (big-endian ids), all of
         which start with its first `known` words: only the words after them are read."""
         n = len(pattern)
-        tok = self.tok
-        skip = known * WIDTH
+        tok, width = self.tok, self.width
+        skip = known * width
         pattern = pattern[skip:]
 
         def key(p):
-            return tok[p * WIDTH + skip : p * WIDTH + n]
+            return tok[p * width + skip : p * width + n]
 
         a = bisect_left(self.sa, pattern, lo, hi, key=key)
         if a == hi or key(self.sa[a]) != pattern:
@@ -147,8 +165,8 @@ class Counts:
     def __init__(self, shards: list[ShardView], q: np.ndarray):
         self.shards = shards
         self.n = len(q)
-        self.qb = q.astype(">u4").tobytes()
-        self.raw = np.frombuffer(self.qb, dtype=np.uint32)
+        self.qb = {w: id_bytes(q, w).tobytes() for w in {sh.width for sh in shards}}
+        self.raws = [sh.query(q) for sh in shards]  # the query as each shard's `words`
         self.memo: dict[tuple[int, int], tuple[int, list[tuple[int, int]]]] = {}
         self.ends: dict[int, list[int]] = {}  # start -> the ends memoized with it, ascending
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
@@ -236,10 +254,10 @@ class Counts:
         if j:
             known = ends[j - 1] - s
             within = self.memo[(s, ends[j - 1])][1]
-        pattern = self.qb[s * WIDTH : e * WIDTH]
         ivs, total = [], 0
         for i, sh in enumerate(self.shards):
             lo, hi = within[i] if within else (0, len(sh.sa))
+            pattern = self.qb[sh.width][s * sh.width : e * sh.width]
             a, b = sh.interval(pattern, lo, hi, known) if lo < hi else (lo, lo)
             ivs.append((a, b))
             total += b - a
@@ -248,16 +266,18 @@ class Counts:
         return total, ivs
 
 
-def _equal_right(t: np.ndarray, q: np.ndarray, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:
-    """How many words are equal from query position qs and corpus position cs on."""
-    n, size = len(q), len(t)
+def _equal_right(sh: ShardView, q: np.ndarray, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:
+    """How many words are equal from query position qs and corpus position cs on (`q`: the
+    query as `sh.query` gives it)."""
+    n, size = len(q), sh.size
     out = np.zeros(len(qs), dtype=np.int64)
     active = np.arange(len(qs))
     step = 32
     while len(active):
         qi = (qs[active] + out[active])[:, None] + np.arange(step)
         ci = (cs[active] + out[active])[:, None] + np.arange(step)
-        eq = (qi < n) & (ci < size) & (q[np.minimum(qi, n - 1)] == t[np.minimum(ci, size - 1)])
+        eq = (qi < n) & (ci < size)
+        eq &= q[np.minimum(qi, n - 1)] == sh.words(np.minimum(ci, size - 1))
         stop = ~eq
         has = stop.any(axis=1)
         out[active] += np.where(has, stop.argmax(axis=1), step)
@@ -266,7 +286,7 @@ def _equal_right(t: np.ndarray, q: np.ndarray, qs: np.ndarray, cs: np.ndarray) -
     return out
 
 
-def _equal_left(t: np.ndarray, q: np.ndarray, qe: np.ndarray, ce: np.ndarray) -> np.ndarray:
+def _equal_left(sh: ShardView, q: np.ndarray, qe: np.ndarray, ce: np.ndarray) -> np.ndarray:
     """How many words are equal before query position qe and corpus position ce."""
     out = np.zeros(len(qe), dtype=np.int64)
     active = np.arange(len(qe))
@@ -274,7 +294,7 @@ def _equal_left(t: np.ndarray, q: np.ndarray, qe: np.ndarray, ce: np.ndarray) ->
     while len(active):
         qi = (qe[active] - out[active] - 1)[:, None] - np.arange(step)
         ci = (ce[active] - out[active] - 1)[:, None] - np.arange(step)
-        eq = (qi >= 0) & (ci >= 0) & (q[np.maximum(qi, 0)] == t[np.maximum(ci, 0)])
+        eq = (qi >= 0) & (ci >= 0) & (q[np.maximum(qi, 0)] == sh.words(np.maximum(ci, 0)))
         stop = ~eq
         has = stop.any(axis=1)
         out[active] += np.where(has, stop.argmax(axis=1), step)
@@ -352,8 +372,9 @@ def _runs(shards, counts: Counts, found, enumerated, g, w, t, tail) -> list[RunT
         first = np.flatnonzero(new)
         last = np.append(first[1:], len(a)) - 1
         a0, a1, d = a[first], a[last], d[first]
-        s = a0 - _equal_left(sh.raw, counts.raw, a0, a0 + d)
-        e = a1 + w + _equal_right(sh.raw, counts.raw, a1 + w, a1 + w + d)
+        q = counts.raws[i]
+        s = a0 - _equal_left(sh, q, a0, a0 + d)
+        e = a1 + w + _equal_right(sh, q, a1 + w, a1 + w + d)
         # a run is this path's only around an enumerated anchor: then every place of its
         # spans was seen (a run of crowded anchors only is found from counts)
         j = np.searchsorted(en, s)
@@ -406,7 +427,7 @@ def _crowded_spans(
                 if hi > lo:
                     sh = counts.shards[i]
                     pos = sh.positions(lo, hi) + (x - s)
-                    more = _equal_right(sh.raw, counts.raw, np.full(len(pos), x), pos)
+                    more = _equal_right(sh, counts.raws[i], np.full(len(pos), x), pos)
                     ends.update(e for e in np.unique(x + more).tolist() if e < y)
             return True
 

@@ -61,6 +61,7 @@ import zstandard
 from ..text.words import TOKENIZER_VERSION
 from .lock import LOCK_NAME
 from .shards import (
+    ID_WIDTHS,
     LOOKUP_DTYPE,
     LOOKUP_NAME,
     MAX_SHARD_WORDS,
@@ -72,7 +73,7 @@ from .shards import (
     shard_files,
 )
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
 STAGE_PREFIX = ".spark-stage-"  # the Spark builder's staging folders
@@ -141,6 +142,7 @@ class Header:
     shards: int = 0
     shard_words: list[int] = field(default_factory=list)  # words of each shard
     shard_documents: list[int] = field(default_factory=list)  # documents of each shard
+    shard_id_bytes: list[int] = field(default_factory=list)  # bytes per word id of each shard
     # the rename-insensitive view (identifiers as one placeholder), for these languages
     renamed_languages: list[str] = field(default_factory=list)
     normalizer_version: int = 0
@@ -392,6 +394,9 @@ def header_problem(h: Header) -> str | None:
             return f"{name} is not a list of {h.shards} counts"
         if not all(_is_int(x) and 0 <= x <= most for x in v):
             return f"{name} holds {str(v)[:40]!r}"
+    v = h.shard_id_bytes
+    if not isinstance(v, list) or len(v) != h.shards or not all(x in ID_WIDTHS for x in v):
+        return f"shard_id_bytes is not a list of {h.shards} widths (3 or 4)"
     if sum(h.shard_words) != h.words or sum(h.shard_documents) != h.documents:
         return "the shards' counts differ from the totals"
     if h.tokenizer_version != TOKENIZER_VERSION:
@@ -432,7 +437,9 @@ def header_problem(h: Header) -> str | None:
     if required != set(sizes):
         odd = sorted(set(sizes) ^ required)
         return f"unexpected or missing files: {', '.join(repr(x[:60]) for x in odd[:3])}"
-    sized = expected_sizes(h.shard_words, h.shard_documents, bool(h.renamed_languages))
+    sized = expected_sizes(
+        h.shard_words, h.shard_documents, h.shard_id_bytes, bool(h.renamed_languages)
+    )
     sized[OFFSETS_NAME] = 8 * (h.vocabulary + 1)
     sized[LOOKUP_NAME] = LOOKUP_DTYPE.itemsize * h.vocabulary
     sized[OCCURRENCES_NAME] = 4 * h.documents

@@ -1,8 +1,10 @@
 """A generation's suffix-array shards, its vocabulary and per-document counts, as files.
 
     shard-000.ids      the word ids of the shard's unique documents back to back, big-endian
-                       uint32 (byte order is id order), the separator 0 before, between and
-                       after the documents
+                       (byte order is id order) in the shard's id width: 3 bytes when every
+                       id of the shard is below NARROW_LIMIT, else 4 (the header's
+                       `shard_id_bytes`); the separator 0 before, between and after the
+                       documents
     shard-000.sa       the suffix array of shard-000.ids: little-endian uint32 positions,
                        sorted by the ids that follow them (separators' own suffixes left out)
     shard-000.docs     the position of each document's first word (little-endian uint32)
@@ -39,6 +41,9 @@ SEPARATOR = 0
 IDENT_ID = 1
 FIRST_WORD_ID = 2
 UNKNOWN = 0xFFFFFFFF  # a query word the vocabulary lacks: equal to no stored id
+NARROW_LIMIT = 0xFFFFFF  # a shard whose ids are all below this stores them in 3 bytes; in
+# such a shard a query word with a larger id (or none) is NARROW_LIMIT, equal to no stored id
+ID_WIDTHS = (3, 4)
 MAX_SHARD_WORDS = (1 << 31) - 1
 WORDS_NAME = "vocab.words"
 OFFSETS_NAME = "vocab.offsets"
@@ -63,11 +68,28 @@ def word_hash(word: str) -> int:
     return xxhash.xxh3_64_intdigest(word.encode("utf-8", "surrogatepass"))
 
 
-def expected_sizes(shard_words: list[int], shard_docs: list[int], renamed: bool) -> dict:
-    """The size of every shard file, from the header's counts."""
+def id_width(max_id: int) -> int:
+    """Bytes per id of a shard whose largest id is `max_id`."""
+    return 3 if max_id < NARROW_LIMIT else 4
+
+
+def id_bytes(ids: np.ndarray, width: int) -> np.ndarray:
+    """`ids` big-endian in `width` bytes each, as one uint8 array (ids above the width's
+    range are NARROW_LIMIT: a query's words that no shard of that width holds)."""
+    ids = np.asarray(ids, dtype=np.uint32)
+    if width == 3:
+        ids = np.minimum(ids, NARROW_LIMIT)
+    be = ids.astype(">u4").view(np.uint8).reshape(-1, 4)
+    return np.ascontiguousarray(be[:, 4 - width :]).reshape(-1)
+
+
+def expected_sizes(
+    shard_words: list[int], shard_docs: list[int], widths: list[int], renamed: bool
+) -> dict:
+    """The size of every shard file, from the header's counts and id widths."""
     out = {}
-    for i, (w, d) in enumerate(zip(shard_words, shard_docs)):
-        ids = 4 * (w + d + 1)
+    for i, (w, d, width) in enumerate(zip(shard_words, shard_docs, widths)):
+        ids = width * (w + d + 1)
         out[shard_file(i, "ids")] = ids
         out[shard_file(i, "sa")] = 4 * w
         out[shard_file(i, "docs")] = 4 * d

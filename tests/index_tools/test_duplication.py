@@ -5,6 +5,7 @@ suffix arrays are read (places one by one, or counts alone)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import uuid
@@ -279,6 +280,15 @@ def agrees_with_reference(idx, rng, files: list[list[str]], texts: list[str], mi
             assert x.query_end <= y.query_start
 
 
+def alternate(monkeypatch) -> None:
+    """Shards written with 4-byte ids and 3-byte ids in turn (a real index has 4-byte ones
+    only once its vocabulary passes 2**24 words)."""
+    from index_tools.build import suffix
+
+    widths = itertools.cycle((4, 3))
+    monkeypatch.setattr(suffix, "id_width", lambda max_id: next(widths))
+
+
 def check_replaced_against_reference(tmp_path: Path, seed: int, min_tokens: int) -> None:
     """Two folders indexed, then a new version of the first added: files dropped, edited,
     new, the same. Queries cut from every file, dropped ones too, are answered as the
@@ -339,6 +349,8 @@ def test_reference_on_fixed_seeds(tmp_path, monkeypatch, seed, crowded):
 
     monkeypatch.setattr(suffix, "ENUMERATE", 0 if crowded else 10**9)
     monkeypatch.setattr(suffix, "READ_PLACES", seed % 3 if crowded else 256)
+    if seed % 2:  # shards of 3- and 4-byte ids side by side (4: a vocabulary past 2**24)
+        alternate(monkeypatch)
     check_against_reference(tmp_path, seed, min_tokens=10, shard_words=1 << 27)
     check_against_reference(tmp_path, seed, min_tokens=12, shard_words=200)
 
@@ -352,6 +364,8 @@ def test_a_replaced_version_agrees_with_reference(tmp_path, monkeypatch, seed, c
 
     monkeypatch.setattr(suffix, "ENUMERATE", (seed % 3) if crowded else 10**9)
     monkeypatch.setattr(suffix, "READ_PLACES", seed % 3 if crowded else 256)
+    if seed % 2:
+        alternate(monkeypatch)  # the added shards too
     check_replaced_against_reference(tmp_path, seed, min_tokens=10)
     check_replaced_against_reference(tmp_path, seed + 1000, min_tokens=12)
 

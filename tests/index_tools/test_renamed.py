@@ -3,6 +3,7 @@ that merely has the same shape."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -92,3 +93,22 @@ def test_index_without_renamed_fingerprints(tmp_path):
         assert idx.header.renamed_languages == []
         assert not list(idx.gen.glob("renamed-*.mdb"))
         assert idx.match(rename(HAVERSINE, RENAMES), language="python") == []
+
+
+def test_shards_of_both_id_widths_answer_alike(corpus, tmp_path, monkeypatch):
+    """Shards of 4-byte ids (a vocabulary past 2**24 words) beside 3-byte ones give the
+    same renamed and exact copies with the same files as an index of 3-byte ids."""
+    from index_tools.build import suffix
+
+    widths = itertools.cycle((4, 3))
+    monkeypatch.setattr(suffix, "id_width", lambda max_id: next(widths))
+    out = tmp_path / "mixed"
+    build_index(corpus["repos"], out, BuildOptions(jobs=1, progress=False, shard_words=300))
+    renamed = rename(HAVERSINE, RENAMES)
+    with open_index(out) as idx:
+        assert idx.header.shards > 2 and set(idx.header.shard_id_bytes) == {3, 4}
+        assert set(corpus["index"].header.shard_id_bytes) == {3}
+        for text, context in ((renamed, "import math\n"), (HAVERSINE, ""), (ROUTES, "")):
+            got = idx.match(text, context, language="python")
+            want = corpus["index"].match(text, context, language="python")
+            assert got and [m.to_dict() for m in got] == [m.to_dict() for m in want]

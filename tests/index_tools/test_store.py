@@ -46,12 +46,17 @@ def test_folder_that_is_not_an_index(tmp_path):
         open_index(tmp_path)
 
 
-def test_other_format_version_is_refused(small_index):
+@pytest.mark.parametrize("version", [99, 5])  # 5: 4-byte ids everywhere, before widths
+def test_other_format_version_is_refused(small_index, version):
     header = live_gen(small_index) / "HEADER.json"
     data = json.loads(header.read_text())
-    data["format_version"] = 99
+    data["format_version"] = version
     header.write_text(json.dumps(data))
-    with pytest.raises(IndexOpenError, match="format version 99; this Recitation reads version 5"):
+    with pytest.raises(
+        IndexOpenError,
+        match=f"format version {version}; this Recitation reads version 6: rebuild it with "
+        "`recitation-index build`",
+    ):
         open_index(small_index)
 
 

@@ -37,6 +37,7 @@ from ..store import shards as files
 from ..store.lock import IndexBusyError, WriterLock
 from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
+from . import suffix
 from .held import described, sort_sources
 from .process import ProcessedDoc, process
 from .sources.base import with_own_license
@@ -222,15 +223,17 @@ class ShardBuffer:
     """The unique documents of the shards being written; a full shard is written (its
     suffix arrays sorted) in a thread while the next one fills."""
 
-    def __init__(self, gen: Path, first_shard: int, limit: int, renamed: bool):
+    def __init__(self, gen: Path, first_shard: int, limit: int, renamed: bool, stride: int):
         self.gen = gen
         self.next_shard = first_shard
         self.limit = max(1, min(limit, files.MAX_SHARD_WORDS))
         self.renamed = renamed
+        self.stride = stride  # of the rename-insensitive view's suffix arrays
         self.docs: list[np.ndarray] = []
         self.masks: list[np.ndarray | None] = []
         self.words = 0
-        self.written: list[tuple[int, int, int]] = []  # (words, documents, id bytes) per shard
+        # (words, documents, id bytes, renamed places) per shard written
+        self.written: list[tuple[int, int, int, int]] = []
         self._pool = ThreadPoolExecutor(1)
         self._pending: Future | None = None
 
@@ -246,7 +249,9 @@ class ShardBuffer:
             return
         self._wait()
         docs, masks = self.docs, self.masks if self.renamed else None
-        self._pending = self._pool.submit(write_shard, self.gen, self.next_shard, docs, masks)
+        self._pending = self._pool.submit(
+            write_shard, self.gen, self.next_shard, docs, masks, self.stride
+        )
         self.next_shard += 1
         self.docs, self.masks, self.words = [], [], 0
 
@@ -255,7 +260,7 @@ class ShardBuffer:
             self.written.append(self._pending.result())
             self._pending = None
 
-    def close(self) -> list[tuple[int, int, int]]:
+    def close(self) -> list[tuple[int, int, int, int]]:
         try:
             self.flush()
             self._wait()
@@ -287,7 +292,9 @@ class _Writer:
         self.docs = DocStore(gen)
         self.vocabulary = vocabulary or Vocabulary()
         self.occurrences = list(occurrences.tolist()) if occurrences is not None else []
-        self.shards = ShardBuffer(gen, header.shards, opts.shard_words, opts.renamed)
+        self.shards = ShardBuffer(
+            gen, header.shards, opts.shard_words, opts.renamed, header.renamed_stride
+        )
         # the document of every file, source by source (None: an index built without them
         # being extended); the files of each source, as the header's `sources`
         self.shares: array | None = array("I")
@@ -369,10 +376,12 @@ class _Writer:
         """The last shard, the vocabulary, the per-document counts and the shares."""
         self.docs.close()
         h = self.header
-        for words, docs, width in self.shards.close():
+        for words, docs, width, renamed_places in self.shards.close():
             h.shard_words.append(words)
             h.shard_documents.append(docs)
             h.shard_id_bytes.append(width)
+            if h.renamed_languages:
+                h.shard_renamed_places.append(renamed_places)
         h.shards = len(h.shard_words)
         h.vocabulary = len(self.vocabulary.words)
         files.write_vocabulary(self.gen, self.vocabulary.words)
@@ -569,6 +578,7 @@ def new_header(opts: BuildOptions, sources: list) -> store.Header:
         sources=[described(s) for s in sources],
         renamed_languages=sorted(g for g in GRAMMARS if supported(g)) if opts.renamed else [],
         normalizer_version=NORMALIZER_VERSION if opts.renamed else 0,
+        renamed_stride=suffix.RENAMED_STRIDE if opts.renamed else 0,
     )
 
 

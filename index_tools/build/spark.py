@@ -160,15 +160,15 @@ def _shard_docs(item, vocabulary: dict, shard_of_doc: np.ndarray):
     return int(shard_of_doc[doc_id]), (doc_id, table[local], mask)
 
 
-def _write_shard_task(index: int, items, gen: str, first_shard: int, renamed: bool):
+def _write_shard_task(index: int, items, gen: str, first_shard: int, stride: int):
     docs = sorted(items, key=lambda x: x[1][0])
     ids = [d[1][1] for d in docs]
-    masks = [d[1][2] for d in docs] if renamed else None
+    masks = [d[1][2] for d in docs] if stride else None
     shard = first_shard + index
     for part in files.SHARD_PARTS + files.RENAMED_PARTS:  # a retried task starts over
         (Path(gen) / files.shard_file(shard, part)).unlink(missing_ok=True)
     if ids:
-        yield index, write_shard(Path(gen), shard, ids, masks)
+        yield index, write_shard(Path(gen), shard, ids, masks, stride)
 
 
 def shard_cuts(words_per_doc: np.ndarray, limit: int) -> np.ndarray:
@@ -363,15 +363,18 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     vocabulary = sc.broadcast({w: files.FIRST_WORD_ID + i for i, w in enumerate(words)})
     cuts = sc.broadcast(shard_of_doc)
     gen_dir = str(gen)
+    stride = header.renamed_stride  # 0: no rename-insensitive view
     written = dict(
         processed.map(lambda item: _shard_docs(item, vocabulary.value, cuts.value))
         .partitionBy(max(shards, 1), lambda shard: shard)
-        .mapPartitionsWithIndex(lambda i, it: _write_shard_task(i, it, gen_dir, 0, renamed))
+        .mapPartitionsWithIndex(lambda i, it: _write_shard_task(i, it, gen_dir, 0, stride))
         .collect()
     )
     header.shard_words = [written[i][0] for i in range(shards)]
     header.shard_documents = [written[i][1] for i in range(shards)]
     header.shard_id_bytes = [written[i][2] for i in range(shards)]
+    if renamed:
+        header.shard_renamed_places = [written[i][3] for i in range(shards)]
     header.shards = shards
     header.vocabulary = len(words)
     files.write_vocabulary(gen, words)

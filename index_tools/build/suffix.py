@@ -15,6 +15,7 @@ from pydivsufsort import divsufsort
 from ..store.shards import (
     IDENT_ID,
     MAX_SHARD_WORDS,
+    RENAMED_STRIDE,
     SEPARATOR,
     id_bytes,
     id_width,
@@ -25,9 +26,10 @@ from ..store.shards import (
 _CHUNK = 1 << 24  # suffix array entries filtered at a time (bounds the temporary arrays)
 
 
-def suffix_array(ids: np.ndarray, width: int) -> np.ndarray:
-    """The positions of `ids` (uint32, separators included) sorted by the ids that follow
-    them, separators' own suffixes left out, as little-endian uint32.
+def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:
+    """The positions of `ids` (uint32, separators included) that are multiples of
+    `stride`, sorted by the ids that follow them, separators' own suffixes left out, as
+    little-endian uint32.
 
     The ids are written big-endian in `width` bytes (byte order is id order), the bytes
     sorted and the suffixes that start at a word kept: divsufsort works on bytes, so
@@ -39,7 +41,7 @@ def suffix_array(ids: np.ndarray, width: int) -> np.ndarray:
     out = []
     for i in range(0, len(sa), _CHUNK):
         part = sa[i : i + _CHUNK]
-        part = part[part % width == 0] // width
+        part = part[part % (width * stride) == 0] // width
         out.append(part[ids[part] != SEPARATOR].astype("<u4"))
     return np.concatenate(out)
 
@@ -56,11 +58,16 @@ def joined(docs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def write_shard(
-    gen: Path, index: int, docs: list[np.ndarray], identifiers: list[np.ndarray | None] | None
-) -> tuple[int, int, int]:
+    gen: Path,
+    index: int,
+    docs: list[np.ndarray],
+    identifiers: list[np.ndarray | None] | None,
+    stride: int = RENAMED_STRIDE,
+) -> tuple[int, int, int, int]:
     """Write shard `index` of these documents (their word ids, and for the
-    rename-insensitive view which words are identifiers); returns (words, documents, bytes
-    per id)."""
+    rename-insensitive view which words are identifiers, its suffix array sampled every
+    `stride` positions); returns (words, documents, bytes per id, places of the
+    rename-insensitive view's suffix array)."""
     words = sum(len(d) for d in docs)
     if words > MAX_SHARD_WORDS:
         raise ValueError(f"a shard of {words} words (at most {MAX_SHARD_WORDS})")
@@ -70,7 +77,7 @@ def write_shard(
     write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
     if identifiers is None:
         write_array(gen / shard_file(index, "sa"), suffix_array(ids, width))
-        return words, len(docs), width
+        return words, len(docs), width, 0
     renamed = ids.copy()
     for d, mask, s in zip(docs, identifiers, starts.tolist()):
         if mask is not None:
@@ -78,7 +85,8 @@ def write_shard(
     write_array(gen / shard_file(index, "rids"), id_bytes(renamed, width))
     # the two sorts run side by side (the sort releases the interpreter)
     with ThreadPoolExecutor(1) as pool:
-        other = pool.submit(suffix_array, renamed, width)
+        other = pool.submit(suffix_array, renamed, width, stride)
         write_array(gen / shard_file(index, "sa"), suffix_array(ids, width))
-        write_array(gen / shard_file(index, "rsa"), other.result())
-    return words, len(docs), width
+        rsa = other.result()
+        write_array(gen / shard_file(index, "rsa"), rsa)
+    return words, len(docs), width, len(rsa)

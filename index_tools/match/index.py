@@ -179,10 +179,10 @@ class Index:
                 alive = live[first : first + docs]
                 alive = None if alive.all() else alive
                 width = h.shard_id_bytes[i]
-                self.shards.append(self._shard(i, "ids", "sa", starts, first, alive, width))
+                self.shards.append(self._shard(i, "ids", "sa", starts, first, alive, width, 1))
                 if h.renamed_languages:
                     self.renamed_shards.append(
-                        self._shard(i, "rids", "rsa", starts, first, alive, width)
+                        self._shard(i, "rids", "rsa", starts, first, alive, width, h.renamed_stride)
                     )
                 first += docs
         except (lmdb.Error, OSError, ValueError) as e:
@@ -206,6 +206,7 @@ class Index:
         first: int,
         alive: np.ndarray | None,
         width: int,
+        stride: int,
     ) -> ShardView:
         array = self._map(files.shard_file(i, sa))
         return ShardView(
@@ -215,6 +216,7 @@ class Index:
             first,
             alive,
             width,
+            stride,
         )
 
     # --- facts ---------------------------------------------------------------------------

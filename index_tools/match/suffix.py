@@ -45,21 +45,24 @@ ENUMERATE = 512  # places of an anchor window extended one by one; more: from co
 READ_PLACES = 512  # crowded spans: places read directly once this few are left
 
 
-def anchors(n: int, t: int) -> tuple[list[int], int, int]:
-    """Anchor positions, their spacing g and window w (g + w = t + 1)."""
+def anchors(n: int, t: int, stride: int = 1) -> tuple[list[int], int, int]:
+    """Anchor positions, their spacing g and window w. An anchor's windows start at it and
+    at the `stride - 1` positions after it, so that one of them is sampled wherever a run
+    holds them all (g + w + stride - 1 = t + 1: a run of t words holds an anchor's)."""
     g = max(1, t // 2)
-    w = t + 1 - g
-    return list(range(0, n - w + 1, g)), g, w
+    w = max(1, t + 2 - stride - g)
+    return list(range(0, n - w - stride + 2, g)), g, w
 
 
 class ShardView:
     """What the search reads of one shard: ids, suffix array, document starts, and which
     documents are live (None: all of them)."""
 
-    def __init__(self, ids, sa, starts: np.ndarray, first_doc: int, alive, width: int):
+    def __init__(self, ids, sa, starts: np.ndarray, first_doc: int, alive, width: int, stride):
         self.tok = ids  # buffer of big-endian ids of `width` bytes (bytes or mmap)
         self.width = width
-        self.sa = sa  # memoryview of native uint32
+        self.sa = sa  # memoryview of native uint32: positions that are multiples of `stride`
+        self.stride = stride
         self.starts = starts  # first position of each document, ascending
         self.first_doc = first_doc
         if width == 4:
@@ -316,9 +319,19 @@ def search(
     with few places (each document's, exactly) and the
     spans of crowded anchors that no such run gives (see the module's docstring). With
     `crowded` false, crowded anchors are left out (the rename-insensitive view). `check`
-    is called before each anchor's step (a deadline's: it raises when the time is up)."""
+    is called before each anchor's step (a deadline's: it raises when the time is up).
+
+    Suffix arrays sampled every `stride` positions (the rename-insensitive view's, never
+    with `crowded`) are searched with `stride` windows per anchor, each place of a run
+    found through the one that starts at a sampled position; an anchor is enumerated when
+    each of its windows has at most ENUMERATE / stride sampled places (as many places as a
+    full array's ENUMERATE), so that every place of its runs is seen."""
     n = len(q)
-    starts, g, w = anchors(n, t)
+    stride = shards[0].stride if shards else 1
+    if crowded and stride != 1:
+        raise ValueError("spans from counts need every suffix")
+    starts, g, w = anchors(n, t, stride)
+    most = ENUMERATE // stride
     if crowded:
         # a run ending past `tail` holds its last t words whole, and with them the window
         # of an anchor after tail - t: the anchors before can be left out (the first one
@@ -330,21 +343,25 @@ def search(
     enumerated, crowded_anchors = [], []
     for a in starts:
         check()
-        total, ivs = counts.get(a, a + w)
-        if counts.has_dead and total - counts.dead_at_most(ivs) <= ENUMERATE:
-            total = counts.live(a, a + w)  # the places that count: in live documents
-        if total == 0:
+        windows = []  # (start, places, intervals) of each of the anchor's windows
+        for b in range(a, a + stride):
+            total, ivs = counts.get(b, b + w)
+            if counts.has_dead and total - counts.dead_at_most(ivs) <= most:
+                total = counts.live(b, b + w)  # the places that count: in live documents
+            windows.append((b, total, ivs))
+        if not any(total for _, total, _ in windows):
             continue
-        if total <= ENUMERATE:
+        if all(total <= most for _, total, _ in windows):
             enumerated.append(a)
-            for i, (lo, hi) in enumerate(ivs):
-                pos = shards[i].live(shards[i].positions(lo, hi)) if hi > lo else ()
-                if len(pos):
-                    found[i].append(np.stack((np.full(len(pos), a), pos - a)))
+            for b, total, ivs in windows:
+                for i, (lo, hi) in enumerate(ivs):
+                    pos = shards[i].live(shards[i].positions(lo, hi)) if total and hi > lo else ()
+                    if len(pos):
+                        found[i].append(np.stack((np.full(len(pos), b), pos - b)))
         elif crowded:
             crowded_anchors.append(a)
     check()
-    runs = _runs(shards, counts, found, enumerated, g, w, t, tail)
+    runs = _runs(shards, counts, found, enumerated, w, w + stride - 1, t, tail)
     spans = {(r[0], r[1]) for r in runs}
     out = []
     for a in crowded_anchors:
@@ -357,7 +374,9 @@ def search(
     return runs, out
 
 
-def _runs(shards, counts: Counts, found, enumerated, g, w, t, tail) -> list[RunTuple]:
+def _runs(shards, counts: Counts, found, enumerated, w, reach, t, tail) -> list[RunTuple]:
+    """Runs around the found windows (of `w` words); kept when they hold an enumerated
+    anchor's windows whole (the `reach` words from it)."""
     runs: list[RunTuple] = []
     en = np.array(enumerated, dtype=np.int64)
     for i, sh in enumerate(shards):
@@ -366,9 +385,9 @@ def _runs(shards, counts: Counts, found, enumerated, g, w, t, tail) -> list[RunT
         a, d = np.concatenate(found[i], axis=1)
         order = np.lexsort((a, d))
         a, d = a[order], d[order]
-        # found anchors next to each other on one diagonal lie in one run (windows touch)
+        # found windows that touch on one diagonal lie in one run
         new = np.ones(len(a), dtype=bool)
-        new[1:] = (d[1:] != d[:-1]) | (a[1:] - a[:-1] != g)
+        new[1:] = (d[1:] != d[:-1]) | (a[1:] - a[:-1] > w)
         first = np.flatnonzero(new)
         last = np.append(first[1:], len(a)) - 1
         a0, a1, d = a[first], a[last], d[first]
@@ -379,7 +398,7 @@ def _runs(shards, counts: Counts, found, enumerated, g, w, t, tail) -> list[RunT
         # spans was seen (a run of crowded anchors only is found from counts)
         j = np.searchsorted(en, s)
         keep = (e - s >= t) & (e > tail) & (j < len(en))
-        keep &= en[np.minimum(j, len(en) - 1)] + w <= e
+        keep &= en[np.minimum(j, len(en) - 1)] + reach <= e
         s, e, c = s[keep], e[keep], (s + d)[keep]
         if not len(s):
             continue

@@ -143,6 +143,10 @@ class Header:
     shard_words: list[int] = field(default_factory=list)  # words of each shard
     shard_documents: list[int] = field(default_factory=list)  # documents of each shard
     shard_id_bytes: list[int] = field(default_factory=list)  # bytes per word id of each shard
+    # the rename-insensitive view's suffix arrays hold positions that are multiples of this
+    # (0: no such view), this many in each shard
+    renamed_stride: int = 0
+    shard_renamed_places: list[int] = field(default_factory=list)
     # the rename-insensitive view (identifiers as one placeholder), for these languages
     renamed_languages: list[str] = field(default_factory=list)
     normalizer_version: int = 0
@@ -376,6 +380,16 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _sampled_places_fit(places, words, documents, stride) -> bool:
+    """Whether a shard of `words` words in `documents` documents (a separator before,
+    between and after them) can hold `places` positions that are multiples of `stride`
+    and not separators."""
+    if not all(_is_int(x) for x in (words, documents)):
+        return False
+    multiples = -(-(words + documents + 1) // stride)
+    return max(0, multiples - documents - 1) <= places <= min(multiples, words)
+
+
 def header_problem(h: Header) -> str | None:
     """What is wrong with a header's fields (types, ranges, file names), or None."""
     limits = {"format_version": (FORMAT_VERSION, FORMAT_VERSION), "shards": (0, 1 << 16),
@@ -397,6 +411,18 @@ def header_problem(h: Header) -> str | None:
     v = h.shard_id_bytes
     if not isinstance(v, list) or len(v) != h.shards or not all(x in ID_WIDTHS for x in v):
         return f"shard_id_bytes is not a list of {h.shards} widths (3 or 4)"
+    renamed = bool(h.renamed_languages)
+    stride = h.renamed_stride
+    if not _is_int(stride) or not (1 <= stride <= 64 if renamed else stride == 0):
+        return f"renamed_stride is {str(stride)[:40]!r}"
+    v = h.shard_renamed_places
+    if not isinstance(v, list) or len(v) != (h.shards if renamed else 0):
+        return "shard_renamed_places is not a list of a count per shard"
+    if not all(_is_int(x) for x in v) or any(
+        not _sampled_places_fit(x, w, d, stride)
+        for x, w, d in zip(v, h.shard_words, h.shard_documents)
+    ):
+        return f"shard_renamed_places holds {str(v)[:40]!r}"
     if sum(h.shard_words) != h.words or sum(h.shard_documents) != h.documents:
         return "the shards' counts differ from the totals"
     if h.tokenizer_version != TOKENIZER_VERSION:
@@ -438,7 +464,10 @@ def header_problem(h: Header) -> str | None:
         odd = sorted(set(sizes) ^ required)
         return f"unexpected or missing files: {', '.join(repr(x[:60]) for x in odd[:3])}"
     sized = expected_sizes(
-        h.shard_words, h.shard_documents, h.shard_id_bytes, bool(h.renamed_languages)
+        h.shard_words,
+        h.shard_documents,
+        h.shard_id_bytes,
+        h.shard_renamed_places if h.renamed_languages else None,
     )
     sized[OFFSETS_NAME] = 8 * (h.vocabulary + 1)
     sized[LOOKUP_NAME] = LOOKUP_DTYPE.itemsize * h.vocabulary

@@ -9,7 +9,9 @@
                        sorted by the ids that follow them (separators' own suffixes left out)
     shard-000.docs     the position of each document's first word (little-endian uint32)
     shard-000.rids     the rename-insensitive view: the same ids with every identifier as
-    shard-000.rsa      IDENT_ID, and its own suffix array (when the index has that view)
+    shard-000.rsa      IDENT_ID, and its suffix array sampled: only the positions that are a
+                       multiple of the header's `renamed_stride` (RENAMED_STRIDE when built),
+                       `shard_renamed_places` of them (when the index has that view)
     vocab.words        every word once, in id order, each followed by a line break (words
                        never hold whitespace)
     vocab.offsets      little-endian uint64: where each word starts in vocab.words, and the end
@@ -44,6 +46,7 @@ UNKNOWN = 0xFFFFFFFF  # a query word the vocabulary lacks: equal to no stored id
 NARROW_LIMIT = 0xFFFFFF  # a shard whose ids are all below this stores them in 3 bytes; in
 # such a shard a query word with a larger id (or none) is NARROW_LIMIT, equal to no stored id
 ID_WIDTHS = (3, 4)
+RENAMED_STRIDE = 2  # one suffix in this many of the rename-insensitive view is sorted
 MAX_SHARD_WORDS = (1 << 31) - 1
 WORDS_NAME = "vocab.words"
 OFFSETS_NAME = "vocab.offsets"
@@ -84,18 +87,19 @@ def id_bytes(ids: np.ndarray, width: int) -> np.ndarray:
 
 
 def expected_sizes(
-    shard_words: list[int], shard_docs: list[int], widths: list[int], renamed: bool
+    shard_words: list[int], shard_docs: list[int], widths: list[int], renamed: list[int] | None
 ) -> dict:
-    """The size of every shard file, from the header's counts and id widths."""
+    """The size of every shard file, from the header's counts, id widths and (with the
+    rename-insensitive view) sampled places of that view."""
     out = {}
     for i, (w, d, width) in enumerate(zip(shard_words, shard_docs, widths)):
         ids = width * (w + d + 1)
         out[shard_file(i, "ids")] = ids
         out[shard_file(i, "sa")] = 4 * w
         out[shard_file(i, "docs")] = 4 * d
-        if renamed:
+        if renamed is not None:
             out[shard_file(i, "rids")] = ids
-            out[shard_file(i, "rsa")] = 4 * w
+            out[shard_file(i, "rsa")] = 4 * renamed[i]
     return out
 
 

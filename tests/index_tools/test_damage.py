@@ -108,6 +108,12 @@ HEADER_EDITS = {
     "ids of 4 bytes said": lambda h: h.update(shard_id_bytes=[4] * h["shards"]),
     "ids of 2 bytes": lambda h: h.update(shard_id_bytes=[2] * h["shards"]),
     "no id widths": lambda h: h.pop("shard_id_bytes"),
+    "renamed stride 0": lambda h: h.update(renamed_stride=0),
+    "renamed stride other": lambda h: h.update(renamed_stride=1),
+    "renamed places more": lambda h: h.update(
+        shard_renamed_places=[n + 1 for n in h["shard_renamed_places"]]
+    ),
+    "renamed places missing": lambda h: h.update(shard_renamed_places=[]),
     "too many shards": lambda h: h.update(shards=9999),
     "fewer shards": lambda h: h.update(shards=0),
     "more words": lambda h: h.update(words=h["words"] + 1),

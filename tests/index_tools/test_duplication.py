@@ -402,3 +402,51 @@ def test_periodic_code_agrees_with_reference(tmp_path, monkeypatch, crowded):
             regions = reference_regions(spans)
             primaries = {(r.primary.start, r.primary.end) for r in regions}
             assert primaries <= set(got)
+
+
+def renamed_query(rng: random.Random, files: list[list[str]]) -> tuple[str, str]:
+    """(context, suggestion) cut from a file with some of its names renamed consistently."""
+    ws, cut = random_query(rng, files)
+    names = {n: f"r{i}_{n}" for i, n in enumerate(rng.sample(IDENTS, rng.randint(8, 20)))}
+    ws = [names.get(w, w) for w in ws]
+    return as_text(ws[:cut]), as_text(ws[cut:])
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
+def test_sampled_renamed_view_answers_as_a_full_one(tmp_path, monkeypatch, seed):
+    """The rename-insensitive view's suffix array holds one position in `stride`, each
+    anchor searched with that many windows: with every anchor read place by place, indexes
+    of stride 1, 2 and 3 give the same answers, renamed copies and their counts included."""
+    from index_tools.build import suffix as build_suffix
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 10**9)
+    rng = random.Random(seed)
+    files = random_corpus(rng, look_alikes=rng.randint(1, 40))
+    corpus = write_files(
+        tmp_path / "src", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
+    )
+    indexes = []
+    for stride in (1, 2, 3):
+        monkeypatch.setattr(build_suffix, "RENAMED_STRIDE", stride)
+        if seed % 2:
+            alternate(monkeypatch)
+        out = tmp_path / f"idx-{stride}"
+        build_index([corpus], out, BuildOptions(shard_words=(150, 1 << 27)[seed % 2], **OPTS))
+        indexes.append(open_index(out))
+    renamed = 0
+    try:
+        assert [i.header.renamed_stride for i in indexes] == [1, 2, 3]
+        for k in range(16):
+            context, suggestion = renamed_query(rng, files)
+            min_tokens = (10, 12, 14)[k % 3]
+            answers = [
+                [m.to_dict() for m in i.match(suggestion, context, min_tokens, language="python")]
+                for i in indexes
+            ]
+            assert answers[1] == answers[0] and answers[2] == answers[0]
+            renamed += sum(not m["exact"] for m in answers[0])
+    finally:
+        for i in indexes:
+            i.close()
+    assert renamed  # renamed copies were among the answers

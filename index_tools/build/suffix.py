@@ -13,12 +13,13 @@ import numpy as np
 from pydivsufsort import divsufsort
 
 from ..store.shards import (
-    IDENT_ID,
     MAX_SHARD_WORDS,
     RENAMED_STRIDE,
+    RENAMED_WIDTH,
     SEPARATOR,
     id_bytes,
     id_width,
+    renamed_ids,
     shard_file,
     write_array,
 )
@@ -78,14 +79,16 @@ def write_shard(
     if identifiers is None:
         write_array(gen / shard_file(index, "sa"), suffix_array(ids, width))
         return words, len(docs), width, 0
-    renamed = ids.copy()
+    marked = np.zeros(len(ids), dtype=bool)
     for d, mask, s in zip(docs, identifiers, starts.tolist()):
         if mask is not None:
-            renamed[s : s + len(d)][mask] = IDENT_ID
-    write_array(gen / shard_file(index, "rids"), id_bytes(renamed, width))
+            marked[s : s + len(d)] = mask
+    renamed = renamed_ids(ids, marked)
+    del marked
+    write_array(gen / shard_file(index, "rids"), id_bytes(renamed, RENAMED_WIDTH))
     # the two sorts run side by side (the sort releases the interpreter)
     with ThreadPoolExecutor(1) as pool:
-        other = pool.submit(suffix_array, renamed, width, stride)
+        other = pool.submit(suffix_array, renamed, RENAMED_WIDTH, stride)
         write_array(gen / shard_file(index, "sa"), suffix_array(ids, width))
         rsa = other.result()
         write_array(gen / shard_file(index, "rsa"), rsa)

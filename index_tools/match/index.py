@@ -182,7 +182,16 @@ class Index:
                 self.shards.append(self._shard(i, "ids", "sa", starts, first, alive, width, 1))
                 if h.renamed_languages:
                     self.renamed_shards.append(
-                        self._shard(i, "rids", "rsa", starts, first, alive, width, h.renamed_stride)
+                        self._shard(
+                            i,
+                            "rids",
+                            "rsa",
+                            starts,
+                            first,
+                            alive,
+                            files.RENAMED_WIDTH,
+                            h.renamed_stride,
+                        )  # fmt: skip
                     )
                 first += docs
         except (lmdb.Error, OSError, ValueError) as e:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..model import Match, Part, Position, Range, Source
 from ..safe_text import printable
-from ..store.shards import IDENT_ID
+from ..store.shards import renamed_ids
 from ..text.kinds import classify
 from ..text.normalize import canonical, identifier_mask, keywords
 from ..text.words import WORD_RE, LineIndex, word_texts
@@ -114,8 +114,8 @@ def _spans(runs: list[Run], exact: bool) -> list[Span]:
     for span in spans.values():
         for i in np.flatnonzero((starts <= span.start) & (ends >= span.end)).tolist():
             r = runs[i]
-            held = span.runs.get(r.doc)
-            if held is None or held.length < r.length:
+            held = span.runs.get(r.doc)  # the longest run; of equal ones, the first in the file
+            if held is None or (held.length, -held.doc_start) < (r.length, -r.doc_start):
                 span.runs[r.doc] = r
     return list(spans.values())
 
@@ -273,7 +273,8 @@ class _Placer:
 def _renamed_pairs(span: Span) -> list[tuple[str, str]]:
     if span.exact:
         return []
-    best = max(span.runs.values(), key=lambda r: r.length)
+    # the longest run; of equal ones, the first document's (whatever order they were found in)
+    best = max(span.runs.values(), key=lambda r: (r.length, -r.doc))
     return list(best.renamed)
 
 
@@ -406,7 +407,7 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
         covered[s.start : s.end] = True
     if covered.all():
         return []
-    renamed = np.where(mask, IDENT_ID, query.ids)
+    renamed = renamed_ids(query.ids, mask)
     # a crowded anchor of this view is a shape many files share, not a copy: left out
     found, _ = search(
         index.renamed_shards, renamed, opts.min_tokens, query.context_words, crowded=False,
@@ -440,8 +441,9 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
 
 def _consistent(index, words: list[str], mask: np.ndarray, run: Run) -> list[Run]:
     """Parts of a rename-insensitive run where the renaming is consistent: each name of the
-    source maps to one name here and back. Names kept as they are never conflict; a part
-    without any renamed name is the exact matcher's business."""
+    source maps to one name here and back, every other word is the same (the view gives
+    all rare words one id). Names kept as they are never conflict; a part without any
+    renamed name is the exact matcher's business."""
     doc = index.document(run.doc)
     theirs_all = doc.word_texts(run.doc_start, run.doc_start + run.length)
     out: list[Run] = []
@@ -458,9 +460,13 @@ def _consistent(index, words: list[str], mask: np.ndarray, run: Run) -> list[Run
             )  # fmt: skip
 
     for i in range(run.start, run.end):
-        if not mask[i]:
-            continue
         mine, theirs = words[i], theirs_all[i - run.start]
+        if not mask[i]:
+            if mine != theirs:  # rare words, one id in this view: the copy stops here
+                close(i)
+                start, forward, back = i + 1, {}, {}
+                same = changed = 0
+            continue
         if mine == theirs:
             same += 1
             continue

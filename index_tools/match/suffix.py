@@ -65,11 +65,10 @@ class ShardView:
         self.stride = stride
         self.starts = starts  # first position of each document, ascending
         self.first_doc = first_doc
-        if width == 4:
-            self.raw = np.frombuffer(ids, dtype=np.uint32)  # equal exactly when ids are
-        else:
-            self.raw = np.frombuffer(ids, dtype=np.uint8)
-        self.size = len(self.raw) if width == 4 else len(self.raw) // width
+        # the ids as numbers (4 bytes: native words, equal exactly when ids are; 3: bytes)
+        dtype = {4: np.uint32, 3: np.uint8, 2: ">u2"}[width]
+        self.raw = np.frombuffer(ids, dtype=dtype)
+        self.size = len(self.raw) // (3 if width == 3 else 1)
         self.alive = alive  # per document of the shard: it has occurrences
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
@@ -78,7 +77,7 @@ class ShardView:
 
     def words(self, positions: np.ndarray) -> np.ndarray:
         """The ids at `positions`, as `query` gives the query's for this shard."""
-        if self.width == 4:
+        if self.width != 3:
             return self.raw[positions]
         b, p = self.raw, positions * 3
         return (b[p].astype(np.uint32) << 16) | (b[p + 1].astype(np.uint32) << 8) | b[p + 2]
@@ -87,7 +86,9 @@ class ShardView:
         """The query's ids (uint32) as `words` gives this shard's."""
         if self.width == 4:
             return np.frombuffer(q.astype(">u4").tobytes(), dtype=np.uint32)
-        return q.astype(np.uint32)  # stored ids are below NARROW_LIMIT: larger ones match none
+        # 3: stored ids are below NARROW_LIMIT, larger ones match none; 2: the query's are
+        # the view's already (`renamed_ids`)
+        return q.astype(np.uint32)
 
     def live(self, positions: np.ndarray) -> np.ndarray:
         """The positions in live documents."""

@@ -9,7 +9,9 @@
                        sorted by the ids that follow them (separators' own suffixes left out)
     shard-000.docs     the position of each document's first word (little-endian uint32)
     shard-000.rids     the rename-insensitive view: the same ids with every identifier as
-    shard-000.rsa      IDENT_ID, and its suffix array sampled: only the positions that are a
+                       IDENT_ID and every other word past RARE_ID as RARE_ID, big-endian in
+                       2 bytes (`renamed_ids`; the lookup compares rare words itself),
+    shard-000.rsa      and its suffix array sampled: only the positions that are a
                        multiple of the header's `renamed_stride` (RENAMED_STRIDE when built),
                        `shard_renamed_places` of them (when the index has that view)
     vocab.words        every word once, in id order, each followed by a line break (words
@@ -47,6 +49,8 @@ NARROW_LIMIT = 0xFFFFFF  # a shard whose ids are all below this stores them in 3
 # such a shard a query word with a larger id (or none) is NARROW_LIMIT, equal to no stored id
 ID_WIDTHS = (3, 4)
 RENAMED_STRIDE = 2  # one suffix in this many of the rename-insensitive view is sorted
+RENAMED_WIDTH = 2  # bytes per id of the rename-insensitive view
+RARE_ID = 0xFFFF  # that view's id of every word (not an identifier) of id RARE_ID or more
 MAX_SHARD_WORDS = (1 << 31) - 1
 WORDS_NAME = "vocab.words"
 OFFSETS_NAME = "vocab.offsets"
@@ -77,13 +81,21 @@ def id_width(max_id: int) -> int:
 
 
 def id_bytes(ids: np.ndarray, width: int) -> np.ndarray:
-    """`ids` big-endian in `width` bytes each, as one uint8 array (ids above the width's
-    range are NARROW_LIMIT: a query's words that no shard of that width holds)."""
+    """`ids` big-endian in `width` bytes each, as one uint8 array (ids past the width's
+    range are its largest value: NARROW_LIMIT for 3, a query's words no such shard holds;
+    RARE_ID for 2)."""
     ids = np.asarray(ids, dtype=np.uint32)
-    if width == 3:
-        ids = np.minimum(ids, NARROW_LIMIT)
+    if width < 4:
+        ids = np.minimum(ids, (1 << (8 * width)) - 1)
     be = ids.astype(">u4").view(np.uint8).reshape(-1, 4)
     return np.ascontiguousarray(be[:, 4 - width :]).reshape(-1)
+
+
+def renamed_ids(ids: np.ndarray, identifiers: np.ndarray) -> np.ndarray:
+    """The rename-insensitive view of `ids` (uint32): IDENT_ID where `identifiers`,
+    RARE_ID for every other id from RARE_ID on (2 bytes an id, whatever the vocabulary;
+    words that equal there may differ, which the lookup checks in the documents)."""
+    return np.where(identifiers, IDENT_ID, np.minimum(ids, RARE_ID)).astype(np.uint32)
 
 
 def expected_sizes(
@@ -98,7 +110,7 @@ def expected_sizes(
         out[shard_file(i, "sa")] = 4 * w
         out[shard_file(i, "docs")] = 4 * d
         if renamed is not None:
-            out[shard_file(i, "rids")] = ids
+            out[shard_file(i, "rids")] = RENAMED_WIDTH * (w + d + 1)
             out[shard_file(i, "rsa")] = 4 * renamed[i]
     return out
 

@@ -112,3 +112,30 @@ def test_shards_of_both_id_widths_answer_alike(corpus, tmp_path, monkeypatch):
             got = idx.match(text, context, language="python")
             want = corpus["index"].match(text, context, language="python")
             assert got and [m.to_dict() for m in got] == [m.to_dict() for m in want]
+
+
+def test_rare_words_share_an_id_and_are_compared_in_the_documents(corpus, tmp_path, monkeypatch):
+    """The view stores every word past RARE_ID as RARE_ID (2 bytes a word): with every word
+    rare, punctuation and numbers included, renamed copies are what they are with none, and
+    a copy with one number changed is cut there, not reported across it."""
+    from index_tools.store import shards
+
+    changed = rename(HAVERSINE, RENAMES).replace("6371", "6372")
+    assert changed != rename(HAVERSINE, RENAMES)
+    queries = [(rename(HAVERSINE, RENAMES), "import math\n"), (changed, "import math\n")]
+    queries.append((rename(ROUTES, {"points": "pts", **RENAMES}), ""))
+    want = [
+        [m.to_dict() for m in corpus["index"].match(q, c, language="python")] for q, c in queries
+    ]
+    monkeypatch.setattr(shards, "RARE_ID", shards.FIRST_WORD_ID)  # building and looking up
+    out = tmp_path / "all-rare"
+    build_index(corpus["repos"], out, BuildOptions(jobs=1, progress=False))
+    with open_index(out) as idx:
+        got = [[m.to_dict() for m in idx.match(q, c, language="python")] for q, c in queries]
+    assert got == want
+    assert want[0][0]["exact"] is False and want[0][0]["length"] == len(tokenize(HAVERSINE))
+    # the renamed copy stops right before the changed number (query words count the context)
+    number = len(tokenize("import math\n")) + len(tokenize(changed.split("6372")[0]))
+    renamed = [m for m in want[1] if not m["exact"]]
+    assert renamed and renamed[0]["query_end"] == number
+    assert all(not (m["query_start"] <= number < m["query_end"]) for m in renamed)

@@ -48,7 +48,7 @@ UNKNOWN = 0xFFFFFFFF  # a query word the vocabulary lacks: equal to no stored id
 NARROW_LIMIT = 0xFFFFFF  # a shard whose ids are all below this stores them in 3 bytes; in
 # such a shard a query word with a larger id (or none) is NARROW_LIMIT, equal to no stored id
 ID_WIDTHS = (3, 4)
-RENAMED_STRIDE = 2  # one suffix in this many of the rename-insensitive view is sorted
+RENAMED_STRIDE = 4  # one suffix in this many of the rename-insensitive view is sorted
 RENAMED_WIDTH = 2  # bytes per id of the rename-insensitive view
 RARE_ID = 0xFFFF  # that view's id of every word (not an identifier) of id RARE_ID or more
 MAX_SHARD_WORDS = (1 << 31) - 1

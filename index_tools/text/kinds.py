@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -175,6 +176,7 @@ _ROW_BRACKET_RE = re.compile(r"[()\[\]]")
 _ROW_STRINGS_RE = re.compile(r"(,\$)+,?")
 
 
+@lru_cache(maxsize=1 << 14)  # the parts of one quote share their rows
 def _row_shape(row: str) -> str:
     """A row with its strings ($), numbers (0) and names (a) replaced by one character each,
     brackets dropped and a run of string items counted as one (rows of 2 or 3 fields alike)."""
@@ -252,4 +254,6 @@ def classify(words: list[str], text: str, t: Authorship = AUTHORSHIP) -> Kind:
     kind = structural_kind(words, text)
     if kind is not None:
         return kind
+    if len(words) >= t.words:  # is_authored's first sign, known without reading the text
+        return "recitation"
     return "recitation" if is_authored(span_features(text, words), t) else "idiom"

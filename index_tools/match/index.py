@@ -6,7 +6,6 @@ import contextlib
 import json
 import mmap
 import os
-import re
 import threading
 from bisect import bisect_left
 from collections import OrderedDict
@@ -24,7 +23,6 @@ from ..store.generations import IndexOpenError, decompress
 from ..text.words import WORD_RE
 from .suffix import ShardView
 
-_NEWLINE_RE = re.compile("\n")
 # decompressed documents kept (they give sources their lines and renamed copies their names)
 CACHE_WORDS = 1_500_000
 WORD_CACHE = 1 << 20  # query words kept with their ids
@@ -108,7 +106,8 @@ class StoredDocument:
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset."""
         if self._newlines is None:  # found once: a match asks for many lines of one text
-            self._newlines = [m.start() for m in _NEWLINE_RE.finditer(self.text)]
+            lengths = np.fromiter(map(len, self.text.split("\n")), dtype=np.int64)
+            self._newlines = (np.cumsum(lengths[:-1] + 1) - 1).tolist()
         return bisect_left(self._newlines, offset) + 1
 
 

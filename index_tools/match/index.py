@@ -156,7 +156,7 @@ class Index:
         self.shards: list[ShardView] = []
         self.renamed_shards: list[ShardView] = []
         try:
-            self._docs_env = store.open_env(self.gen / store.DOCS_NAME, readonly=True, max_dbs=8)
+            self._docs_env = store.open_shared_env(self.gen / store.DOCS_NAME, max_dbs=8)
             self._dbs = {n.decode(): self._docs_env.open_db(n, create=False) for n in store.DOC_DBS}
             with self._docs_env.begin() as txn:
                 stored = txn.stat(self._dbs["meta"])["entries"]
@@ -262,7 +262,7 @@ class Index:
                     m.close()
         self._maps = []
         if self._docs_env is not None:
-            self._docs_env.close()
+            store.release_shared_env(self._docs_env)
             self._docs_env = None
 
     def __enter__(self) -> Index:

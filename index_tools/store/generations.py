@@ -130,6 +130,36 @@ def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environmen
             size //= 4
 
 
+_shared_envs: dict[str, list] = {}  # real path -> [read-only environment, its readers]
+_shared_lock = threading.Lock()
+
+
+def open_shared_env(path: Path, max_dbs: int) -> lmdb.Environment:
+    """A read-only environment of `path`, one per file in this process, shared by its
+    readers: LMDB refuses to open one file twice in a process (two workspaces naming one
+    index, a handle reopened before the old one is closed). `release_shared_env` when
+    done."""
+    key = os.path.realpath(path)
+    with _shared_lock:
+        held = _shared_envs.get(key)
+        if held is None:
+            held = _shared_envs[key] = [open_env(path, readonly=True, max_dbs=max_dbs), 0]
+        held[1] += 1
+        return held[0]
+
+
+def release_shared_env(env: lmdb.Environment) -> None:
+    """One reader less; the last one closes the environment."""
+    with _shared_lock:
+        for key, held in _shared_envs.items():
+            if held[0] is env:
+                held[1] -= 1
+                if held[1] == 0:
+                    del _shared_envs[key]
+                    env.close()
+                return
+
+
 @dataclass
 class Header:
     format_version: int

@@ -60,6 +60,27 @@ def test_other_format_version_is_refused(small_index, version):
         open_index(small_index)
 
 
+def test_one_index_opened_twice_in_a_process(small_index, tmp_path):
+    """Two workspaces naming one index (one through a link), or a handle reopened before
+    the old one closed: both open and answer, and closing one leaves the other whole (LMDB
+    refuses a second open of one file in a process: it was reported as damage)."""
+    link = tmp_path / "link"
+    link.symlink_to(small_index, target_is_directory=True)
+    first, second, third = open_index(small_index), open_index(small_index), open_index(link)
+    try:
+        for idx in (first, second, third):
+            (m,) = idx.match(ROUTES)
+            assert m.length == len(tokenize(ROUTES)) and m.file_count == 1
+        first.close()
+        second.close()
+        (m,) = third.match(ROUTES)
+        assert m.sources[0].path == "routes.py"
+    finally:
+        third.close()
+    with open_index(small_index) as again:  # opened anew once every reader closed
+        assert again.match(ROUTES)
+
+
 def test_truncated_file_is_reported_as_damaged(small_index):
     shard = live_gen(small_index) / "shard-000.sa"
     shard.write_bytes(shard.read_bytes()[:-8])

@@ -1,8 +1,10 @@
 """Maximal common runs between a query and the indexed documents, from suffix arrays.
 
-Each shard holds the word ids of its unique documents back to back (big-endian in 3 or 4
-bytes, a separator id 0 before, between and after them) and the suffix array of that sequence. Every
-occurrence of a word sequence is one interval of the suffix array: two binary searches.
+Each shard holds the word ids of its unique documents back to back (big-endian in 2, 3 or
+4 bytes, a separator id 0 before, between and after them) and the suffix array of that
+sequence. Every occurrence of a word sequence is one interval of the suffix array: two
+binary searches. (The rename-insensitive view's suffix array holds every `stride`-th
+position only: see `search`.)
 
 A common run of at least `t` words contains a whole window of `w` words starting at an
 anchor, anchors being every `g` query words (g + w = t + 1). Each anchor window is searched

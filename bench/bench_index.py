@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from index_tools import BuildOptions, build_index, open_index
 from index_tools.build.sources import open_source
 from index_tools.text.words import WORD_RE, tokenize
@@ -48,7 +50,7 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
     from index_tools.build.local import Vocabulary
     from index_tools.build.process import _compressor, process, split_blocks
     from index_tools.build.suffix import joined, suffix_array
-    from index_tools.store.shards import id_width
+    from index_tools.store.shards import RENAMED_STRIDE, RENAMED_WIDTH, id_width, renamed_ids
     from index_tools.text.normalize import identifier_mask
 
     docs = list(open_source(spec).documents())
@@ -57,7 +59,7 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
          "word ids (main process)", "suffix arrays (both views)"),
         0.0,
     )  # fmt: skip
-    vocab, ids, seen = Vocabulary(), [], set()
+    vocab, ids, masks, seen = Vocabulary(), [], [], set()
     for doc in docs:
         t0 = time.perf_counter()
         words, _ = split_blocks(doc.text)
@@ -65,7 +67,7 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
         local = {w: i for i, w in enumerate(dict.fromkeys(words))}
         list(map(local.__getitem__, words))
         t2 = time.perf_counter()
-        identifier_mask(words, doc.language or "python")
+        mask = identifier_mask(words, doc.language or "python")
         t3 = time.perf_counter()
         _compressor.compress(doc.text.encode())
         t4 = time.perf_counter()
@@ -77,11 +79,13 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
             t5 = time.perf_counter()
             ids.append(vocab.map(pd))
             spent["word ids (main process)"] += time.perf_counter() - t5
+            masks.append(mask if mask is not None else np.zeros(len(words), dtype=bool))
     t6 = time.perf_counter()
     joined_ids, _ = joined(ids)
-    width = id_width(int(joined_ids.max()))
-    suffix_array(joined_ids, width)
-    suffix_array(joined_ids, width)  # the renamed view's is the same size
+    marked = np.zeros(len(joined_ids), dtype=bool)
+    marked[joined(masks)[0] != 0] = True  # the documents' masks, laid out as their ids
+    suffix_array(joined_ids, id_width(int(joined_ids.max())))
+    suffix_array(renamed_ids(joined_ids, marked), RENAMED_WIDTH, RENAMED_STRIDE)
     spent["suffix arrays (both views)"] += time.perf_counter() - t6
     return [(k, round(v, 2)) for k, v in spent.items()]
 

@@ -352,6 +352,8 @@ def search(
             if counts.has_dead and total - counts.dead_at_most(ivs) <= most:
                 total = counts.live(b, b + w)  # the places that count: in live documents
             windows.append((b, total, ivs))
+            if total > most:  # a crowded window makes the anchor crowded
+                break
         if not any(total for _, total, _ in windows):
             continue
         if all(total <= most for _, total, _ in windows):

@@ -37,7 +37,6 @@ from ..store import shards as files
 from ..store.lock import IndexBusyError, WriterLock
 from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
-from . import suffix
 from .held import described, sort_sources
 from .process import ProcessedDoc, process
 from .sources.base import with_own_license
@@ -60,6 +59,9 @@ class BuildOptions:
     shard_words: int = DEFAULT_SHARD_WORDS  # a shard holds at most this many words
     progress: bool | None = None  # None: when stderr is a terminal
     renamed: bool = True  # also index the rename-insensitive view (supported languages)
+    # that view's suffix arrays sort one position in this many: 4 bytes a word over this
+    # stride, and as many windows searched per anchor there
+    renamed_stride: int = files.RENAMED_STRIDE
     registry: object = None  # sources.RegistryOptions for pypi:/npm: sources (None: defaults)
 
 
@@ -454,6 +456,8 @@ def _open_sources(specs: list[str], opts: BuildOptions) -> list:
 def _check_params(opts: BuildOptions) -> None:
     if not (1 <= opts.shard_words <= files.MAX_SHARD_WORDS):
         raise BuildError(f"shard words must be between 1 and {files.MAX_SHARD_WORDS}")
+    if not (1 <= opts.renamed_stride <= files.MAX_RENAMED_STRIDE):
+        raise BuildError(f"the renamed stride must be between 1 and {files.MAX_RENAMED_STRIDE}")
 
 
 def _finish(
@@ -578,7 +582,7 @@ def new_header(opts: BuildOptions, sources: list) -> store.Header:
         sources=[described(s) for s in sources],
         renamed_languages=sorted(g for g in GRAMMARS if supported(g)) if opts.renamed else [],
         normalizer_version=NORMALIZER_VERSION if opts.renamed else 0,
-        renamed_stride=suffix.RENAMED_STRIDE if opts.renamed else 0,
+        renamed_stride=opts.renamed_stride if opts.renamed else 0,
     )
 
 

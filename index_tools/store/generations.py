@@ -64,6 +64,7 @@ from .shards import (
     ID_WIDTHS,
     LOOKUP_DTYPE,
     LOOKUP_NAME,
+    MAX_RENAMED_STRIDE,
     MAX_SHARD_WORDS,
     OCCURRENCES_NAME,
     OFFSETS_NAME,
@@ -443,7 +444,7 @@ def header_problem(h: Header) -> str | None:
         return f"shard_id_bytes is not a list of {h.shards} widths (3 or 4)"
     renamed = bool(h.renamed_languages)
     stride = h.renamed_stride
-    if not _is_int(stride) or not (1 <= stride <= 64 if renamed else stride == 0):
+    if not _is_int(stride) or not (1 <= stride <= MAX_RENAMED_STRIDE if renamed else stride == 0):
         return f"renamed_stride is {str(stride)[:40]!r}"
     v = h.shard_renamed_places
     if not isinstance(v, list) or len(v) != (h.shards if renamed else 0):

@@ -49,6 +49,7 @@ NARROW_LIMIT = 0xFFFFFF  # a shard whose ids are all below this stores them in 3
 # such a shard a query word with a larger id (or none) is NARROW_LIMIT, equal to no stored id
 ID_WIDTHS = (3, 4)
 RENAMED_STRIDE = 4  # one suffix in this many of the rename-insensitive view is sorted
+MAX_RENAMED_STRIDE = 64
 RENAMED_WIDTH = 2  # bytes per id of the rename-insensitive view
 RARE_ID = 0xFFFF  # that view's id of every word (not an identifier) of id RARE_ID or more
 MAX_SHARD_WORDS = (1 << 31) - 1

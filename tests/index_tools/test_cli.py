@@ -139,6 +139,7 @@ def test_check_sarif(built, tmp_path):
         (["frobnicate"], "invalid choice"),
         (["query", "--min-tokens", "zero"], "invalid int value"),
         (["add", "{missing}", "python:stdlib"], "no index at"),
+        (["build", "{tmp}", "--out", "{tmp}/o", "--renamed-stride", "0"], "renamed stride"),
     ],
 )
 def test_bad_usage_exits_2_with_one_line(tmp_path, args, message):
@@ -232,3 +233,23 @@ def test_check_finds_a_renamed_copy_by_file_language(built, tmp_path):
     r = run("query", built["out"], "--json", "--language", "python", stdin=renamed)
     (m,) = json.loads(r.stdout)["matches"]
     assert m["exact"] is False and m["renamed"][0] == {"from": "lat1", "to": "p"}
+
+
+def test_renamed_stride_trades_size_for_windows(built, tmp_path):
+    """`--renamed-stride 1` sorts every suffix of the rename-insensitive view (4 bytes a
+    word), the default one in four (about 1 byte a word): the same renamed copy found."""
+    full = tmp_path / "full"
+    r = run("build", *built["repos"], "--out", full, "--renamed-stride", 1)
+    assert r.returncode == 0, r.stderr
+    renamed = HAVERSINE.replace("lat1", "p")
+    sorted_bytes = {}
+    for idx in (built["out"], full):
+        r = run("query", idx, "--json", "--language", "python", stdin=renamed)
+        (m,) = json.loads(r.stdout)["matches"]
+        assert m["exact"] is False and m["file_count"] == 3
+        gen = idx / (idx / "CURRENT").read_text().strip()
+        header = json.loads((gen / "HEADER.json").read_text())
+        sorted_bytes[idx] = header["file_sizes"]["shard-000.rsa"]
+        words, docs = header["words"], header["documents"]
+    assert sorted_bytes[full] == 4 * words  # every position, 4 bytes each
+    assert abs(sorted_bytes[built["out"]] - words) <= 4 * (docs + 1)  # one in four

@@ -419,7 +419,6 @@ def test_sampled_renamed_view_answers_as_a_full_one(tmp_path, monkeypatch, seed)
     documents): with every anchor read place by place, indexes of stride 1, 3 and the
     default (4), with half the punctuation rare or none, give the same answers, renamed
     copies and their counts included."""
-    from index_tools.build import suffix as build_suffix
     from index_tools.match import suffix
     from index_tools.store import shards
 
@@ -432,12 +431,14 @@ def test_sampled_renamed_view_answers_as_a_full_one(tmp_path, monkeypatch, seed)
     queries = [(*renamed_query(rng, files), (10, 12, 14)[k % 3]) for k in range(16)]
     answers = []
     for stride, rare in ((1, shards.RARE_ID), (shards.RENAMED_STRIDE, shards.RARE_ID), (3, 30)):
-        monkeypatch.setattr(build_suffix, "RENAMED_STRIDE", stride)
         monkeypatch.setattr(shards, "RARE_ID", rare)  # when building and when looking up
         if seed % 2:
             alternate(monkeypatch)
         out = tmp_path / f"idx-{stride}"
-        build_index([corpus], out, BuildOptions(shard_words=(150, 1 << 27)[seed % 2], **OPTS))
+        shard_words = (150, 1 << 27)[seed % 2]
+        build_index(
+            [corpus], out, BuildOptions(shard_words=shard_words, renamed_stride=stride, **OPTS)
+        )
         with open_index(out) as idx:
             assert idx.header.renamed_stride == stride
             answers.append(

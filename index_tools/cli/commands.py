@@ -193,6 +193,14 @@ def cmd_stats(args) -> int:
         print(f"files: {s['files']:,} ({s['documents']:,} unique documents)")
         print(f"words: {s['words']:,} ({s['vocabulary']:,} distinct) in {s['shards']} shard(s)")
         print(f"size: {s['bytes']:,} bytes ({s['bytes_per_word']} bytes per word)")
+        if s["shard_id_bytes"]:
+            widths = " or ".join(map(str, sorted(set(s["shard_id_bytes"]))))
+            layout = f"word ids in {widths} bytes"
+            stride = s["renamed_stride"]
+            if stride:
+                sampled = "every suffix" if stride == 1 else f"one suffix in {stride}"
+                layout += f"; rename-insensitive view in 2 bytes a word, {sampled} sorted"
+            print(layout)
         print(f"skipped while building: {skipped}")
         if args.verify:
             print("verify: " + ("; ".join(s["problems"]) or "all files match their digests"))

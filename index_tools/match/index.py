@@ -242,6 +242,8 @@ class Index:
             "words": h.words,
             "vocabulary": h.vocabulary,
             "renamed_languages": h.renamed_languages,
+            "shard_id_bytes": h.shard_id_bytes,
+            "renamed_stride": h.renamed_stride,
             "bytes": size,
             "bytes_per_word": round(size / h.words, 3) if h.words else None,
             "skipped": h.skipped,

@@ -215,6 +215,10 @@ def test_default_index_of_the_standard_library(tmp_path):
         f"https://github.com/python/cpython/blob/v{v.major}.{v.minor}.{v.micro}/Lib/json/decoder.py#L{a}-L"
     )
     assert m["length"] == len(__import__("index_tools").tokenize(snippet))
+    # both views, texts and metadata in at most 12 bytes a word (ids 3, suffix array 4,
+    # renamed ids 2, one renamed suffix in four 1, texts about 1)
+    stats = json.loads(run("stats", "--json", env=env).stdout)
+    assert stats["words"] > 1_000_000 and stats["bytes_per_word"] <= 12
 
 
 def test_check_finds_a_renamed_copy_by_file_language(built, tmp_path):
@@ -253,3 +257,9 @@ def test_renamed_stride_trades_size_for_windows(built, tmp_path):
         words, docs = header["words"], header["documents"]
     assert sorted_bytes[full] == 4 * words  # every position, 4 bytes each
     assert abs(sorted_bytes[built["out"]] - words) <= 4 * (docs + 1)  # one in four
+    assert (
+        "rename-insensitive view in 2 bytes a word, every suffix sorted"
+        in run("stats", full).stdout
+    )
+    s = json.loads(run("stats", built["out"], "--json").stdout)
+    assert s["renamed_stride"] == 4 and s["shard_id_bytes"] == [3]

@@ -14,7 +14,6 @@ from pydivsufsort import divsufsort
 
 from ..store.shards import (
     MAX_SHARD_WORDS,
-    RENAMED_STRIDE,
     RENAMED_WIDTH,
     SEPARATOR,
     id_bytes,
@@ -63,7 +62,7 @@ def write_shard(
     index: int,
     docs: list[np.ndarray],
     identifiers: list[np.ndarray | None] | None,
-    stride: int = RENAMED_STRIDE,
+    stride: int,
 ) -> tuple[int, int, int, int]:
     """Write shard `index` of these documents (their word ids, and for the
     rename-insensitive view which words are identifiers, its suffix array sampled every

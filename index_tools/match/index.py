@@ -180,18 +180,9 @@ class Index:
                 width = h.shard_id_bytes[i]
                 self.shards.append(self._shard(i, "ids", "sa", starts, first, alive, width, 1))
                 if h.renamed_languages:
-                    self.renamed_shards.append(
-                        self._shard(
-                            i,
-                            "rids",
-                            "rsa",
-                            starts,
-                            first,
-                            alive,
-                            files.RENAMED_WIDTH,
-                            h.renamed_stride,
-                        )  # fmt: skip
-                    )
+                    width, stride = files.RENAMED_WIDTH, h.renamed_stride
+                    shard = self._shard(i, "rids", "rsa", starts, first, alive, width, stride)
+                    self.renamed_shards.append(shard)
                 first += docs
         except (lmdb.Error, OSError, ValueError) as e:
             self.close()

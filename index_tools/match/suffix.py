@@ -67,9 +67,8 @@ class ShardView:
         self.stride = stride
         self.starts = starts  # first position of each document, ascending
         self.first_doc = first_doc
-        # the ids as numbers (4 bytes: native words, equal exactly when ids are; 3: bytes)
-        dtype = {4: np.uint32, 3: np.uint8, 2: ">u2"}[width]
-        self.raw = np.frombuffer(ids, dtype=dtype)
+        # the ids as numbers (3 bytes: read as bytes, see `words`)
+        self.raw = np.frombuffer(ids, dtype={4: ">u4", 3: np.uint8, 2: ">u2"}[width])
         self.size = len(self.raw) // (3 if width == 3 else 1)
         self.alive = alive  # per document of the shard: it has occurrences
         self.dead = 0  # places in dead documents: their words
@@ -78,19 +77,11 @@ class ShardView:
             self.dead = int(words[~alive].sum())
 
     def words(self, positions: np.ndarray) -> np.ndarray:
-        """The ids at `positions`, as `query` gives the query's for this shard."""
+        """The ids at `positions` (a query's ids past the width's range equal none)."""
         if self.width != 3:
             return self.raw[positions]
         b, p = self.raw, positions * 3
         return (b[p].astype(np.uint32) << 16) | (b[p + 1].astype(np.uint32) << 8) | b[p + 2]
-
-    def query(self, q: np.ndarray) -> np.ndarray:
-        """The query's ids (uint32) as `words` gives this shard's."""
-        if self.width == 4:
-            return np.frombuffer(q.astype(">u4").tobytes(), dtype=np.uint32)
-        # 3: stored ids are below NARROW_LIMIT, larger ones match none; 2: the query's are
-        # the view's already (`renamed_ids`)
-        return q.astype(np.uint32)
 
     def live(self, positions: np.ndarray) -> np.ndarray:
         """The positions in live documents."""
@@ -171,8 +162,8 @@ class Counts:
     def __init__(self, shards: list[ShardView], q: np.ndarray):
         self.shards = shards
         self.n = len(q)
+        self.q = q.astype(np.uint32)  # compared with `ShardView.words`
         self.qb = {w: id_bytes(q, w).tobytes() for w in {sh.width for sh in shards}}
-        self.raws = [sh.query(q) for sh in shards]  # the query as each shard's `words`
         self.memo: dict[tuple[int, int], tuple[int, list[tuple[int, int]]]] = {}
         self.ends: dict[int, list[int]] = {}  # start -> the ends memoized with it, ascending
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
@@ -273,8 +264,7 @@ class Counts:
 
 
 def _equal_right(sh: ShardView, q: np.ndarray, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:
-    """How many words are equal from query position qs and corpus position cs on (`q`: the
-    query as `sh.query` gives it)."""
+    """How many words are equal from query position qs and corpus position cs on."""
     n, size = len(q), sh.size
     out = np.zeros(len(qs), dtype=np.int64)
     active = np.arange(len(qs))
@@ -396,7 +386,7 @@ def _runs(shards, counts: Counts, found, enumerated, w, reach, t, tail) -> list[
         first = np.flatnonzero(new)
         last = np.append(first[1:], len(a)) - 1
         a0, a1, d = a[first], a[last], d[first]
-        q = counts.raws[i]
+        q = counts.q
         s = a0 - _equal_left(sh, q, a0, a0 + d)
         e = a1 + w + _equal_right(sh, q, a1 + w, a1 + w + d)
         # a run is this path's only around an enumerated anchor: then every place of its
@@ -451,7 +441,7 @@ def _crowded_spans(
                 if hi > lo:
                     sh = counts.shards[i]
                     pos = sh.positions(lo, hi) + (x - s)
-                    more = _equal_right(sh, counts.raws[i], np.full(len(pos), x), pos)
+                    more = _equal_right(sh, counts.q, np.full(len(pos), x), pos)
                     ends.update(e for e in np.unique(x + more).tolist() if e < y)
             return True
 

@@ -415,8 +415,6 @@ def _sampled_places_fit(places, words, documents, stride) -> bool:
     """Whether a shard of `words` words in `documents` documents (a separator before,
     between and after them) can hold `places` positions that are multiples of `stride`
     and not separators."""
-    if not all(_is_int(x) for x in (words, documents)):
-        return False
     multiples = -(-(words + documents + 1) // stride)
     return max(0, multiples - documents - 1) <= places <= min(multiples, words)
 

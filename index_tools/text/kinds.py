@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 
 from .span_features import SpanFeatures, segments, span_features
-from .templates import template_share
+from .templates import is_template
 
 Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
 KINDS: tuple[Kind, ...] = ("recitation", "license", "repetitive", "inventory", "idiom")
@@ -109,16 +109,23 @@ def is_repetitive(words: list[str]) -> bool:
     n = len(words)
     if n == 0:
         return False
-    if len(set(words)) / n < 0.12:
+    distinct = set(words)
+    if len(distinct) / n < 0.12:
         return True
-    ids: dict[str, int] = {}
-    seq = np.array([ids.setdefault("0" if w[0].isdigit() else w, len(ids)) for w in words])
-    if len(ids) / n > 0.3:
+    numbers = sum(w[0].isdigit() for w in distinct)
+    if (len(distinct) - numbers + (numbers > 0)) / n > 0.3:  # distinct words, numbers as one
         return False
-    for period in range(1, min(32, n // 3) + 1):
-        if np.count_nonzero(seq[period:] == seq[:-period]) >= 0.75 * (n - period):
-            return True
-    return False
+    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}
+    seq = np.fromiter(map(code.__getitem__, words), dtype=np.int64, count=n)
+    most = min(32, n // 3)
+    if most == 0:
+        return False
+    # same[p - 1]: positions i with seq[i + p] == seq[i], every period p at once (-1 pads)
+    padded = np.concatenate((seq, np.full(most, -1)))
+    window = np.lib.stride_tricks.sliding_window_view(padded, most + 1)[:n]
+    same = np.count_nonzero(window[:, 1:] == window[:, :1], axis=0)
+    periods = np.arange(1, most + 1)
+    return bool((same >= 0.75 * (n - periods)).any())
 
 
 _SEPARATORS = frozenset(",;/|:")
@@ -126,6 +133,8 @@ _LITERAL_CODE = frozenset({"True", "False", "None", "null", "true", "false"})
 
 
 # An alphabet written out inside a string: `B/C/D/.../0/1/2/`
+_NAME_RE = re.compile(r"[A-Za-z_]\w*")
+_HEX_RE = re.compile(r"0[xX][0-9a-fA-F]+")
 _CHARACTER_SET_RE = re.compile(r"\s*\w(?:\s*[,;/|]\s*\w)+\s*[,;/|]?\s*")
 
 
@@ -145,15 +154,9 @@ def literal_items(text: str) -> list[str] | None:
 
 
 def _literal_items(text: str) -> list[str] | None:
-    code_words = [
-        w
-        for kind, piece in segments(text)
-        if kind == "code"
-        for w in re.findall(r"[A-Za-z_]\w*", piece)
-    ]
-    if any(
-        w not in _LITERAL_CODE and not re.fullmatch(r"0[xX][0-9a-fA-F]+", w) for w in code_words
-    ):
+    code = "\n".join(piece for kind, piece in segments(text) if kind == "code")
+    names = set(_NAME_RE.findall(code)) - _LITERAL_CODE
+    if any(not _HEX_RE.fullmatch(w) for w in names):
         return None
     items = [i.strip(" \t\n'\"[](){}") for i in re.split(r"[,;/|\n]", text)]
     return [i for i in items if i]
@@ -186,22 +189,32 @@ def _row_shape(row: str) -> str:
     return _ROW_STRINGS_RE.sub(",$", _ROW_BRACKET_RE.sub("", row))
 
 
-_LINE_STRING_RE = re.compile(r"'[^']*'|\"[^\"]*\"")
+_LINE_STRING_RE = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a string within a line
+_COMMENT_RE = re.compile(r"#[^\n]*")
+_NOT_BRACKET_RE = re.compile(r"[^(\[{)\]}\n]+")
+_BRACKET_STEP = np.zeros(256, dtype=np.int64)
+_BRACKET_STEP[list(b"([{")] = 1
+_BRACKET_STEP[list(b")]}")] = -1
 
 
 def _rows(text: str) -> list[str]:
     """Logical lines: a line whose brackets are still open goes on on the next one."""
+    lines = text.splitlines()
+    if not lines:
+        return []
+    # each line's brackets, strings and comments left out: opened minus closed
+    code = _NOT_BRACKET_RE.sub("", _LINE_STRING_RE.sub("", _COMMENT_RE.sub("", "\n".join(lines))))
+    chars = np.frombuffer(code.encode("ascii"), dtype=np.uint8)
+    line = np.cumsum(chars == 10)
+    steps = np.bincount(line, weights=_BRACKET_STEP[chars], minlength=len(lines)).tolist()
     rows: list[str] = []
     depth = 0
-    for line in text.splitlines():
-        code = _LINE_STRING_RE.sub("s", line.split("#")[0])
+    for text_line, step in zip(lines, steps):
         if depth > 0 and rows:
-            rows[-1] += " " + line
+            rows[-1] += " " + text_line
         else:
-            rows.append(line)
-        depth = max(
-            0, depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-        )
+            rows.append(text_line)
+        depth = max(0, depth + int(step))
     return rows
 
 
@@ -237,7 +250,7 @@ def structural_kind(words: list[str], text: str) -> Kind | None:
     """The kind a span has by its wording or structure alone, or None for plain code."""
     if is_license(words):
         return "license"
-    if template_share(words) >= TEMPLATE_SHARE:
+    if is_template(words, TEMPLATE_SHARE):
         return "idiom"
     if is_inventory(text):
         return "inventory"

@@ -16,9 +16,9 @@ from functools import lru_cache
 
 from .vocabulary import is_common_name
 
-_SEGMENT_RE = re.compile(
-    r"""(?P<comment>\#[^\n]*|/\*.*?(?:\*/|$))
-      |(?P<string>'''.*?(?:'''|$)|\"\"\".*?(?:\"\"\"|$)|'(?:\\.|[^'\\\n])*'?|"(?:\\.|[^"\\\n])*"?)""",
+_SEGMENT_RE = re.compile(  # the lookahead passes over plain code fast
+    r"""(?=[\#/'"])(?:(?P<comment>\#[^\n]*|/\*.*?(?:\*/|$))
+      |(?P<string>'''.*?(?:'''|$)|\"\"\".*?(?:\"\"\"|$)|'(?:\\.|[^'\\\n])*'?|"(?:\\.|[^"\\\n])*"?))""",
     re.S | re.X,
 )
 _PROSE_WORD_RE = re.compile(r"(?<![\w./\\%-])[a-z]{2,}(?![\w/\\%-])")

@@ -9,8 +9,10 @@ only hashes, sorted, `TEMPLATE_K` words per run.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
+from itertools import accumulate
 
 import numpy as np
 import xxhash
@@ -19,34 +21,47 @@ TEMPLATE_K = 12  # words per hashed run
 DATA_FILE = "templates.u64"
 
 
-def run_hashes(words: list[str], k: int = TEMPLATE_K) -> np.ndarray:
-    """xxh3-64 of every run of `k` consecutive words, joined by one space."""
-    joined = " ".join(words).encode()
-    starts = [0]  # byte offset of each word in `joined`, and one past the end
-    for w in words:
-        starts.append(starts[-1] + len(w.encode()) + 1)
+def iter_run_hashes(words: list[str], k: int = TEMPLATE_K) -> Iterator[int]:
+    """xxh3-64 of every run of `k` consecutive words, joined by one space, in order."""
+    text = " ".join(words)
+    joined = text.encode()
+    ascii_text = len(joined) == len(text)  # a word's bytes are then its characters
+    sizes = map(len, words if ascii_text else (w.encode() for w in words))
+    starts = [0, *accumulate(size + 1 for size in sizes)]  # each word's offset, and the end
     h = xxhash.xxh3_64_intdigest
-    return np.array(
-        [h(joined[starts[i] : starts[i + k] - 1]) for i in range(len(words) - k + 1)],
-        dtype=np.uint64,
-    )
+    return (h(joined[a : b - 1]) for a, b in zip(starts, starts[k:]))
+
+
+def run_hashes(words: list[str], k: int = TEMPLATE_K) -> np.ndarray:
+    """`iter_run_hashes` as an array."""
+    return np.fromiter(iter_run_hashes(words, k), dtype=np.uint64, count=max(0, len(words) - k + 1))
 
 
 @lru_cache(maxsize=1)
-def _reference() -> np.ndarray:
+def _reference() -> frozenset[int]:
     path = resources.files("index_tools") / "data" / DATA_FILE
     if not path.is_file():
-        return np.zeros(0, dtype=np.uint64)
-    return np.sort(np.frombuffer(path.read_bytes(), dtype="<u8").astype(np.uint64))
+        return frozenset()
+    return frozenset(np.frombuffer(path.read_bytes(), dtype="<u8").tolist())
 
 
-def template_share(words: list[str]) -> float:
-    """Share of the span's runs of words that are runs of a known template."""
-    if len(words) < TEMPLATE_K:
-        return 0.0
+def is_template(words: list[str], share: float) -> bool:
+    """Whether at least `share` of the span's runs of words are runs of a known template
+    (runs are hashed until the answer is known: most code misses from its first half)."""
+    runs = len(words) - TEMPLATE_K + 1
     ref = _reference()
-    if ref.size == 0:
-        return 0.0
-    runs = run_hashes(words)
-    at = np.minimum(np.searchsorted(ref, runs), len(ref) - 1)  # the reference is sorted
-    return float((ref[at] == runs).mean())
+    if runs <= 0 or not ref:
+        return False
+    need = share * runs  # runs found in the templates
+    spare = runs - need  # runs that may be missed
+    found = missed = 0
+    for h in iter_run_hashes(words):
+        if h in ref:
+            found += 1
+            if found >= need:
+                return True
+        else:
+            missed += 1
+            if missed > spare:
+                return False
+    return found >= need

@@ -7,7 +7,7 @@ import json
 import mmap
 import os
 import threading
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,15 +17,17 @@ import lmdb
 import numpy as np
 
 from ..model import Origin
+from ..safe_text import printable
 from ..store import generations as store
 from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
-from ..text.words import WORD_RE
+from ..text.words import WORD_RE, word_spans
 from .suffix import ShardView
 
 # decompressed documents kept (they give sources their lines and renamed copies their names)
 CACHE_WORDS = 1_500_000
 WORD_CACHE = 1 << 20  # query words kept with their ids
+LINES_COUNTED = 8  # lines of a document found by counting newlines before its table is made
 # indexes up to this size have every file's digest checked when opened (~0.1 s per 100 MB), so
 # damaged bytes are an error, never a crash; larger ones have the digests of the files written
 # since the build checked (size or mtime changed) and the structural checks
@@ -61,9 +63,15 @@ class StoredDocument:
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> word (start, end) offsets
     _newlines: list[int] | None = None  # offsets of the text's newlines, found lazily
+    _lines_asked: int = 0
+    _first_words: list[int] = field(default_factory=list)  # block_words, for scalar lookups
+    _shown: list[tuple[str, str, str, str]] | None = None  # origins as printable text
+
+    def __post_init__(self):
+        self._first_words = self.block_words.tolist()
 
     def _block_of(self, pos: int) -> int:
-        return int(np.searchsorted(self.block_words, pos, side="right")) - 1
+        return bisect_right(self._first_words, pos) - 1
 
     def _block_end(self, b: int) -> int:
         return int(self.block_chars[b + 1]) if b + 1 < len(self.block_chars) else len(self.text)
@@ -93,9 +101,9 @@ class StoredDocument:
         b = self._block_of(pos)
         spans = self._offsets.get(b)
         if spans is None:
-            it = WORD_RE.finditer(self.text, int(self.block_chars[b]), self._block_end(b))
-            spans = self._offsets[b] = [m.span() for m in it]
-        return spans[pos - int(self.block_words[b])]
+            start = int(self.block_chars[b])
+            spans = self._offsets[b] = word_spans(self.text, start, self._block_end(b))
+        return spans[pos - self._first_words[b]]
 
     def word_at(self, offset: int) -> int:
         """Position of the word that starts at character `offset`."""
@@ -105,10 +113,25 @@ class StoredDocument:
 
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset."""
-        if self._newlines is None:  # found once: a match asks for many lines of one text
+        if self._newlines is None:
+            self._lines_asked += 1
+            if self._lines_asked <= LINES_COUNTED:  # a few lines: counted in place
+                return self.text.count("\n", 0, offset) + 1
+            # many (the parts of a match): the table of newlines, made once
             lengths = np.fromiter(map(len, self.text.split("\n")), dtype=np.int64)
             self._newlines = (np.cumsum(lengths[:-1] + 1) - 1).tolist()
         return bisect_left(self._newlines, offset) + 1
+
+    def shown_origins(self) -> list[tuple[str, str, str, str]]:
+        """(repository, path, commit, license) of each origin as printable text (corpus
+        metadata is untrusted), made once per document."""
+        if self._shown is None:
+            self._shown = [
+                (printable(o.repository), printable(o.path), printable(o.commit, 80),
+                 printable(o.license, 120))
+                for o in self.origins
+            ]  # fmt: skip
+        return self._shown
 
 
 class Index:

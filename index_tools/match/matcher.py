@@ -24,11 +24,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import Match, Part, Position, Range, Source
-from ..safe_text import printable
 from ..store.shards import renamed_ids
 from ..text.kinds import classify
 from ..text.normalize import canonical, identifier_mask, keywords
-from ..text.words import WORD_RE, LineIndex, word_texts
+from ..text.words import WORD_RE, LineIndex, word_spans, word_texts
 from .suffix import Crowded, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
@@ -211,16 +210,18 @@ def _sources(index, span: Span, max_sources: int, shown: np.ndarray | None = Non
         a = doc.line_of(doc.word_offsets(first)[0])
         b = doc.line_of(doc.word_offsets(first + span.length - 1)[1] - 1)
         origins = doc.origins or []
-        for i, o in enumerate(origins):
+        for i, (o, (repository, path, commit, license_)) in enumerate(
+            zip(origins, doc.shown_origins())
+        ):
             if len(out) >= max_sources:
                 break
             extra = doc.occurrences - len(origins) if i == len(origins) - 1 else 0
             out.append(
                 Source(  # corpus metadata is untrusted: printable text, clean links
-                    repository=printable(o.repository),
-                    path=printable(o.path),
-                    commit=printable(o.commit, 80),
-                    license=printable(o.license, 120),
+                    repository=repository,
+                    path=path,
+                    commit=commit,
+                    license=license_,
                     url=o.url(a, b),
                     start_line=a,
                     end_line=b,
@@ -250,7 +251,7 @@ class _Placer:
     def __init__(self, query: Query):
         self.q = query
         self.lines = LineIndex(query.suggestion)
-        self.sug = [m.span() for m in WORD_RE.finditer(query.suggestion)]
+        self.sug = word_spans(query.suggestion)
 
     def suggestion_range(self, start: int, end: int) -> tuple[Range, int]:
         nc = self.q.context_words

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+import numpy as np
+
 TOKENIZER_VERSION = 1
 WORD_RE = re.compile(r"\w+|[^\w\s]")
 
@@ -26,6 +28,32 @@ def word_texts(text: str, pos: int = 0, endpos: int | None = None) -> list[str]:
     if endpos is None:
         return WORD_RE.findall(text, pos)
     return WORD_RE.findall(text, pos, endpos)
+
+
+# each ASCII character's class under WORD_RE: 0 whitespace, 1 identifier, 2 a word alone
+_ASCII_CLASS = np.array(
+    [1 if re.fullmatch(r"\w", chr(c)) else 0 if chr(c).isspace() else 2 for c in range(128)],
+    dtype=np.int8,
+)
+
+
+def word_spans(text: str, pos: int = 0, endpos: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) character offsets of the words of `text[pos:endpos]` (ASCII text by
+    character classes, several times faster than matching; any other text by WORD_RE)."""
+    end = len(text) if endpos is None else min(endpos, len(text))
+    piece = text[pos:end]
+    if not piece.isascii():
+        return [m.span() for m in WORD_RE.finditer(text, pos, end)]
+    kind = _ASCII_CLASS[np.frombuffer(piece.encode("ascii"), dtype=np.uint8)]
+    ident = kind == 1
+    alone = kind == 2
+    before = np.zeros_like(ident)  # an identifier character before / after
+    before[1:] = ident[:-1]
+    after = np.zeros_like(ident)
+    after[:-1] = ident[1:]
+    starts = (np.flatnonzero(alone | (ident & ~before)) + pos).tolist()
+    ends = (np.flatnonzero(alone | (ident & ~after)) + pos + 1).tolist()
+    return list(zip(starts, ends))
 
 
 def count_words(text: str) -> int:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import csv
+import random
 from pathlib import Path
 
 import pytest
 
 from index_tools import tokenize
-from index_tools.text.words import LineIndex, utf16_len
+from index_tools.text.words import WORD_RE, LineIndex, utf16_len, word_spans
 
 SNIPPETS = Path(__file__).resolve().parents[3] / "shared" / "data" / "matched_snippets.csv"
 # rows where the published count disagrees with the rule: the elision mark ⋯ cut text out
@@ -69,3 +70,17 @@ def test_utf16_positions():
     assert li.position(0) == (0, 0)
     assert li.position(len(text)) == (2, 0)
     assert utf16_len("🚀é") == 3
+
+
+def test_word_spans_are_the_words_offsets():
+    """The fast offsets (character classes on ASCII text) agree with the words rule on any
+    text and slice: every whitespace the rule knows, punctuation, non-ASCII, cut words."""
+    rng = random.Random(3)
+    alphabet = "ab_Z09 \t\n\r\x0b\x0c\x1c\x1f\x7f!#(){}.,'\"é中\u2028"
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet[: rng.choice((19, 26))]) for _ in range(40))
+        pos = rng.randrange(len(text) + 1)
+        end = rng.randrange(pos, len(text) + 3)
+        expected = [m.span() for m in WORD_RE.finditer(text, pos, end)]
+        assert word_spans(text, pos, end) == expected, (text, pos, end)
+        assert word_spans(text) == [m.span() for m in WORD_RE.finditer(text)]

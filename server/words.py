@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from index_tools import tokenize
+from index_tools import word_spans, word_texts
 
 
 def words_of(text: str) -> list[str]:
-    return [w.text for w in tokenize(text)]
+    return word_texts(text)
 
 
 def count_words(text: str) -> int:
-    return len(tokenize(text))
+    return len(word_texts(text))
 
 
 def context_start(text: str, end: int, n_words: int) -> int:
@@ -20,10 +20,10 @@ def context_start(text: str, end: int, n_words: int) -> int:
     window = max(256, n_words * 24)
     while True:
         lo = max(0, end - window)
-        words = tokenize(text[lo:end])
+        words = word_spans(text, lo, end)
         # the first word of a cut window may be partial: use it only at the text's start
         if len(words) > n_words or (lo == 0 and words):
-            return lo + words[max(0, len(words) - n_words)].start
+            return words[max(0, len(words) - n_words)][0]
         if lo == 0:
             return end
         window *= 4

@@ -73,12 +73,15 @@ def find_attribution(
     lines: Sequence[str], first_line: int, last_line: int, sources: Iterable[Source]
 ) -> Attribution | None:
     """The line near `[first_line, last_line]` (0-based) naming one of `sources`."""
+    lo = max(0, first_line - LINES_ABOVE)
+    hi = min(len(lines) - 1, last_line + 1)
+    # names found nowhere near are no line's: most quotes have no attribution at all
+    near = "\n".join(lines[i] for i in range(lo, hi + 1)).lower()
     named = [(s, _names(s)) for s in sources]
+    named = [(s, [g for g in gs if all(part in near for part in g)]) for s, gs in named]
     named = [(s, g) for s, g in named if g]
     if not named:
         return None
-    lo = max(0, first_line - LINES_ABOVE)
-    hi = min(len(lines) - 1, last_line + 1)
     for i in range(lo, hi + 1):
         line = lines[i].lower()
         if len(line) < 8:

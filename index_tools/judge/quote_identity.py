@@ -14,6 +14,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ..text.words import word_texts
 
@@ -36,8 +40,20 @@ def quote_fingerprints(words: Sequence[str]) -> frozenset[int]:
     """Winnowed 32-bit hashes of the word 8-grams (the minimum of each window of 8)."""
     if len(words) < SHORTEST:
         return frozenset()
-    grams = [_hash("\x1f".join(words[i : i + GRAM])) for i in range(len(words) - GRAM + 1)]
-    return frozenset(min(grams[i : i + WINDOW]) for i in range(len(grams) - WINDOW + 1))
+    # each gram is a slice of the words joined once (the bytes `_hash` reads)
+    joined = "\x1f".join(words).encode("utf-8", "surrogatepass")
+    sizes = (len(w.encode("utf-8", "surrogatepass")) + 1 for w in words)
+    starts = [0, *accumulate(sizes)]  # each word's byte offset, and one past the end
+    blake = hashlib.blake2b
+    grams = np.fromiter(
+        (
+            int.from_bytes(blake(joined[a : b - 1], digest_size=4).digest(), "big")
+            for a, b in zip(starts, starts[GRAM:])
+        ),
+        dtype=np.uint32,
+        count=len(words) - GRAM + 1,
+    )
+    return frozenset(sliding_window_view(grams, WINDOW).min(axis=1).tolist())
 
 
 @dataclass(frozen=True)

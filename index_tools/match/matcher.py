@@ -9,7 +9,8 @@
 3. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
    (the longest, exact copies first) gives the headline; spans held by more files than the
    spans around them (a boilerplate tail inside a function) or reaching past the primary
-   one are its `parts`. Listing is bounded (`max_sources` per span), counting never is.
+   one are its `parts`. Listing is bounded (`max_sources` per span; `PART_SOURCES` for a
+   part inside the primary span, whose files a reader sees one or two of), counting never is.
 
 With a language, the same runs are searched in the rename-insensitive view (identifiers
 as one placeholder) where no exact span covers the code, split where the renaming stops
@@ -32,6 +33,7 @@ from .suffix import Crowded, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
 MAX_PARTS = 32  # nested parts kept per match
+PART_SOURCES = 3  # sources listed for a part inside the primary span (hover: 1, CLI: 2)
 MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
 MIN_KEYWORDS = 2  # distinct keywords a renamed copy contains ...
 SAME_NAMES_WITHOUT_KEYWORDS = 0.4  # ... unless it keeps at least this share of its names
@@ -295,6 +297,10 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
         for s in _parts(region, primary):
             opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
+            # a part reaching past the primary span is a quote of its own (its attribution
+            # is checked against its sources): listed in full
+            inside = primary.start <= s.start and s.end <= primary.end
+            listed = min(PART_SOURCES, opts.max_sources) if inside else opts.max_sources
             pcount = _count(index, s)
             parts.append(
                 Part(
@@ -304,7 +310,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
                     query_end=s.end,
                     file_count=pcount,
                     file_count_exact=True,
-                    sources=_sources(index, s, opts.max_sources, primary.doc_ids()),
+                    sources=_sources(index, s, listed, primary.doc_ids()),
                     range=prange,
                     suggestion_words=pwords,
                     exact=s.exact,

@@ -175,3 +175,30 @@ def test_nested_quote_found_in_more_files_is_a_part_of_one_match(corpus):
     assert part.range.start.line == GEO[: GEO.index(HAVERSINE)].count("\n")
     assert m.to_dict()["parts"][0]["file_count"] == 3
     assert "1 nested part (up to " in describe_match(m)
+
+
+def test_a_part_inside_the_quote_lists_a_few_files_and_counts_them_all(tmp_path):
+    """A nested part (boilerplate inside the quoted function) lists PART_SOURCES of its
+    files, the primary span up to max_sources; both counts stay exact."""
+    from engine_fixtures import make_repo
+
+    from index_tools.match.matcher import PART_SOURCES
+
+    repos = []
+    for i in range(8):  # the haversine function alone, in eight repositories
+        body = f"# copy {i}\nVALUE = {i}\n\n{HAVERSINE}\nprint({i})\n"
+        repo, _ = make_repo(tmp_path / f"h{i}", {"geo.py": body}, f"https://github.com/o/h{i}")
+        repos.append(str(repo))
+    quoted = f"import os\nimport sys\n\nSETTINGS = os.environ\n\n{HAVERSINE}\n\nmain(sys.argv)\n"
+    for i in range(2):  # the whole module, twice
+        repo, _ = make_repo(tmp_path / f"m{i}", {"app.py": quoted}, f"https://github.com/o/m{i}")
+        repos.append(str(repo))
+    build_index(repos, tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    with open_index(tmp_path / "idx") as idx:
+        (m,) = idx.match(quoted, max_sources=10)
+        assert (m.file_count, len(m.sources)) == (2, 2)
+        (part,) = m.parts
+        assert part.file_count == 10 and part.file_count_exact is True
+        assert len(part.sources) == PART_SOURCES
+        # the files the quote itself lists come last: the part lists other ones
+        assert {s.repository for s in part.sources}.isdisjoint({"o/m0", "o/m1"})

@@ -165,6 +165,10 @@ class Counts:
         self.q = q.astype(np.uint32)  # compared with `ShardView.words`
         self.qb = {w: id_bytes(q, w).tobytes() for w in {sh.width for sh in shards}}
         self.memo: dict[tuple[int, int], tuple[int, list[tuple[int, int]]]] = {}
+        # the same words at other places of the query (periodic text: a line of `#`) have
+        # the same intervals: memoized by content too
+        self.by_words: dict[bytes, tuple[int, list[tuple[int, int]]]] = {}
+        self.words = self.q.tobytes()
         self.ends: dict[int, list[int]] = {}  # start -> the ends memoized with it, ascending
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
         self.has_dead = any(sh.alive is not None for sh in shards)
@@ -247,6 +251,12 @@ class Counts:
             return hit
         ends = self.ends.setdefault(s, [])
         j = bisect_left(ends, e)
+        content = self.words[s * 4 : e * 4]
+        hit = self.by_words.get(content)
+        if hit is not None:
+            self.memo[(s, e)] = hit
+            ends.insert(j, e)
+            return hit
         known, within = 0, None
         if j:
             known = ends[j - 1] - s
@@ -258,7 +268,7 @@ class Counts:
             a, b = sh.interval(pattern, lo, hi, known) if lo < hi else (lo, lo)
             ivs.append((a, b))
             total += b - a
-        self.memo[(s, e)] = (total, ivs)
+        self.memo[(s, e)] = self.by_words[content] = (total, ivs)
         ends.insert(j, e)
         return total, ivs
 
@@ -407,13 +417,21 @@ def _runs(shards, counts: Counts, found, enumerated, w, reach, t, tail) -> list[
 def _steps(f, x: int, y: int, settle=lambda x, y: False) -> list[int]:
     """Every k in [x, y) where f(k) != f(k + 1), for an f that moves one way only, by
     bisection (a range with f equal at both ends has none); `settle(x, y)` may take a range
-    on itself (True: done)."""
-    if f(x) == f(y) or settle(x, y):
-        return []
-    if y - x == 1:
-        return [x]
-    m = (x + y) // 2
-    return _steps(f, x, m, settle) + _steps(f, m, y, settle)
+    on itself (True: done). f is evaluated once per point."""
+    out: list[int] = []
+    todo = [(x, y, f(x), f(y))]
+    while todo:
+        x, y, fx, fy = todo.pop()
+        if fx == fy or settle(x, y):
+            continue
+        if y - x == 1:
+            out.append(x)
+            continue
+        m = (x + y) // 2
+        fm = f(m)
+        todo.append((m, y, fm, fy))  # popped after the left half: ascending order
+        todo.append((x, m, fx, fm))
+    return out
 
 
 def _crowded_spans(
@@ -423,8 +441,11 @@ def _crowded_spans(
     place that extends neither left nor right."""
     n, e0 = counts.n, a + w
 
+    memo = counts.memo
+
     def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
-        return counts.get(s, e)[0]
+        hit = memo.get((s, e))
+        return (hit or counts.get(s, e))[0]
 
     # c(., e0) can only drop as the start moves left: a span can start where it does
     starts = [k + 1 for k in _steps(lambda s: c(s, e0), lowest - 1, a)]

@@ -404,6 +404,36 @@ def test_periodic_code_agrees_with_reference(tmp_path, monkeypatch, crowded):
             assert primaries <= set(got)
 
 
+@pytest.mark.parametrize("crowded", [False, True], ids=["one-by-one", "from-counts"])
+def test_separator_lines_agree_with_reference(tmp_path, monkeypatch, crowded):
+    """A line of `#` is the same words wherever it sits: the spans it gives (a run of `#`
+    of every length at every shift) are counted once per content, each still exact."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 0 if crowded else 10**9)
+    monkeypatch.setattr(suffix, "READ_PLACES", 0 if crowded else 256)
+    rng = random.Random(5)
+    texts = []
+    for i in range(12):
+        lines = [f"def f{i}_{k}(x):\n    return x + {k}\n" + "#" * rng.randint(30, 90)
+                 for k in range(6)]  # fmt: skip
+        texts.append("\n".join(lines))
+    corpus = write_files(tmp_path / "src", {f"s{i}.py": t for i, t in enumerate(texts)})
+    build_index([corpus], tmp_path / "idx", BuildOptions(**OPTS))
+    context = "def f0_0(x):\n    return x + 0\n"
+    suggestion = "#" * 78 + "\nclass UserDict:\n    pass\n" + "#" * 64 + "\n" + "#" * 70
+    with open_index(tmp_path / "idx") as idx:
+        spans = reference_spans(texts, context, suggestion, 30)
+        got = reported(idx.match(suggestion, context, min_tokens=30))
+        assert got, "the separator lines are found"
+        for (a, b), (count, exact) in got.items():
+            truth = spans.get((a, b))
+            assert truth is not None, f"reported span {a}-{b} is not a maximal run"
+            assert exact and count == truth.files
+        primaries = {(r.primary.start, r.primary.end) for r in reference_regions(spans)}
+        assert primaries <= set(got)
+
+
 def renamed_query(rng: random.Random, files: list[list[str]]) -> tuple[str, str]:
     """(context, suggestion) cut from a file with some of its names renamed consistently."""
     ws, cut = random_query(rng, files)

@@ -18,7 +18,6 @@ In order:
 
 from __future__ import annotations
 
-import collections
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from .span_features import SpanFeatures, segments, span_features
+from .span_features import SpanFeatures, iter_segments, span_features
 from .templates import is_template
 
 Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
@@ -154,10 +153,11 @@ def literal_items(text: str) -> list[str] | None:
 
 
 def _literal_items(text: str) -> list[str] | None:
-    code = "\n".join(piece for kind, piece in segments(text) if kind == "code")
-    names = set(_NAME_RE.findall(code)) - _LITERAL_CODE
-    if any(not _HEX_RE.fullmatch(w) for w in names):
-        return None
+    for kind, piece in iter_segments(text):  # code names other than literals: not a list
+        if kind == "code" and any(
+            w not in _LITERAL_CODE and not _HEX_RE.fullmatch(w) for w in _NAME_RE.findall(piece)
+        ):
+            return None
     items = [i.strip(" \t\n'\"[](){}") for i in re.split(r"[,;/|\n]", text)]
     return [i for i in items if i]
 
@@ -222,12 +222,21 @@ def is_table(text: str) -> bool:
     """Rows of one shape, each a key and values or a tuple of values:
     `NAME = 100, 'Text', 'Text'`, `glVertex3f( 1.0,-1.0, 1.0)` (not `print("...")` lines,
     which are statements, not records)."""
-    shapes = [_row_shape(r) for r in _rows(text)]
-    shapes = [s for s in shapes if s]
-    if len(shapes) < 6:
+    rows = _rows(text)
+    shapes: dict[str, int] = {}  # shape -> its rows, in order of first appearance
+    shaped = best = 0
+    for read, row in enumerate(rows, 1):
+        shape = _row_shape(row)
+        if shape:
+            shaped += 1
+            n = shapes[shape] = shapes.get(shape, 0) + 1
+            best = max(best, n)
+        if 7 * shaped - 10 * best > 3 * (len(rows) - read):  # under 70% whatever follows
+            return False
+    if shaped < 6:
         return False
-    shape, n = collections.Counter(shapes).most_common(1)[0]
-    return n / len(shapes) >= 0.7 and any(c in shape for c in ",=:")
+    shape, n = max(shapes.items(), key=lambda kv: kv[1])  # the first of the most common
+    return n / shaped >= 0.7 and any(c in shape for c in ",=:")
 
 
 def is_authored(f: SpanFeatures, t: Authorship = AUTHORSHIP) -> bool:

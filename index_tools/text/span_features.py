@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -85,7 +86,11 @@ def segments(text: str) -> list[tuple[str, str]]:
     """(kind, text) pieces of `text`: kind is "code", "comment" or "string". A span with an
     odd number of one kind of triple quote starts inside such a string (the end of a
     docstring): up to its first one is string."""
-    out: list[tuple[str, str]] = []
+    return list(iter_segments(text))
+
+
+def iter_segments(text: str) -> Iterator[tuple[str, str]]:
+    """`segments`, one piece at a time (a reader may stop at the first piece it needs)."""
     pos = 0
     for quote in ('"""', "'''"):
         first = text.find(quote)
@@ -95,16 +100,15 @@ def segments(text: str) -> list[tuple[str, str]]:
             and text.find("'''" if quote == '"""' else '"""') < 0
         ):
             pos = first + 3
-            out.append(("string", text[:pos]))
+            yield "string", text[:pos]
             break
     for m in _SEGMENT_RE.finditer(text, pos):
         if m.start() > pos:
-            out.append(("code", text[pos : m.start()]))
-        out.append(("comment" if m.group("comment") else "string", m.group()))
+            yield "code", text[pos : m.start()]
+        yield "comment" if m.group("comment") else "string", m.group()
         pos = m.end()
     if pos < len(text):
-        out.append(("code", text[pos:]))
-    return out
+        yield "code", text[pos:]
 
 
 def span_features(text: str, words: list[str]) -> SpanFeatures:

@@ -168,7 +168,7 @@ class Counts:
         # the same words at other places of the query (periodic text: a line of `#`) have
         # the same intervals: memoized by content too
         self.by_words: dict[bytes, tuple[int, list[tuple[int, int]]]] = {}
-        self.words = self.q.tobytes()
+        self.q_bytes = self.q.tobytes()  # 4 bytes an id: the memo's keys
         self.ends: dict[int, list[int]] = {}  # start -> the ends memoized with it, ascending
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
         self.has_dead = any(sh.alive is not None for sh in shards)
@@ -251,7 +251,7 @@ class Counts:
             return hit
         ends = self.ends.setdefault(s, [])
         j = bisect_left(ends, e)
-        content = self.words[s * 4 : e * 4]
+        content = self.q_bytes[s * 4 : e * 4]
         hit = self.by_words.get(content)
         if hit is not None:
             self.memo[(s, e)] = hit

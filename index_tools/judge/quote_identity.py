@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import accumulate
 
 import numpy as np
@@ -56,16 +55,44 @@ def quote_fingerprints(words: Sequence[str]) -> frozenset[int]:
     return frozenset(sliding_window_view(grams, WINDOW).min(axis=1).tolist())
 
 
-@dataclass(frozen=True)
 class QuoteIdentity:
-    id: str
-    words: int
-    fingerprints: frozenset[int]
+    """A quote's `id` (its words' hash), its number of `words` and its `fingerprints`
+    (made from the words when first asked for: most quotes are never compared)."""
+
+    __slots__ = ("id", "words", "_fingerprints", "_pending")
+
+    def __init__(self, id: str, words: int, fingerprints: frozenset[int] | None = None):
+        self.id = id
+        self.words = words
+        self._fingerprints = fingerprints
+        self._pending: list[str] | None = None  # the words, until fingerprinted
+
+    @property
+    def fingerprints(self) -> frozenset[int]:
+        if self._fingerprints is None:
+            self._fingerprints = quote_fingerprints(self._pending or [])
+            self._pending = None
+        return self._fingerprints
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, QuoteIdentity):
+            return NotImplemented
+        return (self.id, self.words, self.fingerprints) == (
+            other.id, other.words, other.fingerprints,
+        )  # fmt: skip
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.words))
+
+    def __repr__(self) -> str:
+        return f"QuoteIdentity(id={self.id!r}, words={self.words})"
 
     @classmethod
     def of_words(cls, words: Sequence[str]) -> QuoteIdentity:
         words = list(words)
-        return cls(quote_id(words), len(words), quote_fingerprints(words))
+        identity = cls(quote_id(words), len(words))
+        identity._pending = words
+        return identity
 
     @classmethod
     def of_text(cls, text: str) -> QuoteIdentity:

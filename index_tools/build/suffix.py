@@ -33,17 +33,48 @@ def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:
 
     The ids are written big-endian in `width` bytes (byte order is id order), the bytes
     sorted and the suffixes that start at a word kept: divsufsort works on bytes, so
-    `width` entries are made per word for a moment.
+    `width` entries are made per word for a moment. With a stride, each block of `stride`
+    ids becomes one symbol first (its rank among the blocks), so only the blocks' bytes
+    are sorted: the same order, since blocks compare as their ids do.
     """
     if not len(ids):
         return np.empty(0, dtype="<u4")
-    sa = divsufsort(id_bytes(ids, width))
+    symbols, symbol_width = ids, width
+    if stride > 1:
+        symbols = _block_ranks(ids, width, stride)
+        symbol_width = 3 if int(symbols.max()) < 1 << 24 else 4  # bytes a rank needs
+    sa = divsufsort(id_bytes(symbols, symbol_width))
     out = []
     for i in range(0, len(sa), _CHUNK):
         part = sa[i : i + _CHUNK]
-        part = part[part % (width * stride) == 0] // width
+        part = (part[part % symbol_width == 0] // symbol_width).astype(np.int64) * stride
         out.append(part[ids[part] != SEPARATOR].astype("<u4"))
     return np.concatenate(out)
+
+
+def _block_ranks(ids: np.ndarray, width: int, stride: int) -> np.ndarray:
+    """Each block of `stride` ids (the last one padded with separators) as its rank among
+    the distinct blocks in their order: a sequence that sorts as the blocks do."""
+    blocks = -(-len(ids) // stride)
+    padded = np.zeros(blocks * stride, dtype=np.uint64)
+    padded[: len(ids)] = ids
+    rows = padded.reshape(blocks, stride)
+    if width * stride <= 8:  # a block's ids in one 64-bit number, in order
+        key = np.zeros(blocks, dtype=np.uint64)
+        for j in range(stride):
+            key = (key << np.uint64(8 * width)) | rows[:, j]
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        new = np.ones(blocks, dtype=bool)
+        new[1:] = ordered[1:] != ordered[:-1]
+    else:
+        order = np.lexsort(rows.T[::-1])
+        ordered = rows[order]
+        new = np.ones(blocks, dtype=bool)
+        new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    ranks = np.empty(blocks, dtype=np.uint32)
+    ranks[order] = np.cumsum(new) - 1
+    return ranks
 
 
 def joined(docs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

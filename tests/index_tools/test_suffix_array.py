@@ -1,0 +1,29 @@
+"""The shards' suffix arrays against sorting every suffix by hand: every position, and
+one in `stride` (blocks of ids ranked first), on ids with heavy repetition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from index_tools.build.suffix import suffix_array
+from index_tools.store.shards import SEPARATOR
+
+
+def by_hand(ids: np.ndarray, stride: int) -> list[int]:
+    places = [p for p in range(0, len(ids), stride) if ids[p] != SEPARATOR]
+    return sorted(places, key=lambda p: ids[p:].tolist())
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3, 4, 7])
+def test_suffix_array_sorts_every_sampled_suffix(stride):
+    rng = np.random.default_rng(stride)
+    for _ in range(300):
+        n = int(rng.integers(1, 120))
+        alphabet = int(rng.choice([1, 2, 5, 70_000]))
+        ids = rng.integers(0, alphabet + 1, n).astype(np.uint32)
+        ids = np.concatenate([[SEPARATOR], ids, [SEPARATOR]]).astype(np.uint32)
+        width = 2 if alphabet < 1 << 16 else 3
+        got = suffix_array(ids, width, stride)
+        assert got.dtype == np.dtype("<u4")
+        assert got.tolist() == by_hand(ids, stride), (ids.tolist(), stride)

@@ -131,9 +131,9 @@ _SEPARATORS = frozenset(",;/|:")
 _LITERAL_CODE = frozenset({"True", "False", "None", "null", "true", "false"})
 
 
-# An alphabet written out inside a string: `B/C/D/.../0/1/2/`
 _NAME_RE = re.compile(r"[A-Za-z_]\w*")
 _HEX_RE = re.compile(r"0[xX][0-9a-fA-F]+")
+# An alphabet written out inside a string: `B/C/D/.../0/1/2/`
 _CHARACTER_SET_RE = re.compile(r"\s*\w(?:\s*[,;/|]\s*\w)+\s*[,;/|]?\s*")
 
 

@@ -406,13 +406,13 @@ def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
 
 def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Options):
     words = query.words
-    mask = identifier_mask(words, lang)
-    if mask is None or not mask.any():
-        return []
     covered = np.zeros(len(words), dtype=bool)
     for s in exact:
         covered[s.start : s.end] = True
     if covered.all():
+        return []
+    mask = identifier_mask(words, lang)
+    if mask is None or not mask.any():
         return []
     renamed = renamed_ids(query.ids, mask)
     # a crowded anchor of this view is a shape many files share, not a copy: left out

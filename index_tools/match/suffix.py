@@ -45,6 +45,7 @@ from ..store.shards import id_bytes
 
 ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
 READ_PLACES = 512  # crowded spans: places read directly once this few are left
+MEMO_WORDS = 256  # counts of spans up to this long are memoized by their words too
 
 
 def anchors(n: int, t: int, stride: int = 1) -> tuple[list[int], int, int]:
@@ -251,8 +252,9 @@ class Counts:
             return hit
         ends = self.ends.setdefault(s, [])
         j = bisect_left(ends, e)
-        content = self.q_bytes[s * 4 : e * 4]
-        hit = self.by_words.get(content)
+        # (a short span's words: a longer key would cost what the search saves)
+        content = self.q_bytes[s * 4 : e * 4] if e - s <= MEMO_WORDS else None
+        hit = self.by_words.get(content) if content is not None else None
         if hit is not None:
             self.memo[(s, e)] = hit
             ends.insert(j, e)
@@ -268,7 +270,9 @@ class Counts:
             a, b = sh.interval(pattern, lo, hi, known) if lo < hi else (lo, lo)
             ivs.append((a, b))
             total += b - a
-        self.memo[(s, e)] = self.by_words[content] = (total, ivs)
+        self.memo[(s, e)] = (total, ivs)
+        if content is not None:
+            self.by_words[content] = (total, ivs)
         ends.insert(j, e)
         return total, ivs
 

@@ -8,7 +8,7 @@ import numpy as np
 import xxhash
 import zstandard
 
-from ..text.normalize import identifier_mask
+from ..text.normalize import identifier_mask_of_ids
 from ..text.words import WORD_RE
 
 BLOCK_CHARS = 1024  # text is split at line breaks into blocks of about this many characters
@@ -62,7 +62,7 @@ def process(text: str, language: str = "", renamed: bool = False) -> ProcessedDo
     vocabulary = list(dict.fromkeys(words))  # distinct, in order of first appearance
     local = {w: i for i, w in enumerate(vocabulary)}
     ids = np.fromiter(map(local.__getitem__, words), dtype=np.uint32, count=len(words))
-    mask = identifier_mask(words, language) if renamed and language else None
+    mask = identifier_mask_of_ids(vocabulary, ids, language) if renamed and language else None
     return ProcessedDoc(
         content_hash=xxhash.xxh3_128_digest(raw),
         words=len(words),

@@ -120,12 +120,9 @@ def _codes(language: str) -> dict[str, int]:
 _OTHER, _IDENT, _QUOTE = 0, 1, 2
 
 
-def identifier_mask(words: list[str], language: str) -> np.ndarray | None:
-    """True where a word is an identifier (None when the language is not supported).
-
-    A word alone between quotes (`"name"`, `'key'`) is a string, not a name: lists of names
-    as strings (`__all__`, dict keys) keep their words.
-    """
+def _word_codes(words, language: str) -> dict[str, int] | None:
+    """The code of each of `words` (and of words seen before) in `language`, or None when
+    the language is not supported."""
     lang = canonical(language)
     kws = keywords(lang) if lang else None
     if kws is None:
@@ -133,18 +130,46 @@ def identifier_mask(words: list[str], language: str) -> np.ndarray | None:
     cache = _codes(lang)
     if len(cache) > 1 << 20:
         cache.clear()
-    for w in set(words):
+    for w in words:
         if w not in cache:
             if (w[0].isalpha() or w[0] == "_") and w not in kws:
                 cache[w] = _IDENT
             else:
                 cache[w] = _QUOTE if w in ('"', "'", "`") else _OTHER
-    codes = np.fromiter(map(cache.__getitem__, words), dtype=np.int8, count=len(words))
+    return cache
+
+
+def _names(codes: np.ndarray) -> np.ndarray:
+    """Identifiers, but for a word alone between quotes."""
     mask = codes == _IDENT
     quote = codes == _QUOTE
-    if len(words) > 2:
+    if len(codes) > 2:
         mask[1:-1] &= ~(quote[:-2] & quote[2:])
     return mask
+
+
+def identifier_mask(words: list[str], language: str) -> np.ndarray | None:
+    """True where a word is an identifier (None when the language is not supported).
+
+    A word alone between quotes (`"name"`, `'key'`) is a string, not a name: lists of names
+    as strings (`__all__`, dict keys) keep their words.
+    """
+    cache = _word_codes(set(words), language)
+    if cache is None:
+        return None
+    return _names(np.fromiter(map(cache.__getitem__, words), dtype=np.int8, count=len(words)))
+
+
+def identifier_mask_of_ids(
+    vocabulary: list[str], ids: np.ndarray, language: str
+) -> np.ndarray | None:
+    """`identifier_mask` of the words `vocabulary[i] for i in ids` (a document numbered by
+    its own distinct words: each word is looked at once, the rest is array work)."""
+    cache = _word_codes(vocabulary, language)
+    if cache is None:
+        return None
+    table = np.fromiter(map(cache.__getitem__, vocabulary), dtype=np.int8, count=len(vocabulary))
+    return _names(table[ids] if len(ids) else np.zeros(0, dtype=np.int8))
 
 
 def normalized_hashes(hashes: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -370,6 +370,20 @@ def test_a_replaced_version_agrees_with_reference(tmp_path, monkeypatch, seed, c
     check_replaced_against_reference(tmp_path, seed + 1000, min_tokens=12)
 
 
+def spans_agree(idx, texts: list[str], context: str, suggestion: str, what: str) -> None:
+    """Every span reported for the query (30 words or more) is a maximal run of the indexed
+    `texts` with its exact count, and every region's primary span is reported."""
+    spans = reference_spans(texts, context, suggestion, 30)
+    got = reported(idx.match(suggestion, context, min_tokens=30))
+    assert got, f"{what}: nothing found"
+    for (a, b), (count, exact) in got.items():
+        truth = spans.get((a, b))
+        assert truth is not None, f"reported span {a}-{b} is not a maximal run"
+        assert exact and count == truth.files
+    primaries = {(r.primary.start, r.primary.end) for r in reference_regions(spans)}
+    assert primaries <= set(got)
+
+
 @pytest.mark.parametrize("crowded", [False, True], ids=["one-by-one", "from-counts"])
 def test_periodic_code_agrees_with_reference(tmp_path, monkeypatch, crowded):
     """A line repeated throughout a file, and pasted many times: places end every few words
@@ -392,16 +406,7 @@ def test_periodic_code_agrees_with_reference(tmp_path, monkeypatch, crowded):
             ("def head ( ) :\n", "\n".join([line] * 200) + "\nreturn tail"),
             ("\n".join([line] * 20), "y = g ( 2 )\n" + "\n".join([line] * 50)),
         ]:
-            spans = reference_spans(texts, context, suggestion, 30)
-            got = reported(idx.match(suggestion, context, min_tokens=30))
-            assert got, "the periodic quote is found"
-            for (a, b), (count, exact) in got.items():
-                truth = spans.get((a, b))
-                assert truth is not None, f"reported span {a}-{b} is not a maximal run"
-                assert exact and count == truth.files
-            regions = reference_regions(spans)
-            primaries = {(r.primary.start, r.primary.end) for r in regions}
-            assert primaries <= set(got)
+            spans_agree(idx, texts, context, suggestion, "the periodic quote")
 
 
 @pytest.mark.parametrize("crowded", [False, True], ids=["one-by-one", "from-counts"])
@@ -423,15 +428,7 @@ def test_separator_lines_agree_with_reference(tmp_path, monkeypatch, crowded):
     context = "def f0_0(x):\n    return x + 0\n"
     suggestion = "#" * 78 + "\nclass UserDict:\n    pass\n" + "#" * 64 + "\n" + "#" * 70
     with open_index(tmp_path / "idx") as idx:
-        spans = reference_spans(texts, context, suggestion, 30)
-        got = reported(idx.match(suggestion, context, min_tokens=30))
-        assert got, "the separator lines are found"
-        for (a, b), (count, exact) in got.items():
-            truth = spans.get((a, b))
-            assert truth is not None, f"reported span {a}-{b} is not a maximal run"
-            assert exact and count == truth.files
-        primaries = {(r.primary.start, r.primary.end) for r in reference_regions(spans)}
-        assert primaries <= set(got)
+        spans_agree(idx, texts, context, suggestion, "the separator lines")
 
 
 def renamed_query(rng: random.Random, files: list[list[str]]) -> tuple[str, str]:

@@ -51,7 +51,7 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
     from index_tools.build.process import _compressor, process, split_blocks
     from index_tools.build.suffix import joined, suffix_array
     from index_tools.store.shards import RENAMED_STRIDE, RENAMED_WIDTH, id_width, renamed_ids
-    from index_tools.text.normalize import identifier_mask
+    from index_tools.text.normalize import identifier_mask_of_ids
 
     docs = list(open_source(spec).documents())
     spent = dict.fromkeys(
@@ -64,10 +64,11 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
         t0 = time.perf_counter()
         words, _ = split_blocks(doc.text)
         t1 = time.perf_counter()
-        local = {w: i for i, w in enumerate(dict.fromkeys(words))}
-        list(map(local.__getitem__, words))
+        vocabulary = list(dict.fromkeys(words))
+        local = {w: i for i, w in enumerate(vocabulary)}
+        numbered = np.fromiter(map(local.__getitem__, words), dtype=np.uint32, count=len(words))
         t2 = time.perf_counter()
-        mask = identifier_mask(words, doc.language or "python")
+        mask = identifier_mask_of_ids(vocabulary, numbered, doc.language or "python")
         t3 = time.perf_counter()
         _compressor.compress(doc.text.encode())
         t4 = time.perf_counter()
@@ -82,8 +83,7 @@ def build_stages(spec: str) -> list[tuple[str, float]]:
             masks.append(mask if mask is not None else np.zeros(len(words), dtype=bool))
     t6 = time.perf_counter()
     joined_ids, _ = joined(ids)
-    marked = np.zeros(len(joined_ids), dtype=bool)
-    marked[joined(masks)[0] != 0] = True  # the documents' masks, laid out as their ids
+    marked = joined(masks)[0] != 0  # the documents' masks, laid out as their ids
     suffix_array(joined_ids, id_width(int(joined_ids.max())))
     suffix_array(renamed_ids(joined_ids, marked), RENAMED_WIDTH, RENAMED_STRIDE)
     spent["suffix arrays (both views)"] += time.perf_counter() - t6

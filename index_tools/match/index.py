@@ -89,7 +89,7 @@ class StoredDocument:
         if lo >= hi:
             return []
         b = self._block_of(lo)
-        first = int(self.block_words[b])
+        first = self._first_words[b]
         out: list[str] = []
         while b < len(self.block_chars) and first + len(out) < hi:
             out.extend(self._block(b))

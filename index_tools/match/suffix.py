@@ -445,11 +445,8 @@ def _crowded_spans(
     place that extends neither left nor right."""
     n, e0 = counts.n, a + w
 
-    memo = counts.memo
-
     def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
-        hit = memo.get((s, e))
-        return (hit or counts.get(s, e))[0]
+        return counts.get(s, e)[0]
 
     # c(., e0) can only drop as the start moves left: a span can start where it does
     starts = [k + 1 for k in _steps(lambda s: c(s, e0), lowest - 1, a)]

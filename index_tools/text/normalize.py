@@ -169,7 +169,7 @@ def identifier_mask_of_ids(
     if cache is None:
         return None
     table = np.fromiter(map(cache.__getitem__, vocabulary), dtype=np.int8, count=len(vocabulary))
-    return _names(table[ids] if len(ids) else np.zeros(0, dtype=np.int8))
+    return _names(table[ids])
 
 
 def normalized_hashes(hashes: np.ndarray, mask: np.ndarray) -> np.ndarray:

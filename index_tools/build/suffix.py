@@ -31,25 +31,70 @@ def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:
     `stride`, sorted by the ids that follow them, separators' own suffixes left out, as
     little-endian uint32.
 
-    The ids are written big-endian in `width` bytes (byte order is id order), the bytes
-    sorted and the suffixes that start at a word kept: divsufsort works on bytes, so
-    `width` entries are made per word for a moment. With a stride, each block of `stride`
-    ids becomes one symbol first (its rank among the blocks), so only the blocks' bytes
+    divsufsort sorts bytes: the ids are written in an order-preserving prefix code (see
+    `_order_code`: the most frequent ids in one byte, most of the rest in two), the bytes'
+    suffixes sorted and those that start at a kept id taken. Byte order is then id order,
+    so the order is the ids' (`width`: bytes an id needs). With a stride, each block of
+    `stride` ids becomes one symbol first (its rank among the blocks), so only the blocks
     are sorted: the same order, since blocks compare as their ids do.
     """
     if not len(ids):
         return np.empty(0, dtype="<u4")
-    symbols, symbol_width = ids, width
-    if stride > 1:
-        symbols = _block_ranks(ids, width, stride)
-        symbol_width = 3 if int(symbols.max()) < 1 << 24 else 4  # bytes a rank needs
-    sa = divsufsort(id_bytes(symbols, symbol_width))
+    symbols = ids if stride == 1 else _block_ranks(ids, width, stride)
+    code, offsets = _order_code(symbols)
+    # each kept suffix's position at the first byte of its symbol's code, -1 elsewhere
+    kept = np.flatnonzero(ids[::stride] != SEPARATOR)
+    position = np.full(len(code), -1, dtype=np.int64 if len(ids) >> 31 else np.int32)
+    position[offsets[kept]] = kept * stride
+    del offsets, kept
+    sa = divsufsort(code)
+    del code
     out = []
     for i in range(0, len(sa), _CHUNK):
-        part = sa[i : i + _CHUNK]
-        part = (part[part % symbol_width == 0] // symbol_width).astype(np.int64) * stride
-        out.append(part[ids[part] != SEPARATOR].astype("<u4"))
+        part = position[sa[i : i + _CHUNK]]
+        out.append(part[part >= 0].astype("<u4"))
     return np.concatenate(out)
+
+
+def _order_code(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`symbols` in a prefix code whose byte order is their order, and where each
+    symbol's code starts. The first `a1` symbols take one byte, the next `a2 * 256` two
+    (a first byte of their own, then one), the rest three or four: first bytes split
+    between the classes so that the fewest bytes are written (ids are numbered in order
+    of first appearance: the frequent ones are small). A longer code's first byte is
+    larger than any shorter code's, so two codes compare as their symbols do, and two
+    sequences as their first different symbols."""
+    n = len(symbols)
+    top = int(symbols.max()) + 1
+    sample = symbols[:: max(1, n >> 20)]  # the sizes compared on a sample
+    small = np.bincount(np.minimum(sample, 1 << 17), minlength=(1 << 17) + 1)
+    below = np.concatenate(([0], np.cumsum(small)))  # below[k]: sampled symbols < k
+    m, best = len(sample), None
+    for a1 in range(1, 257):
+        a2 = np.arange(0, 257 - a1)
+        c2 = a1 + a2 * 256  # the first symbol of three or four bytes
+        rest = 256 - a1 - a2  # first bytes left for them
+        last = np.where(c2 + rest * (1 << 16) >= top, 3, 4)
+        fits = (c2 >= top) | ((rest > 0) & (c2 + rest * (1 << (8 * (last - 1))) >= top))
+        size = m + (m - below[a1]) + (m - below[np.minimum(c2, 1 << 17)]) * (last - 1)
+        size = np.where(fits, size, np.iinfo(np.int64).max)
+        j = int(np.argmin(size))
+        if best is None or size[j] < best[0]:
+            best = (int(size[j]), a1, int(a2[j]), int(last[j]))
+    _, a1, a2, last = best
+    c2 = a1 + a2 * 256
+    cls = (symbols >= a1).astype(np.uint8) + (symbols >= c2)
+    length = np.array([1, 2, last], dtype=np.uint8)[cls]
+    code = np.array(symbols, dtype=np.uint32)  # a class's first symbol has its first code:
+    code -= np.array([0, a1, c2], dtype=np.uint32)[cls]
+    code += np.array([0, a1 << 8, (a1 + a2) << (8 * (last - 1))], dtype=np.uint32)[cls]
+    code <<= np.array([24, 16, 32 - 8 * last], dtype=np.uint32)[cls]  # left-aligned
+    del cls
+    used = np.arange(4, dtype=np.uint8) < length[:, None]
+    code = code.astype(">u4").view(np.uint8).reshape(n, 4)[used]
+    offsets = np.cumsum(length, dtype=np.int64 if len(code) >> 31 else np.int32)
+    offsets -= length
+    return code, offsets
 
 
 def _block_ranks(ids: np.ndarray, width: int, stride: int) -> np.ndarray:

@@ -1,5 +1,6 @@
 """The shards' suffix arrays against sorting every suffix by hand: every position, and
-one in `stride` (blocks of ids ranked first), on ids with heavy repetition."""
+one in `stride` (blocks of ids ranked first), on ids with heavy repetition, frequent and
+rare ids (their codes one to four bytes long)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ def test_suffix_array_sorts_every_sampled_suffix(stride):
     rng = np.random.default_rng(stride)
     for _ in range(300):
         n = int(rng.integers(1, 120))
-        alphabet = int(rng.choice([1, 2, 5, 70_000]))
-        ids = rng.integers(0, alphabet + 1, n).astype(np.uint32)
+        alphabet = int(rng.choice([1, 2, 5, 300, 70_000, 30_000_000]))
+        if rng.random() < 0.5:  # few frequent ids, many rare ones: codes of every length
+            ids = np.minimum(rng.zipf(1.2, n), alphabet)
+        else:
+            ids = rng.integers(0, alphabet + 1, n)
         ids = np.concatenate([[SEPARATOR], ids, [SEPARATOR]]).astype(np.uint32)
-        width = 2 if alphabet < 1 << 16 else 3
+        width = 2 if alphabet < 1 << 16 else 3 if alphabet < 1 << 24 else 4
         got = suffix_array(ids, width, stride)
         assert got.dtype == np.dtype("<u4")
         assert got.tolist() == by_hand(ids, stride), (ids.tolist(), stride)

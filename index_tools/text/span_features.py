@@ -24,16 +24,17 @@ _SEGMENT_RE = re.compile(  # the lookahead passes over plain code fast
 )
 _PROSE_WORD_RE = re.compile(r"(?<![\w./\\%-])[a-z]{2,}(?![\w/\\%-])")
 _NAME_RE = re.compile(r"[A-Za-z_]\w*")
-_DEFINED_RE = re.compile(
+_DEFINED_RE = re.compile(  # (a name is tried from its first letter and read once: a
+    # match from inside it would have matched from the letter before)
     r"\b(?:def|class)\s+([A-Za-z_]\w*)"  # def / class names
-    r"|([A-Za-z_]\w*)\s*(?:[-+*/%|&^]|//|\*\*)?=(?!=)"  # assignment targets
+    r"|(?<![A-Za-z_])([A-Za-z_]\w*+)\s*(?:[-+*/%|&^]|//|\*\*)?=(?!=)"  # assignment targets
     r"|\bfor\s+([A-Za-z_][\w, ]*?)\s+in\b"  # loop targets
 )
 _COMMON_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | {"self", "cls"}
 _MIN_PROSE_RUN = 4  # lowercase words in one comment or string before it counts as prose
 # A sentence anywhere (a docstring the span starts inside of): words joined by single spaces
 # or sentence punctuation, at least three of them four letters long or more.
-_SENTENCE_RE = re.compile(r"[A-Za-z']+(?:[,.;:]? [A-Za-z']+){4,}")
+_SENTENCE_RE = re.compile(r"(?<![A-Za-z'])[A-Za-z']+(?:[,.;:]? [A-Za-z']+){4,}")
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 _PLAIN_NUMBERS = frozenset({"0", "1", "2", "0.0", "1.0", "0.5", "10", "100"})
 # `a, b, c = ...` at the start of a line: three or more names updated together

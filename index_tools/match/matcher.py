@@ -139,45 +139,38 @@ def _regions(spans: list[Span]) -> list[list[Span]]:
 
 
 def _primary(region: list[Span]) -> Span:
-    return max(region, key=lambda s: (s.exact, s.length, s.documents, -s.start))
+    """The longest span, exact copies first; of those, the one most files hold (documents
+    counted for the longest only), then the first."""
+    exact, length = max((s.exact, s.length) for s in region)
+    longest = [s for s in region if s.exact == exact and s.length == length]
+    return max(longest, key=lambda s: (s.documents, -s.start))
 
 
 def _parts(region: list[Span], primary: Span) -> list[Span]:
     """The spans of a region worth their own line: held by files that no span around them
-    has, or reaching past the primary span."""
-    n = len(region)
-    starts = np.fromiter((s.start for s in region), dtype=np.int64, count=n)
-    ends = np.fromiter((s.end for s in region), dtype=np.int64, count=n)
-    docs = np.fromiter((s.documents for s in region), dtype=np.int64, count=n)
-    exact = np.fromiter((s.exact for s in region), dtype=bool, count=n)
-    # in one view, a document holding a span holds every span inside it: s is dominated
-    # when a span containing it has as many documents. Spans (all distinct) sorted by view,
-    # documents, start and then longest first: the spans containing s with its view and
-    # number come before it, so one of them does exactly when the largest end so far
-    # reaches s's end (a sort, not a comparison of every pair: regions of periodic code
-    # have thousands of spans)
-    order = np.lexsort((-ends, starts, docs, exact))
-    group = np.r_[
-        True, (docs[order][1:] != docs[order][:-1]) | (exact[order][1:] != exact[order][:-1])
-    ]
-    reach = np.empty(n, dtype=np.int64)
-    best = -1
-    for k, i in enumerate(order.tolist()):
-        if group[k]:
-            best = -1
-        reach[i] = best
-        best = max(best, int(ends[i]))
-    dominated = reach >= ends
-    out = []
-    for i, s in enumerate(region):
-        if s is primary or dominated[i]:
+    has, or reaching past the primary span; the `MAX_PARTS` longest (repetitive text
+    aligns in many shifted ways).
+
+    In one view, a document holding a span holds every span inside it: s is dominated
+    when a span containing it has as many documents. Such a span is longer: spans are
+    visited longest first, each one's documents counted when it is visited (regions of
+    periodic code have thousands of spans, most never counted)."""
+    visited: dict[tuple[bool, int], list[tuple[int, int]]] = {}  # (view, documents) -> spans
+    views = {True: [s for s in region if s.exact], False: [s for s in region if not s.exact]}
+    out: list[Span] = []
+    for s in sorted(region, key=lambda s: (-s.length, s.start)):
+        if len(out) == MAX_PARTS:
+            break
+        alike = visited.setdefault((s.exact, s.documents), [])
+        dominated = any(a <= s.start and s.end <= b for a, b in alike)
+        alike.append((s.start, s.end))
+        if s is primary or dominated:
             continue
-        across = np.flatnonzero((starts <= s.start) & (ends >= s.end) & (exact != s.exact)).tolist()
-        if any(_holds_all(region[j], s) for j in across):
+        if any(
+            o.start <= s.start and s.end <= o.end and _holds_all(o, s) for o in views[not s.exact]
+        ):
             continue
         out.append(s)
-    # repetitive text aligns in many shifted ways: the longest parts are kept
-    out = sorted(out, key=lambda s: (-s.length, s.start))[:MAX_PARTS]
     return sorted(out, key=lambda s: (s.start, -s.end))
 
 

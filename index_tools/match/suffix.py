@@ -129,13 +129,20 @@ class ShardView:
 @dataclass
 class Crowded:
     """A span found from counts: its places per shard; its distinct documents counted
-    (`documents`), listed only when asked (`listing`: a reported span)."""
+    when first asked (`documents`: a span that can be reported) and listed only when asked
+    (`listing`: a reported span)."""
 
     start: int
     end: int
-    documents: int
     _counts: Counts
+    _documents: int | None = None
     _listing: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def documents(self) -> int:
+        if self._documents is None:
+            self._documents = self._counts.distinct(self.start, self.end)
+        return self._documents
 
     def listing(self) -> tuple[np.ndarray, np.ndarray]:
         """(ascending document ids, the document's word position of `start` in each)."""
@@ -379,7 +386,7 @@ def search(
         for s, e in _crowded_spans(counts, a, lowest, w, check):
             if e - s >= t and e > tail and (s, e) not in spans:
                 spans.add((s, e))
-                out.append(_listed(counts, s, e))
+                out.append(Crowded(s, e, counts))
     return runs, out
 
 
@@ -477,8 +484,3 @@ def _crowded_spans(
             if here > before and counts.live_maximal(s, e, here - before):
                 out.append((s, e))
     return out
-
-
-def _listed(counts: Counts, s: int, e: int) -> Crowded:
-    """A crowded span with its distinct documents counted (listed lazily)."""
-    return Crowded(s, e, counts.distinct(s, e), counts)

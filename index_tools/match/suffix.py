@@ -383,7 +383,7 @@ def search(
     for a in crowded_anchors:
         check()
         lowest = 0 if a == starts[0] else a - g + 1
-        for s, e in _crowded_spans(counts, a, lowest, w, check):
+        for s, e in _crowded_spans(counts, a, lowest, w, t, tail, check):
             if e - s >= t and e > tail and (s, e) not in spans:
                 spans.add((s, e))
                 out.append(Crowded(s, e, counts))
@@ -446,14 +446,18 @@ def _steps(f, x: int, y: int, settle=lambda x, y: False) -> list[int]:
 
 
 def _crowded_spans(
-    counts: Counts, a: int, lowest: int, w: int, check=lambda: None
+    counts: Counts, a: int, lowest: int, w: int, t: int, tail: int, check=lambda: None
 ) -> list[tuple[int, int]]:
     """Spans (s, e) whose first anchor searched is `a` (s from `lowest` to a), held by a
-    place that extends neither left nor right."""
+    place that extends neither left nor right; those of at least `t` words ending past
+    `tail` (no end before is looked for)."""
     n, e0 = counts.n, a + w
 
-    def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
-        return counts.get(s, e)[0]
+    memo = counts.memo
+
+    def c(s: int, e: int) -> int:  # memoized by `counts` (read here first); 0 outside
+        hit = memo.get((s, e))
+        return (hit if hit is not None else counts.get(s, e))[0]
 
     # c(., e0) can only drop as the start moves left: a span can start where it does
     starts = [k + 1 for k in _steps(lambda s: c(s, e0), lowest - 1, a)]
@@ -477,7 +481,8 @@ def _crowded_spans(
         # places of [s, e) that do not extend left: only where their number drops can a
         # place be maximal, so ends are searched where it drops (a periodic query against
         # a periodic file has places ending every few words, few of them left-maximal)
-        ends.update(_steps(lambda e, s=s: c(s, e) - c(s - 1, e), e0, n + 1, read_ends))
+        first = max(e0, s + t, tail + 1)
+        ends.update(_steps(lambda e, s=s: c(s, e) - c(s - 1, e), first, n + 1, read_ends))
         for e in sorted(ends):
             here = c(s, e) - c(s, e + 1)
             before = c(s - 1, e) - c(s - 1, e + 1)

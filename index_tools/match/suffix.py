@@ -151,7 +151,10 @@ class Crowded:
             for i, (lo, hi) in enumerate(self._counts.get(self.start, self.end)[1]):
                 if hi > lo:
                     sh = self._counts.shards[i]
-                    u, first = np.unique(self._counts.documents(i, lo, hi)[0], return_index=True)
+                    held, prev = self._counts.documents(i, lo, hi)
+                    first = np.flatnonzero(prev < 0)  # each document's first place here
+                    first = first[np.argsort(held[first], kind="stable")]
+                    u = held[first]
                     if sh.alive is not None:
                         u, first = u[sh.alive[u]], first[sh.alive[u]]
                     docs.append(u + sh.first_doc)

@@ -184,6 +184,7 @@ class Counts:
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
         self.has_dead = any(sh.alive is not None for sh in shards)
         self.read_live: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
+        self.shortest: dict[int, int] = {}  # start -> the end of its shortest crowded span
 
     def documents(self, i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """For the places [lo, hi) of shard i's suffix array, in its order: each one's
@@ -204,10 +205,21 @@ class Counts:
         return docs, prev
 
     def distinct(self, s: int, e: int) -> int:
-        """Distinct live documents holding the query's words [s, e)."""
+        """Distinct live documents holding the query's words [s, e).
+
+        The places of the spans of one start nest (a longer span's are among a shorter
+        one's): when its shortest span (`shortest`) has at most twice as many places,
+        those are read instead, and the other spans' of the start sliced from them."""
+        wide = None
+        if self.shortest.get(s, e) < e:
+            total, ivs = self.get(s, self.shortest[s])
+            if total <= 2 * self.get(s, e)[0]:
+                wide = ivs
         total = 0
         for i, (lo, hi) in enumerate(self.get(s, e)[1]):
             if hi > lo:
+                if wide is not None:
+                    self.documents(i, *wide[i])  # read once, then sliced
                 docs, prev = self.documents(i, lo, hi)
                 first = prev < 0
                 alive = self.shards[i].alive
@@ -390,6 +402,7 @@ def search(
             if e - s >= t and e > tail and (s, e) not in spans:
                 spans.add((s, e))
                 out.append(Crowded(s, e, counts))
+                counts.shortest[s] = min(e, counts.shortest.get(s, e))
     return runs, out
 
 

@@ -182,10 +182,22 @@ class Vocabulary:
         hashes = np.fromiter(
             (xxhash.xxh3_64_intdigest(b) for b in encoded), dtype=np.uint64, count=len(words)
         )
-        at = np.searchsorted(self.hashes, hashes).tolist()
-        out = {}
         n = len(self.hashes)
-        for word, b, h, i in zip(words, encoded, hashes.tolist(), at):
+        at = np.minimum(np.searchsorted(self.hashes, hashes), n - 1)
+        # each word's first entry of its hash, the word there read to confirm it
+        same = (self.hashes[at] == hashes).tolist()
+        index = self.lookup_ids[at].astype(np.int64) - FIRST_WORD_ID
+        index[(index < 0) | (index >= self.size)] = self.size - 1  # damaged: fails below
+        starts = self.offsets[index].tolist()
+        ends = self.offsets[index + 1].tolist()
+        out = {}
+        for k, (word, b) in enumerate(zip(words, encoded)):
+            if not same[k]:
+                continue
+            if self.words[starts[k] : ends[k] - 1] == b:
+                out[word] = int(index[k]) + FIRST_WORD_ID
+                continue
+            i, h = int(at[k]) + 1, int(hashes[k])
             while i < n and int(self.hashes[i]) == h:  # equal hashes: the word decides
                 word_id = int(self.lookup_ids[i])
                 if word_id - FIRST_WORD_ID < self.size and self.word(word_id) == b:

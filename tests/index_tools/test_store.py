@@ -242,3 +242,26 @@ def test_a_vocabulary_of_many_chunks_is_written_once_and_extended_by_add(tmp_pat
         assert m.file_count == 1 and m.length == len(tokenize(tail))
         assert m.sources[0].path.endswith("more.py")
     assert verify(tmp_path / "idx") == []
+
+
+def test_words_whose_hashes_collide_get_their_own_ids():
+    """The vocabulary is searched by 64-bit hashes: where two words share one (made here by
+    giving every word the same hash), the stored word decides, whichever entry comes first."""
+    import numpy as np
+
+    from index_tools.store import shards
+
+    words = ["alpha", "beta", "gamma", "delta"]
+    encoded = b"".join(w.encode() + b"\n" for w in words)
+    offsets = np.zeros(len(words) + 1, dtype="<u8")
+    np.cumsum([len(w) + 1 for w in words], out=offsets[1:])
+    lookup = np.empty(len(words), dtype=shards.LOOKUP_DTYPE)
+    lookup["hash"] = shards.word_hash("gamma")  # every entry: gamma's hash
+    lookup["id"] = np.arange(len(words)) + shards.FIRST_WORD_ID
+    vocabulary = shards.Vocabulary(encoded, offsets.tobytes(), lookup.tobytes(), len(words))
+    # gamma (id 4) behind alpha and beta under its hash; alpha's own hash is not stored
+    assert vocabulary.ids(["gamma", "alpha", "epsilon", "gamma"]) == {"gamma": 4}
+    lookup["hash"] = [shards.word_hash(w) for w in words]
+    lookup.sort(order=("hash", "id"))
+    vocabulary = shards.Vocabulary(encoded, offsets.tobytes(), lookup.tobytes(), len(words))
+    assert vocabulary.ids(words + ["epsilon"]) == {w: i + 2 for i, w in enumerate(words)}

@@ -368,7 +368,7 @@ def search(
         # anchors: a run is then found only through one of its anchors with few places.
         starts = [a for a in starts if a > tail - t]
     counts = Counts(shards, q)
-    found: list[list[np.ndarray]] = [[] for _ in shards]
+    found: list[list[tuple[int, np.ndarray]]] = [[] for _ in shards]  # (window, places)
     enumerated, crowded_anchors = [], []
     for a in starts:
         check()
@@ -388,7 +388,7 @@ def search(
                 for i, (lo, hi) in enumerate(ivs):
                     pos = shards[i].live(shards[i].positions(lo, hi)) if total and hi > lo else ()
                     if len(pos):
-                        found[i].append(np.stack((np.full(len(pos), b), pos - b)))
+                        found[i].append((b, pos))
         elif crowded:
             crowded_anchors.append(a)
     check()
@@ -414,7 +414,8 @@ def _runs(shards, counts: Counts, found, enumerated, w, reach, t, tail) -> list[
     for i, sh in enumerate(shards):
         if not found[i]:
             continue
-        a, d = np.concatenate(found[i], axis=1)
+        a = np.repeat([b for b, _ in found[i]], [len(pos) for _, pos in found[i]])
+        d = np.concatenate([pos for _, pos in found[i]]) - a  # diagonals
         order = np.lexsort((a, d))
         a, d = a[order], d[order]
         # found windows that touch on one diagonal lie in one run
@@ -434,7 +435,11 @@ def _runs(shards, counts: Counts, found, enumerated, w, reach, t, tail) -> list[
         s, e, c = s[keep], e[keep], (s + d)[keep]
         if not len(s):
             continue
-        s, e, c = np.unique(np.stack((s, e, c)), axis=1)
+        order = np.lexsort((c, e, s))  # distinct runs, in order
+        s, e, c = s[order], e[order], c[order]
+        new = np.ones(len(s), dtype=bool)
+        new[1:] = (s[1:] != s[:-1]) | (e[1:] != e[:-1]) | (c[1:] != c[:-1])
+        s, e, c = s[new], e[new], c[new]
         docs = sh.documents(c)
         doc_pos = c - sh.starts[docs]
         runs += zip(s.tolist(), e.tolist(), (docs + sh.first_doc).tolist(), doc_pos.tolist())

@@ -368,6 +368,19 @@ class Index:
             block_words=words,
         )
 
+    def document_ids(self, doc_id: int, start: int, end: int) -> list[int]:
+        """The word ids of a document's words [start, end), from its shard."""
+        for sh in self.shards:
+            k = doc_id - sh.first_doc
+            if 0 <= k < len(sh.starts):
+                first = int(sh.starts[k])
+                return sh.words(np.arange(first + start, first + end)).tolist()
+        raise IndexError(f"no document {doc_id}")
+
+    def word(self, word_id: int) -> str:
+        """The vocabulary's word of an id."""
+        return self.vocabulary.word(word_id).decode("utf-8", "surrogatepass")
+
     # --- lookups -------------------------------------------------------------------------
 
     def word_ids(self, words: list[str]) -> np.ndarray:

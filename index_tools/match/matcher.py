@@ -414,6 +414,7 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
         check=opts.check,
     )  # fmt: skip
     kws = keywords(lang) or frozenset()
+    ids, names = query.ids.tolist(), mask.tolist()
     least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
     kept = []
     for r in found:
@@ -421,7 +422,7 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
         run = Run(*r)
         if (~covered[run.start : run.end]).sum() < least:
             continue  # exact spans already say it
-        for part in _consistent(index, words, mask, run):
+        for part in _consistent(index, words, ids, names, run):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
             # code, not a list of names in the same shape: some names kept as they are
@@ -439,37 +440,39 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     return _spans(kept, exact=False)
 
 
-def _consistent(index, words: list[str], mask: np.ndarray, run: Run) -> list[Run]:
+def _consistent(index, words: list[str], ids: list[int], mask: list[bool], run: Run) -> list[Run]:
     """Parts of a rename-insensitive run where the renaming is consistent: each name of the
     source maps to one name here and back, every other word is the same (the view gives
     all rare words one id). Names kept as they are never conflict; a part without any
-    renamed name is the exact matcher's business."""
-    doc = index.document(run.doc)
-    theirs_all = doc.word_texts(run.doc_start, run.doc_start + run.length)
+    renamed name is the exact matcher's business. The source's words are read as their
+    ids in the exact view (equal ids: equal words), names only for the renamed ones."""
+    theirs_all = index.document_ids(run.doc, run.doc_start, run.doc_start + run.length)
     out: list[Run] = []
     start, forward, back = run.start, {}, {}
     same = changed = 0
 
     def close(end: int) -> None:
         if forward:
+            renamed = tuple((index.word(t), mine) for t, mine in forward.items())
             out.append(
                 Run(
                     start, end, run.doc, run.doc_start + start - run.start,
-                    renamed=tuple(forward.items()), same_names=same / (same + changed),
+                    renamed=renamed, same_names=same / (same + changed),
                 )
             )  # fmt: skip
 
     for i in range(run.start, run.end):
-        mine, theirs = words[i], theirs_all[i - run.start]
+        theirs = theirs_all[i - run.start]
         if not mask[i]:
-            if mine != theirs:  # rare words, one id in this view: the copy stops here
+            if ids[i] != theirs:  # rare words, one id in this view: the copy stops here
                 close(i)
                 start, forward, back = i + 1, {}, {}
                 same = changed = 0
             continue
-        if mine == theirs:
+        if ids[i] == theirs:
             same += 1
             continue
+        mine = words[i]
         if forward.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
             close(i)
             start, forward, back = i, {}, {}

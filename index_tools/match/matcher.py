@@ -146,7 +146,7 @@ def _primary(region: list[Span]) -> Span:
     return max(longest, key=lambda s: (s.documents, -s.start))
 
 
-def _parts(region: list[Span], primary: Span) -> list[Span]:
+def _parts(region: list[Span], primary: Span, check=lambda: None) -> list[Span]:
     """The spans of a region worth their own line: held by files that no span around them
     has, or reaching past the primary span; the `MAX_PARTS` longest (repetitive text
     aligns in many shifted ways).
@@ -161,6 +161,7 @@ def _parts(region: list[Span], primary: Span) -> list[Span]:
     for s in sorted(region, key=lambda s: (-s.length, s.start)):
         if len(out) == MAX_PARTS:
             break
+        check()  # (the deadline's: counting a span's documents reads its places)
         alike = visited.setdefault((s.exact, s.documents), [])
         dominated = any(a <= s.start and s.end <= b for a, b in alike)
         alike.append((s.start, s.end))
@@ -287,7 +288,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
         cs, ce, text = place.chars(start, end)
         count = _count(index, primary)
         parts = []
-        for s in _parts(region, primary):
+        for s in _parts(region, primary, opts.check):
             opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
             # a part reaching past the primary span is a quote of its own (its attribution

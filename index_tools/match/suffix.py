@@ -496,7 +496,7 @@ def _crowded_spans(
                     sh = counts.shards[i]
                     pos = sh.positions(lo, hi) + (x - s)
                     more = _equal_right(sh, counts.q, np.full(len(pos), x), pos)
-                    ends.update(e for e in np.unique(x + more).tolist() if e < y)
+                    ends.update(e for e in (x + more).tolist() if e < y)
             return True
 
         # places of [s, e) that do not extend left: only where their number drops can a

@@ -50,7 +50,10 @@ def _origin(d) -> Origin:
 
 @dataclass
 class StoredDocument:
-    """A unique document of the index, decompressed."""
+    """A unique document of the index, decompressed. What it derives is kept in tuples of
+    numbers and strings, which the garbage collector stops visiting once it has seen them
+    (the cache of documents in lists was walked by every full collection: pauses of 20-40
+    ms in lookups)."""
 
     doc_id: int
     text: str
@@ -62,13 +65,13 @@ class StoredDocument:
     block_words: np.ndarray
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> word (start, end) offsets
-    _newlines: list[int] | None = None  # offsets of the text's newlines, found lazily
+    _newlines: tuple[int, ...] | None = None  # offsets of the text's newlines, found lazily
     _lines_asked: int = 0
-    _first_words: list[int] = field(default_factory=list)  # block_words, for scalar lookups
-    _shown: list[tuple[str, str, str, str]] | None = None  # origins as printable text
+    _first_words: tuple[int, ...] = ()  # block_words, for scalar lookups
+    _shown: tuple[tuple[str, str, str, str], ...] | None = None  # origins, printable
 
     def __post_init__(self):
-        self._first_words = self.block_words.tolist()
+        self._first_words = tuple(self.block_words.tolist())
 
     def _block_of(self, pos: int) -> int:
         return bisect_right(self._first_words, pos) - 1
@@ -80,7 +83,7 @@ class StoredDocument:
         words = self._blocks.get(b)
         if words is None:
             start = int(self.block_chars[b])
-            words = self._blocks[b] = WORD_RE.findall(self.text, start, self._block_end(b))
+            words = self._blocks[b] = tuple(WORD_RE.findall(self.text, start, self._block_end(b)))
         return words
 
     def word_texts(self, lo: int, hi: int) -> list[str]:
@@ -102,7 +105,7 @@ class StoredDocument:
         spans = self._offsets.get(b)
         if spans is None:
             start = int(self.block_chars[b])
-            spans = self._offsets[b] = word_spans(self.text, start, self._block_end(b))
+            spans = self._offsets[b] = tuple(word_spans(self.text, start, self._block_end(b)))
         return spans[pos - self._first_words[b]]
 
     def word_at(self, offset: int) -> int:
@@ -119,18 +122,18 @@ class StoredDocument:
                 return self.text.count("\n", 0, offset) + 1
             # many (the parts of a match): the table of newlines, made once
             lengths = np.fromiter(map(len, self.text.split("\n")), dtype=np.int64)
-            self._newlines = (np.cumsum(lengths[:-1] + 1) - 1).tolist()
+            self._newlines = tuple((np.cumsum(lengths[:-1] + 1) - 1).tolist())
         return bisect_left(self._newlines, offset) + 1
 
-    def shown_origins(self) -> list[tuple[str, str, str, str]]:
+    def shown_origins(self) -> tuple[tuple[str, str, str, str], ...]:
         """(repository, path, commit, license) of each origin as printable text (corpus
         metadata is untrusted), made once per document."""
         if self._shown is None:
-            self._shown = [
+            self._shown = tuple(
                 (printable(o.repository), printable(o.path), printable(o.commit, 80),
                  printable(o.license, 120))
                 for o in self.origins
-            ]  # fmt: skip
+            )  # fmt: skip
         return self._shown
 
 

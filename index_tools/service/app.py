@@ -10,6 +10,7 @@ GET /metrics. Every answer is JSON (metrics: Prometheus text); a refusal says wh
 from __future__ import annotations
 
 import asyncio
+import gc
 import hmac
 import json
 import logging
@@ -128,6 +129,10 @@ class IndexService:
                 except Exception as exc:
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
+                # what the worker loaded lives as long as it: kept out of the collector's
+                # full passes, which would otherwise pause lookups (as the language server)
+                gc.collect()
+                gc.freeze()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.stop()

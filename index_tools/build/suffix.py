@@ -149,22 +149,23 @@ def write_shard(
         raise ValueError(f"a shard of {words} words (at most {MAX_SHARD_WORDS})")
     ids, starts = joined(docs)
     width = id_width(int(ids.max()))
-    write_array(gen / shard_file(index, "ids"), id_bytes(ids, width))
-    write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
-    if identifiers is None:
-        write_array(gen / shard_file(index, "sa"), suffix_array(ids, width))
-        return words, len(docs), width, 0
-    marked = np.zeros(len(ids), dtype=bool)
-    for d, mask, s in zip(docs, identifiers, starts.tolist()):
-        if mask is not None:
-            marked[s : s + len(d)] = mask
-    renamed = renamed_ids(ids, marked)
-    del marked
-    write_array(gen / shard_file(index, "rids"), id_bytes(renamed, RENAMED_WIDTH))
-    # the two sorts run side by side (the sort releases the interpreter)
+    # the exact view's sort is the longest step: started first, in a thread (the sort
+    # releases the interpreter), while the rest is written and the other view sorted
     with ThreadPoolExecutor(1) as pool:
-        other = pool.submit(suffix_array, renamed, RENAMED_WIDTH, stride)
-        write_array(gen / shard_file(index, "sa"), suffix_array(ids, width))
-        rsa = other.result()
-        write_array(gen / shard_file(index, "rsa"), rsa)
-    return words, len(docs), width, len(rsa)
+        exact = pool.submit(suffix_array, ids, width)
+        write_array(gen / shard_file(index, "ids"), id_bytes(ids, width))
+        write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
+        rsa = None
+        if identifiers is not None:
+            marked = np.zeros(len(ids), dtype=bool)
+            for d, mask, s in zip(docs, identifiers, starts.tolist()):
+                if mask is not None:
+                    marked[s : s + len(d)] = mask
+            renamed = renamed_ids(ids, marked)
+            del marked
+            write_array(gen / shard_file(index, "rids"), id_bytes(renamed, RENAMED_WIDTH))
+            rsa = suffix_array(renamed, RENAMED_WIDTH, stride)
+            del renamed
+            write_array(gen / shard_file(index, "rsa"), rsa)
+        write_array(gen / shard_file(index, "sa"), exact.result())
+    return words, len(docs), width, 0 if rsa is None else len(rsa)

@@ -21,7 +21,7 @@ from ..safe_text import printable
 from ..store import generations as store
 from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
-from ..text.words import WORD_RE, word_spans
+from ..text.words import WORD_RE, word_bounds
 from .suffix import ShardView
 
 # decompressed documents kept (they give sources their lines and renamed copies their names)
@@ -64,7 +64,7 @@ class StoredDocument:
     block_chars: np.ndarray
     block_words: np.ndarray
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
-    _offsets: dict = field(default_factory=dict)  # block -> word (start, end) offsets
+    _offsets: dict = field(default_factory=dict)  # block -> its words' starts and ends
     _newlines: tuple[int, ...] | None = None  # offsets of the text's newlines, found lazily
     _lines_asked: int = 0
     _first_words: tuple[int, ...] = ()  # block_words, for scalar lookups
@@ -102,11 +102,12 @@ class StoredDocument:
     def word_offsets(self, pos: int) -> tuple[int, int]:
         """Start and end character offsets of the word at position `pos`."""
         b = self._block_of(pos)
-        spans = self._offsets.get(b)
-        if spans is None:
+        bounds = self._offsets.get(b)
+        if bounds is None:
             start = int(self.block_chars[b])
-            spans = self._offsets[b] = tuple(word_spans(self.text, start, self._block_end(b)))
-        return spans[pos - self._first_words[b]]
+            bounds = self._offsets[b] = word_bounds(self.text, start, self._block_end(b))
+        i = pos - self._first_words[b]
+        return int(bounds[0][i]), int(bounds[1][i])
 
     def word_at(self, offset: int) -> int:
         """Position of the word that starts at character `offset`."""

@@ -28,7 +28,7 @@ from ..model import Match, Part, Position, Range, Source
 from ..store.shards import renamed_ids
 from ..text.kinds import classify
 from ..text.normalize import canonical, identifier_mask, keywords
-from ..text.words import WORD_RE, LineIndex, word_spans, word_texts
+from ..text.words import WORD_RE, LineIndex, word_bounds, word_texts
 from .suffix import Crowded, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
@@ -247,23 +247,23 @@ class _Placer:
     def __init__(self, query: Query):
         self.q = query
         self.lines = LineIndex(query.suggestion)
-        self.sug = word_spans(query.suggestion)
+        self.starts, self.ends = (a.tolist() for a in word_bounds(query.suggestion))
 
     def suggestion_range(self, start: int, end: int) -> tuple[Range, int]:
         nc = self.q.context_words
         a, b = max(start, nc) - nc, end - nc
-        s, e = self.sug[a][0], self.sug[b - 1][1]
+        s, e = self.starts[a], self.ends[b - 1]
         rng = Range(Position(*self.lines.position(s)), Position(*self.lines.position(e)))
         return rng, b - a
 
     def chars(self, start: int, end: int) -> tuple[int, int, str]:
         q, nc = self.q, self.q.context_words
         offset = len(q.context)
-        e = offset + self.sug[end - nc - 1][1]
+        e = offset + self.ends[end - nc - 1]
         if start < nc:
             s = _word_offsets(q.context, q.context_skipped + start)[0]
             return s, e, q.context[s:] + q.suggestion[: e - offset]
-        s = offset + self.sug[start - nc][0]
+        s = offset + self.starts[start - nc]
         return s, e, q.suggestion[s - offset : e - offset]
 
 

@@ -40,10 +40,21 @@ _ASCII_CLASS = np.array(
 def word_spans(text: str, pos: int = 0, endpos: int | None = None) -> list[tuple[int, int]]:
     """(start, end) character offsets of the words of `text[pos:endpos]` (ASCII text by
     character classes, several times faster than matching; any other text by WORD_RE)."""
+    starts, ends = word_bounds(text, pos, endpos)
+    return list(zip(starts.tolist(), ends.tolist()))
+
+
+def word_bounds(
+    text: str, pos: int = 0, endpos: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """`word_spans` as two arrays, the words' starts and their ends (for a reader of a few
+    of them)."""
     end = len(text) if endpos is None else min(endpos, len(text))
     piece = text[pos:end]
     if not piece.isascii():
-        return [m.span() for m in WORD_RE.finditer(text, pos, end)]
+        spans = [m.span() for m in WORD_RE.finditer(text, pos, end)]
+        bounds = np.array(spans, dtype=np.int64).reshape(-1, 2)
+        return bounds[:, 0], bounds[:, 1]
     kind = _ASCII_CLASS[np.frombuffer(piece.encode("ascii"), dtype=np.uint8)]
     ident = kind == 1
     alone = kind == 2
@@ -51,9 +62,10 @@ def word_spans(text: str, pos: int = 0, endpos: int | None = None) -> list[tuple
     before[1:] = ident[:-1]
     after = np.zeros_like(ident)
     after[:-1] = ident[1:]
-    starts = (np.flatnonzero(alone | (ident & ~before)) + pos).tolist()
-    ends = (np.flatnonzero(alone | (ident & ~after)) + pos + 1).tolist()
-    return list(zip(starts, ends))
+    return (
+        np.flatnonzero(alone | (ident & ~before)) + pos,
+        np.flatnonzero(alone | (ident & ~after)) + pos + 1,
+    )
 
 
 def count_words(text: str) -> int:

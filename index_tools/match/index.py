@@ -390,15 +390,16 @@ class Index:
     def word_ids(self, words: list[str]) -> np.ndarray:
         """The vocabulary's id of each word (`UNKNOWN` for a word it lacks)."""
         known = self._word_ids
-        mine = {w: known.get(w) for w in set(words)}
-        missing = [w for w, i in mine.items() if i is None]
-        if missing:
+        ids = list(map(known.get, words))
+        if None in ids:  # words not looked up before
+            missing = list({w for w, i in zip(words, ids) if i is None})
             found = self.vocabulary.ids(missing)
+            got = {w: found.get(w, files.UNKNOWN) for w in missing}
             if len(known) > WORD_CACHE:
                 known.clear()
-            for w in missing:
-                mine[w] = known[w] = found.get(w, files.UNKNOWN)
-        return np.fromiter(map(mine.__getitem__, words), dtype=np.int64, count=len(words))
+            known.update(got)
+            ids = [got[w] if i is None else i for w, i in zip(words, ids)]
+        return np.array(ids, dtype=np.int64)
 
     def match(self, suggestion: str, context: str = "", min_tokens: int = 60, **options):
         """Spans of `context + suggestion` quoted from indexed files that overlap the

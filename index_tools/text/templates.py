@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
-from itertools import accumulate
+from itertools import accumulate, chain, islice
 
 import numpy as np
 import xxhash
@@ -54,8 +54,13 @@ def is_template(words: list[str], share: float) -> bool:
         return False
     need = share * runs  # runs found in the templates
     spare = runs - need  # runs that may be missed
+    hashes = iter_run_hashes(words)
+    # most code: none of the first spare + 1 runs is a template's, which decides it
+    first = list(islice(hashes, int(spare) + 1))
+    if ref.isdisjoint(first):
+        return need <= 0
     found = missed = 0
-    for h in iter_run_hashes(words):
+    for h in chain(first, hashes):
         if h in ref:
             found += 1
             if found >= need:

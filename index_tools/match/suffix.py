@@ -267,11 +267,11 @@ class Counts:
         """Places of the query's words [s, e) and their interval in each shard, searched
         within those of the longest [s, e') known, e' < e, whose words are then not
         compared again: a long span costs what its new words do."""
-        if s < 0 or e > self.n:
-            return 0, []
-        hit = self.memo.get((s, e))
+        hit = self.memo.get((s, e))  # (first: most counts are asked more than once)
         if hit is not None:
             return hit
+        if s < 0 or e > self.n:
+            return 0, []
         ends = self.ends.setdefault(s, [])
         j = bisect_left(ends, e)
         # (a short span's words: a longer key would cost what the search saves)
@@ -474,11 +474,8 @@ def _crowded_spans(
     `tail` (no end before is looked for)."""
     n, e0 = counts.n, a + w
 
-    memo = counts.memo
-
-    def c(s: int, e: int) -> int:  # memoized by `counts` (read here first); 0 outside
-        hit = memo.get((s, e))
-        return (hit if hit is not None else counts.get(s, e))[0]
+    def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
+        return counts.get(s, e)[0]
 
     # c(., e0) can only drop as the start moves left: a span can start where it does
     starts = [k + 1 for k in _steps(lambda s: c(s, e0), lowest - 1, a)]

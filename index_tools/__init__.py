@@ -50,7 +50,7 @@ from .service.remote import IndexServiceError, RemoteIndex, is_remote, open_loca
 from .store.generations import FORMAT_VERSION, IndexOpenError
 from .store.generations import current_name as current_generation
 from .store.paths import default_index_path
-from .text.words import TOKENIZER_VERSION, Word, tokenize, word_spans, word_texts
+from .text.words import TOKENIZER_VERSION, Word, tokenize, word_bounds, word_spans, word_texts
 
 __all__ = [
     "ACTIONS",
@@ -115,6 +115,7 @@ __all__ = [
     "source_view",
     "spdx_snippet_tags",
     "tokenize",
+    "word_bounds",
     "word_spans",
     "word_texts",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from index_tools import word_spans, word_texts
+from index_tools import word_bounds, word_texts
 
 
 def words_of(text: str) -> list[str]:
@@ -20,10 +20,10 @@ def context_start(text: str, end: int, n_words: int) -> int:
     window = max(256, n_words * 24)
     while True:
         lo = max(0, end - window)
-        words = word_spans(text, lo, end)
+        starts, _ = word_bounds(text, lo, end)
         # the first word of a cut window may be partial: use it only at the text's start
-        if len(words) > n_words or (lo == 0 and words):
-            return words[max(0, len(words) - n_words)][0]
+        if len(starts) > n_words or (lo == 0 and len(starts)):
+            return int(starts[max(0, len(starts) - n_words)])
         if lo == 0:
             return end
         window *= 4

@@ -174,7 +174,6 @@ def is_inventory(text: str) -> bool:
 
 _ROW_STRING_RE = re.compile(r"'[^']*'?|\"[^\"]*\"?")
 _ROW_NUMBER_RE = re.compile(r"\b\d[\w.]*")
-_ROW_NAME_RE = re.compile(r"[A-Za-z_]\w*")
 _ROW_BRACKET_RE = re.compile(r"[()\[\]]")
 _ROW_STRINGS_RE = re.compile(r"(,\$)+,?")
 
@@ -185,7 +184,7 @@ def _row_shape(row: str) -> str:
     brackets dropped and a run of string items counted as one (rows of 2 or 3 fields alike)."""
     row = _ROW_STRING_RE.sub("$", row.split("#")[0])
     row = _ROW_NUMBER_RE.sub("0", row)
-    row = _ROW_NAME_RE.sub("a", "".join(row.split()))
+    row = _NAME_RE.sub("a", "".join(row.split()))
     return _ROW_STRINGS_RE.sub(",$", _ROW_BRACKET_RE.sub("", row))
 
 

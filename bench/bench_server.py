@@ -34,6 +34,7 @@ from pygls.lsp.client import LanguageClient
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench_latency import read_through  # noqa: E402
 from commit import commit  # noqa: E402
 
 from index_tools import (  # noqa: E402
@@ -268,6 +269,10 @@ def main() -> int:
     parser.add_argument(
         "--texts", help="cut the suggestions from this source's Python files (a source spec)"
     )
+    parser.add_argument(
+        "--read-through", action="store_true",
+        help="read the index's files once before the run (warm: resident pages)",
+    )  # fmt: skip
     args = parser.parse_args()
 
     tmp = tempfile.TemporaryDirectory(prefix="recitation-bench-")
@@ -284,6 +289,9 @@ def main() -> int:
             index, origin = Path(tmp.name) / "index", "python:stdlib, built for this run"
             build_index(["python:stdlib"], index)
     summary = open_index(index).summary()
+    warm = ""
+    if args.read_through:
+        warm = f" Its files read through once before the run ({read_through(open_index(index)):.0f} s)."
 
     # a tiny index, to show that the server's memory does not grow with the index
     tiny_src = Path(tmp.name) / "tiny"
@@ -325,12 +333,13 @@ def main() -> int:
         + (f" --index {args.index}" if args.index else "")
         + (f" --texts {args.texts}" if args.texts else "")
         + f" --insertions {args.insertions} --words {args.words} --seed {args.seed}"
+        + (" --read-through" if args.read_through else "")
         + " --out bench/results/server.md",
         "```",
         "",
         f"Index ({origin}): {summary.get('name')}: {summary.get('files'):,} files, "
         f"{summary.get('words'):,} words, {summary.get('bytes'):,} bytes on disk "
-        f"(format {summary.get('format_version')}, {summary.get('shards')} shard(s)).",
+        f"(format {summary.get('format_version')}, {summary.get('shards')} shard(s)).{warm}",
         "",
         f"{len(lat)} insertions of {args.words}-word suggestions quoted from indexed files "
         f"({args.warmup} warm-up insertions not counted), each into a fresh document after "

@@ -7,9 +7,9 @@
 2. Spans. Every distinct (start, end) of a run is a span; its files are the documents
    holding it whole (with their identical copies): exact, whatever the number of copies.
 3. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
-   (the longest, exact copies first) gives the headline; spans held by more files than the
-   spans around them (a boilerplate tail inside a function) or reaching past the primary
-   one are its `parts`. Listing is bounded (`max_sources` per span; `PART_SOURCES` for a
+   (the longest, exact copies first) gives the headline; spans held by a quarter more
+   documents than the spans shown around them (a boilerplate tail inside a function) or
+   reaching past the primary one are its `parts`. Listing is bounded (`max_sources` per span; `PART_SOURCES` for a
    part inside the primary span, whose files a reader sees one or two of), counting never is.
 
 With a language, the same runs are searched in the rename-insensitive view (identifiers
@@ -19,7 +19,7 @@ being consistent, and reported with `exact` false.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +33,9 @@ from .suffix import Crowded, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
 MAX_PARTS = 32  # nested parts kept per match
+# a part is held by a quarter more documents (distinct texts: identical files are one) than
+# the spans shown around it; nearer counts say nothing its neighbour's line does not
+PART_SHARE = 1.25
 PART_SOURCES = 3  # sources listed for a part inside the primary span (hover: 1, CLI: 2)
 MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
 MIN_KEYWORDS = 2  # distinct keywords a renamed copy contains ...
@@ -74,9 +77,14 @@ class Span:
     def documents(self) -> int:
         return self.crowded.documents if self.crowded is not None else len(self.runs)
 
+    @property
+    def places(self) -> int:
+        """At least `documents`: known without reading any place."""
+        return self.crowded.places if self.crowded is not None else len(self.runs)
+
     def doc_ids(self) -> np.ndarray:
         if self.crowded is not None:
-            return self.crowded.listing()[0]
+            return self.crowded.listing()
         return np.fromiter(self.runs, dtype=np.int64, count=len(self.runs))
 
 
@@ -147,30 +155,35 @@ def _primary(region: list[Span]) -> Span:
 
 
 def _parts(region: list[Span], primary: Span, check=lambda: None) -> list[Span]:
-    """The spans of a region worth their own line: held by files that no span around them
-    has, or reaching past the primary span; the `MAX_PARTS` longest (repetitive text
-    aligns in many shifted ways).
+    """The spans of a region worth their own line: held by at least `PART_SHARE` times
+    the documents of the primary span and of each part around them (a boilerplate tail
+    inside a function: more files hold it), or reaching past the primary span; the
+    `MAX_PARTS` longest (repetitive text aligns in many shifted ways).
 
-    In one view, a document holding a span holds every span inside it: s is dominated
-    when a span containing it has as many documents. Such a span is longer: spans are
-    visited longest first, each one's documents counted when it is visited (regions of
-    periodic code have thousands of spans, most never counted)."""
-    visited: dict[tuple[bool, int], list[tuple[int, int]]] = {}  # (view, documents) -> spans
+    Spans are visited longest first, so the spans around one are decided before it. A
+    span's places bound its documents: one with too few places is left out uncounted
+    (regions of widely copied code have thousands of spans a word apart, most never
+    counted). A span is also left out when a span of the other view around it is held
+    by all of its documents."""
+    shown: dict[bool, list[Span]] = {True: [], False: []}  # view -> primary and parts
+    shown[primary.exact].append(primary)
     views = {True: [s for s in region if s.exact], False: [s for s in region if not s.exact]}
     out: list[Span] = []
     for s in sorted(region, key=lambda s: (-s.length, s.start)):
         if len(out) == MAX_PARTS:
             break
+        if s is primary:
+            continue
         check()  # (the deadline's: counting a span's documents reads its places)
-        alike = visited.setdefault((s.exact, s.documents), [])
-        dominated = any(a <= s.start and s.end <= b for a, b in alike)
-        alike.append((s.start, s.end))
-        if s is primary or dominated:
+        around = [o.documents for o in shown[s.exact] if o.start <= s.start and s.end <= o.end]
+        most = PART_SHARE * max(around, default=0)
+        if s.places < most or s.documents < most:
             continue
         if any(
             o.start <= s.start and s.end <= o.end and _holds_all(o, s) for o in views[not s.exact]
         ):
             continue
+        shown[s.exact].append(s)
         out.append(s)
     return sorted(out, key=lambda s: (s.start, -s.end))
 
@@ -183,23 +196,27 @@ def _holds_all(o: Span, s: Span) -> bool:
     return bool(np.isin(s.doc_ids(), o.doc_ids()).all())
 
 
-def _places(span: Span, shown: np.ndarray) -> list[tuple[int, int]]:
+def _places(span: Span, shown: np.ndarray, batch: int) -> Iterator[tuple[int, int]]:
     """(document, its position of the span's start), longest runs first, documents already
-    `shown` (a part's files that the primary span lists too) after the others."""
+    `shown` (a part's files that the primary span lists too) after the others; a crowded
+    span's places found `batch` documents at a time, as they are asked for."""
     if span.crowded is not None:
-        docs, starts = span.crowded.listing()
-        order = np.lexsort((docs, np.isin(docs, shown)))
-        return list(zip(docs[order].tolist(), starts[order].tolist()))
+        docs = span.crowded.listing()
+        docs = docs[np.lexsort((docs, np.isin(docs, shown)))]
+        for k in range(0, len(docs), batch):
+            some = docs[k : k + batch]
+            yield from zip(some.tolist(), span.crowded.places_in(some).tolist())
+        return
     seen = set(shown.tolist())
     ranked = sorted(span.runs.values(), key=lambda r: (r.doc in seen, -r.length, r.doc))
-    return [(r.doc, r.doc_start + span.start - r.start) for r in ranked]
+    yield from ((r.doc, r.doc_start + span.start - r.start) for r in ranked)
 
 
 def _sources(index, span: Span, max_sources: int, shown: np.ndarray | None = None) -> list[Source]:
     """Sources of a span (at most `max_sources`: listing is bounded, counting is not)."""
     empty = np.empty(0, dtype=np.int64)
     out: list[Source] = []
-    for doc_id, first in _places(span, empty if shown is None else shown):
+    for doc_id, first in _places(span, empty if shown is None else shown, max(1, max_sources)):
         if len(out) >= max_sources:
             break
         doc = index.document(doc_id)

@@ -46,6 +46,7 @@ from ..store.shards import id_bytes
 ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
 READ_PLACES = 512  # crowded spans: places read directly once this few are left
 MEMO_WORDS = 256  # counts of spans up to this long are memoized by their words too
+BLOCK_BITS = 10  # blocks of 1024 words: places' documents found from their block's
 
 
 def anchors(n: int, t: int, stride: int = 1) -> tuple[list[int], int, int]:
@@ -72,6 +73,8 @@ class ShardView:
         self.raw = np.frombuffer(ids, dtype={4: ">u4", 3: np.uint8, 2: ">u2"}[width])
         self.size = len(self.raw) // (3 if width == 3 else 1)
         self.alive = alive  # per document of the shard: it has occurrences
+        self._blocks: np.ndarray | None = None  # see `documents`
+        self._bounds: np.ndarray | None = None
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
             words = np.diff(np.append(starts, self.size)) - 1  # a separator after each
@@ -125,6 +128,28 @@ class ShardView:
         """Index (in this shard) of the document holding each position."""
         return np.searchsorted(self.starts, positions, side="right") - 1
 
+    def documents_at(self, lo: int, hi: int) -> np.ndarray:
+        """`documents` of the places [lo, hi) of the suffix array (int32): each one's
+        document of its block of 2**BLOCK_BITS words' first word, then of the few that start
+        in the block before it (a binary search for each place costs twice as much, its
+        cache misses)."""
+        if hi - lo < 256:
+            return self.documents(self.positions(lo, hi)).astype(np.int32)
+        if self._blocks is None:
+            self._bounds = np.append(self.starts, self.size + 1).astype(np.uint32)
+            blocks = np.arange(0, self.size + (1 << BLOCK_BITS), 1 << BLOCK_BITS)
+            self._blocks = (np.searchsorted(self.starts, blocks, side="right") - 1).astype(np.int32)
+        places = np.frombuffer(self.sa, dtype=np.uint32, count=hi - lo, offset=lo * 4)
+        docs = self._blocks[places >> BLOCK_BITS]
+        for _ in range(3):
+            later = self._bounds[docs + 1] <= places
+            if not later.any():
+                return docs
+            docs += later
+        rest = np.flatnonzero(self._bounds[docs + 1] <= places)
+        docs[rest] = np.searchsorted(self.starts, places[rest], side="right") - 1
+        return docs
+
 
 @dataclass
 class Crowded:
@@ -136,7 +161,12 @@ class Crowded:
     end: int
     _counts: Counts
     _documents: int | None = None
-    _listing: tuple[np.ndarray, np.ndarray] | None = None
+    _listing: np.ndarray | None = None
+
+    @property
+    def places(self) -> int:
+        """Its places in all documents, dead ones too (at least its live documents)."""
+        return self._counts.get(self.start, self.end)[0]
 
     @property
     def documents(self) -> int:
@@ -144,27 +174,34 @@ class Crowded:
             self._documents = self._counts.distinct(self.start, self.end)
         return self._documents
 
-    def listing(self) -> tuple[np.ndarray, np.ndarray]:
-        """(ascending document ids, the document's word position of `start` in each)."""
+    def listing(self) -> np.ndarray:
+        """Its live documents' ids, ascending."""
         if self._listing is None:
-            docs, places = [], []
+            docs = []
             for i, (lo, hi) in enumerate(self._counts.get(self.start, self.end)[1]):
                 if hi > lo:
-                    sh = self._counts.shards[i]
-                    held, prev = self._counts.documents(i, lo, hi)
-                    first = np.flatnonzero(prev < 0)  # each document's first place here
-                    first = first[np.argsort(held[first], kind="stable")]
-                    u = held[first]
-                    if sh.alive is not None:
-                        u, first = u[sh.alive[u]], first[sh.alive[u]]
-                    docs.append(u + sh.first_doc)
-                    places.append(sh.positions(lo, hi)[first] - sh.starts[u])
-            empty = np.empty(0, dtype=np.int64)
-            self._listing = (
-                np.concatenate(docs) if docs else empty,
-                np.concatenate(places) if places else empty,
-            )
+                    held = self._counts.held(i, lo, hi)
+                    docs.append(held + self._counts.shards[i].first_doc)
+            self._listing = np.concatenate(docs) if docs else np.empty(0, dtype=np.int64)
         return self._listing
+
+    def places_in(self, doc_ids: np.ndarray) -> np.ndarray:
+        """The word position of `start` in each of these documents (of its listing): at
+        the document's first place in the suffix array's order."""
+        out = np.zeros(len(doc_ids), dtype=np.int64)
+        for i, (lo, hi) in enumerate(self._counts.get(self.start, self.end)[1]):
+            sh = self._counts.shards[i]
+            want = np.flatnonzero(
+                (doc_ids >= sh.first_doc) & (doc_ids < sh.first_doc + len(sh.starts))
+            )
+            if hi <= lo or not len(want):
+                continue
+            docs = self._counts.documents(i, lo, hi)
+            at = np.flatnonzero(np.isin(docs, doc_ids[want] - sh.first_doc))
+            held, first = np.unique(docs[at], return_index=True)  # each one's first place
+            pos = sh.positions(lo, hi)[at[first]] - sh.starts[held]
+            out[want] = pos[np.searchsorted(held, doc_ids[want] - sh.first_doc)]
+        return out
 
 
 class Counts:
@@ -184,49 +221,64 @@ class Counts:
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
         self.has_dead = any(sh.alive is not None for sh in shards)
         self.read_live: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
-        self.shortest: dict[int, int] = {}  # start -> the end of its shortest crowded span
+        self.crowded_ends: dict[int, list[int]] = {}  # start -> the ends of its crowded spans
+        self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
 
-    def documents(self, i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        """For the places [lo, hi) of shard i's suffix array, in its order: each one's
-        document (index in the shard) and the previous place of that document there (an
-        offset from lo, -1 or less when none is in range). Read once for an interval, then
-        sliced for the intervals inside it."""
-        for a, b, docs, prev in self.listed[i]:
+    def documents(self, i: int, lo: int, hi: int) -> np.ndarray:
+        """The document (index in shard i) of each place [lo, hi) of its suffix array, in
+        its order. Read once for an interval, then sliced for the intervals inside it."""
+        for a, b, docs in self.listed[i]:
             if a <= lo and hi <= b:
-                return docs[lo - a : hi - a], prev[lo - a : hi - a] - (lo - a)
+                return docs[lo - a : hi - a]
+        docs = self.shards[i].documents_at(lo, hi)
+        self.listed[i].append((lo, hi, docs))
+        return docs
+
+    def marked(self, i: int, lo: int, hi: int) -> np.ndarray:
+        """Per document of shard i: it is live and holds one of the places [lo, hi)."""
         sh = self.shards[i]
-        docs = sh.documents(sh.positions(lo, hi))
-        order = np.argsort(docs, kind="stable")
-        same = np.zeros(len(docs), dtype=bool)
-        same[1:] = docs[order[1:]] == docs[order[:-1]]
-        prev = np.full(len(docs), -1, dtype=np.int64)
-        prev[order[1:][same[1:]]] = order[:-1][same[1:]]
-        self.listed[i].append((lo, hi, docs, prev))
-        return docs, prev
+        mark = np.zeros(len(sh.starts), dtype=bool)
+        mark[self.documents(i, lo, hi)] = True
+        return mark if sh.alive is None else mark & sh.alive
+
+    def held(self, i: int, lo: int, hi: int) -> np.ndarray:
+        """The live documents (indexes in shard i) holding places [lo, hi), ascending."""
+        return np.flatnonzero(self.marked(i, lo, hi))
 
     def distinct(self, s: int, e: int) -> int:
         """Distinct live documents holding the query's words [s, e).
 
-        The places of the spans of one start nest (a longer span's are among a shorter
-        one's): when its shortest span (`shortest`) has at most twice as many places,
-        those are read instead, and the other spans' of the start sliced from them."""
-        wide = None
-        if self.shortest.get(s, e) < e:
-            total, ivs = self.get(s, self.shortest[s])
-            if total <= 2 * self.get(s, e)[0]:
-                wide = ivs
-        total = 0
-        for i, (lo, hi) in enumerate(self.get(s, e)[1]):
-            if hi > lo:
-                if wide is not None:
-                    self.documents(i, *wide[i])  # read once, then sliced
-                docs, prev = self.documents(i, lo, hi)
-                first = prev < 0
-                alive = self.shards[i].alive
-                if alive is not None:
-                    first &= alive[docs]
-                total += int(np.count_nonzero(first))
-        return total
+        The places of the crowded spans of one start nest (a longer span's are among a
+        shorter one's): the documents of all of them up to twice its places are counted
+        at once, in one pass over the places of the shortest, each document marked with
+        the longest of them it holds."""
+        hit = self.counted.get((s, e))
+        if hit is not None:
+            return hit
+        most = 2 * self.get(s, e)[0]
+        ends = [e] + [x for x in self.crowded_ends.get(s, ()) if x > e or self.get(s, x)[0] <= most]
+        ends = sorted(set(ends))  # the widest interval first
+        held = np.zeros(len(ends) + 1, dtype=np.int64)  # held[j]: documents of ends[j - 1]
+        for i, sh in enumerate(self.shards):
+            ivs = [self.get(s, x)[1][i] for x in ends]
+            lo0, hi0 = ivs[0]
+            if hi0 <= lo0:
+                continue
+            docs = self.documents(i, lo0, hi0)
+            # each place's depth: how many of the nested intervals hold it
+            step = np.zeros(hi0 - lo0 + 1, dtype=np.int32)
+            for lo, hi in ivs:
+                if hi > lo:
+                    step[lo - lo0] += 1
+                    step[hi - lo0] -= 1
+            deepest = np.zeros(len(sh.starts), dtype=np.int32)
+            np.maximum.at(deepest, docs, np.cumsum(step[:-1], dtype=np.int32))
+            if sh.alive is not None:
+                deepest *= sh.alive
+            held += np.cumsum(np.bincount(deepest, minlength=len(ends) + 1)[::-1])[::-1]
+        for j, x in enumerate(ends, 1):
+            self.counted[(s, x)] = int(held[j])
+        return self.counted[(s, e)]
 
     def dead_at_most(self, ivs: list[tuple[int, int]]) -> int:
         """At most this many of the places of intervals `ivs` are in dead documents."""
@@ -402,7 +454,7 @@ def search(
             if e - s >= t and e > tail and (s, e) not in spans:
                 spans.add((s, e))
                 out.append(Crowded(s, e, counts))
-                counts.shortest[s] = min(e, counts.shortest.get(s, e))
+                counts.crowded_ends.setdefault(s, []).append(e)
     return runs, out
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from index_tools.match.matcher import PART_SHARE
 from index_tools.text.words import WORD_RE
 
 
@@ -89,7 +90,8 @@ class RefRegion:
 
 def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
     """Overlapping spans grouped; the longest (then most files, then first) is primary; a
-    span is a part unless a span around it is held by all of its files."""
+    span is a part when it is held by `PART_SHARE` times the documents of the primary
+    span and of each part around it."""
     ordered = sorted(spans.values(), key=lambda s: (s.start, -s.end))
     groups: list[list[RefSpan]] = []
     end = -1
@@ -103,14 +105,14 @@ def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
     out = []
     for g in groups:
         primary = max(g, key=lambda s: (s.length, len(s.docs), -s.start))
-        parts = [
-            s
-            for s in g
-            if s is not primary
-            and not any(
-                o is not s and o.start <= s.start and o.end >= s.end and o.docs >= s.docs for o in g
-            )
-        ]
-        parts.sort(key=lambda s: (s.start, -s.end))
+        shown = [primary]  # visited longest first: the spans around one are decided before it
+        for s in sorted(g, key=lambda s: (-s.length, s.start)):
+            if s is not primary and all(
+                len(s.docs) >= PART_SHARE * len(o.docs)
+                for o in shown
+                if o.start <= s.start and s.end <= o.end
+            ):
+                shown.append(s)
+        parts = sorted(shown[1:], key=lambda s: (s.start, -s.end))
         out.append(RefRegion(min(s.start for s in g), max(s.end for s in g), primary, parts))
     return out

@@ -202,3 +202,34 @@ def test_a_part_inside_the_quote_lists_a_few_files_and_counts_them_all(tmp_path)
         assert len(part.sources) == PART_SOURCES
         # the files the quote itself lists come last: the part lists other ones
         assert {s.repository for s in part.sources}.isdisjoint({"o/m0", "o/m1"})
+
+
+@pytest.mark.parametrize(("whole", "alone", "shown"), [(4, 1, True), (5, 1, False), (3, 0, False)])
+def test_a_part_is_shown_when_a_quarter_more_files_hold_it(tmp_path, whole, alone, shown):
+    """The function inside the quoted module gets its own line when it is held by at least
+    a quarter more documents than the whole module (5 against 4); 6 against 5 is the same
+    count to a reader: the module's line says it, and counting stays exact either way."""
+    from engine_fixtures import make_repo
+
+    quoted = f"import os\nimport sys\n\nSETTINGS = os.environ\n\n{HAVERSINE}\n\nmain(sys.argv)\n"
+    repos = []
+    for i in range(whole):  # the whole module (files that differ: identical ones are one text)
+        module = f"# module {i}\n{quoted}"
+        repo, _ = make_repo(tmp_path / f"m{i}", {"app.py": module}, f"https://github.com/o/m{i}")
+        repos.append(str(repo))
+    for i in range(alone):  # the function alone
+        body = f"# copy {i}\nVALUE = {i}\n\n{HAVERSINE}\nprint({i})\n"
+        repo, _ = make_repo(tmp_path / f"h{i}", {"geo.py": body}, f"https://github.com/o/h{i}")
+        repos.append(str(repo))
+    build_index(repos, tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    with open_index(tmp_path / "idx") as idx:
+        (m,) = idx.match(quoted)
+        assert m.file_count == whole and m.file_count_exact is True
+        assert m.length == words(quoted)
+        if shown:
+            (part,) = m.parts
+            assert part.file_count == whole + alone and part.file_count_exact is True
+            assert "o/h0" in {s.repository for s in part.sources}
+            assert f"1 nested part (up to {whole + alone} files)" in describe_match(m)
+        else:
+            assert m.parts == []

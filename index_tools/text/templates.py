@@ -2,9 +2,10 @@
 `conf.py`, Django's project and app files...), as hashed runs of words.
 
 A quoted span made mostly of such runs is an `idiom`: the template was copied into
-hundreds of thousands of projects by a generator, nobody recited it. The data file is
-made by `bench/make_templates.py` from the packages that ship the templates; it holds
-only hashes, sorted, `TEMPLATE_K` words per run.
+hundreds of thousands of projects by a generator, nobody recited it. The data files are
+made by `bench/make_templates.py` from the packages that ship the templates: the runs'
+hashes, sorted, `TEMPLATE_K` words per run, and the words they are made of (a run with
+another word is no template's: it is not hashed).
 """
 
 from __future__ import annotations
@@ -12,22 +13,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
-from itertools import accumulate, chain, islice
+from itertools import accumulate
 
 import numpy as np
 import xxhash
 
 TEMPLATE_K = 12  # words per hashed run
 DATA_FILE = "templates.u64"
+WORDS_FILE = "templates.words"
 
 
-def iter_run_hashes(words: list[str], k: int = TEMPLATE_K) -> Iterator[int]:
-    """xxh3-64 of every run of `k` consecutive words, joined by one space, in order."""
+def _joined(words: list[str]) -> tuple[bytes, list[int]]:
+    """The words joined by one space, as UTF-8, and each word's offset there (and the end)."""
     text = " ".join(words)
     joined = text.encode()
     ascii_text = len(joined) == len(text)  # a word's bytes are then its characters
     sizes = map(len, words if ascii_text else (w.encode() for w in words))
-    starts = [0, *accumulate(size + 1 for size in sizes)]  # each word's offset, and the end
+    return joined, [0, *accumulate(size + 1 for size in sizes)]
+
+
+def iter_run_hashes(words: list[str], k: int = TEMPLATE_K) -> Iterator[int]:
+    """xxh3-64 of every run of `k` consecutive words, joined by one space, in order."""
+    joined, starts = _joined(words)
     h = xxhash.xxh3_64_intdigest
     return (h(joined[a : b - 1]) for a, b in zip(starts, starts[k:]))
 
@@ -38,30 +45,38 @@ def run_hashes(words: list[str], k: int = TEMPLATE_K) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
-def _reference() -> frozenset[int]:
-    path = resources.files("index_tools") / "data" / DATA_FILE
-    if not path.is_file():
-        return frozenset()
-    return frozenset(np.frombuffer(path.read_bytes(), dtype="<u8").tolist())
+def _reference() -> tuple[frozenset[int], frozenset[str]]:
+    """The templates' run hashes and words (none without the data files)."""
+    data = resources.files("index_tools") / "data"
+    runs, words = data / DATA_FILE, data / WORDS_FILE
+    if not runs.is_file() or not words.is_file():
+        return frozenset(), frozenset()
+    hashes = frozenset(np.frombuffer(runs.read_bytes(), dtype="<u8").tolist())
+    return hashes, frozenset(words.read_text(encoding="utf-8").split("\n")[:-1])
 
 
 def is_template(words: list[str], share: float) -> bool:
-    """Whether at least `share` of the span's runs of words are runs of a known template
-    (runs are hashed until the answer is known: most code misses from its first half)."""
+    """Whether at least `share` of the span's runs of words are runs of a known template.
+    Only runs made of the templates' words can be: they alone are hashed, and none when
+    they are too few (most code)."""
     runs = len(words) - TEMPLATE_K + 1
-    ref = _reference()
+    ref, known = _reference()
     if runs <= 0 or not ref:
         return False
     need = share * runs  # runs found in the templates
-    spare = runs - need  # runs that may be missed
-    hashes = iter_run_hashes(words)
-    # most code: none of the first spare + 1 runs is a template's, which decides it
-    first = list(islice(hashes, int(spare) + 1))
-    if ref.isdisjoint(first):
-        return need <= 0
+    if need <= 0:
+        return True
+    inside = np.fromiter(map(known.__contains__, words), dtype=bool, count=len(words))
+    before = np.concatenate(([0], np.cumsum(inside)))  # template words before each word
+    candidates = np.flatnonzero(before[TEMPLATE_K:] - before[:runs] == TEMPLATE_K).tolist()
+    if len(candidates) < need:
+        return False
+    joined, starts = _joined(words)
+    h = xxhash.xxh3_64_intdigest
     found = missed = 0
-    for h in chain(first, hashes):
-        if h in ref:
+    spare = len(candidates) - need  # candidates that may be missed
+    for i in candidates:
+        if h(joined[starts[i] : starts[i + TEMPLATE_K] - 1]) in ref:
             found += 1
             if found >= need:
                 return True

@@ -249,3 +249,22 @@ def test_a_span_starting_inside_a_docstring_reads_its_code_as_code():
     text = 'sorted array\n    """\n    for i in range(n):\n        pass\n'
     kinds = [k for k, _ in segments(text)]
     assert kinds[0] == "string" and "code" in kinds
+
+
+def test_template_runs_are_made_of_the_shipped_template_words():
+    """`is_template` hashes only runs made of the templates' words: every run the data
+    holds must be made of them, or a template would go unseen."""
+    from index_tools.text.templates import _reference, is_template, run_hashes
+    from index_tools.text.words import WORD_RE
+
+    ref, known = _reference()
+    assert len(ref) > 1000 and len(known) > 100
+    words = WORD_RE.findall(SPHINX_CONF)
+    hashes = run_hashes(words).tolist()
+    found = [i for i, h in enumerate(hashes) if h in ref]
+    assert len(found) > len(hashes) / 2
+    assert all(set(words[i : i + 12]) <= known for i in found)
+    assert is_template(words, 0.5)
+    # a word no template has, every fourth word: no run is a template's
+    changed = [w if i % 4 else "frobnicate_widget" for i, w in enumerate(words)]
+    assert not is_template(changed, 0.5)

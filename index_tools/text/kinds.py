@@ -111,18 +111,19 @@ def is_repetitive(words: list[str]) -> bool:
     distinct = set(words)
     if len(distinct) / n < 0.12:
         return True
-    numbers = sum(w[0].isdigit() for w in distinct)
+    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}  # numbers: 0
+    numbers = list(code.values()).count(0)
     if (len(distinct) - numbers + (numbers > 0)) / n > 0.3:  # distinct words, numbers as one
         return False
-    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}
-    seq = np.fromiter(map(code.__getitem__, words), dtype=np.int64, count=n)
+    seq = np.fromiter(map(code.__getitem__, words), dtype=np.int32, count=n)
     most = min(32, n // 3)
     if most == 0:
         return False
-    # same[p - 1]: positions i with seq[i + p] == seq[i], every period p at once (-1 pads)
-    padded = np.concatenate((seq, np.full(most, -1)))
-    window = np.lib.stride_tricks.sliding_window_view(padded, most + 1)[:n]
-    same = np.count_nonzero(window[:, 1:] == window[:, :1], axis=0)
+    # same[p - 1]: positions i with seq[i + p] == seq[i], every period p at once (row p - 1
+    # of `shifted` is the sequence p words on, -1 past its end)
+    padded = np.concatenate((seq, np.full(most, -1, dtype=np.int32)))
+    shifted = np.lib.stride_tricks.sliding_window_view(padded[1:], n)
+    same = np.count_nonzero(shifted == seq, axis=1)
     periods = np.arange(1, most + 1)
     return bool((same >= 0.75 * (n - periods)).any())
 
@@ -190,7 +191,6 @@ def _row_shape(row: str) -> str:
 
 _LINE_STRING_RE = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a string within a line
 _COMMENT_RE = re.compile(r"#[^\n]*")
-_NOT_BRACKET_RE = re.compile(r"[^(\[{)\]}\n]+")
 _BRACKET_STEP = np.zeros(256, dtype=np.int64)
 _BRACKET_STEP[list(b"([{")] = 1
 _BRACKET_STEP[list(b")]}")] = -1
@@ -201,9 +201,10 @@ def _rows(text: str) -> list[str]:
     lines = text.splitlines()
     if not lines:
         return []
-    # each line's brackets, strings and comments left out: opened minus closed
-    code = _NOT_BRACKET_RE.sub("", _LINE_STRING_RE.sub("", _COMMENT_RE.sub("", "\n".join(lines))))
-    chars = np.frombuffer(code.encode("ascii"), dtype=np.uint8)
+    # each line's brackets, strings and comments left out: opened minus closed (in UTF-8,
+    # no byte of another character is a bracket or a line break)
+    code = _LINE_STRING_RE.sub("", _COMMENT_RE.sub("", "\n".join(lines)))
+    chars = np.frombuffer(code.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     line = np.cumsum(chars == 10)
     steps = np.bincount(line, weights=_BRACKET_STEP[chars], minlength=len(lines)).tolist()
     rows: list[str] = []

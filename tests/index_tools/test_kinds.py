@@ -268,3 +268,12 @@ def test_template_runs_are_made_of_the_shipped_template_words():
     # a word no template has, every fourth word: no run is a template's
     changed = [w if i % 4 else "frobnicate_widget" for i, w in enumerate(words)]
     assert not is_template(changed, 0.5)
+
+
+def test_rows_join_open_brackets_whatever_the_characters():
+    """Logical rows from bracket depth, strings and comments left out, with characters
+    of any width and a lone surrogate (text from an editor can hold one)."""
+    from index_tools.text.kinds import _rows
+
+    text = "x = ('é(', [  # (\n  1, '\ud800'])\ny = {'😀': 2}\nz = [\n3\n]\n"
+    assert _rows(text) == ["x = ('é(', [  # (   1, '\ud800'])", "y = {'😀': 2}", "z = [ 3 ]"]

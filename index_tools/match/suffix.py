@@ -351,9 +351,22 @@ class Counts:
         return total, ivs
 
 
-def _equal_right(sh: ShardView, q: np.ndarray, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:
+FEW_PLACES = 8  # places extended by comparing their bytes, one place at a time
+
+
+def _equal_right(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:
     """How many words are equal from query position qs and corpus position cs on."""
-    n, size = len(q), sh.size
+    n, size = counts.n, sh.size
+    if len(qs) <= FEW_PLACES:  # a quote's own documents: bisection on equal byte slices
+        qb, w = counts.qb[sh.width], sh.width
+        return np.array(
+            [
+                _equal_bytes(qb, sh.tok, w, a, c, min(n - a, size - c), 1)
+                for a, c in zip(qs.tolist(), cs.tolist())
+            ],
+            dtype=np.int64,
+        )
+    q = counts.q
     out = np.zeros(len(qs), dtype=np.int64)
     active = np.arange(len(qs))
     step = 32
@@ -370,8 +383,18 @@ def _equal_right(sh: ShardView, q: np.ndarray, qs: np.ndarray, cs: np.ndarray) -
     return out
 
 
-def _equal_left(sh: ShardView, q: np.ndarray, qe: np.ndarray, ce: np.ndarray) -> np.ndarray:
+def _equal_left(sh: ShardView, counts: Counts, qe: np.ndarray, ce: np.ndarray) -> np.ndarray:
     """How many words are equal before query position qe and corpus position ce."""
+    if len(qe) <= FEW_PLACES:
+        qb, w = counts.qb[sh.width], sh.width
+        return np.array(
+            [
+                _equal_bytes(qb, sh.tok, w, a, c, min(a, c), -1)
+                for a, c in zip(qe.tolist(), ce.tolist())
+            ],
+            dtype=np.int64,
+        )
+    q = counts.q
     out = np.zeros(len(qe), dtype=np.int64)
     active = np.arange(len(qe))
     step = 32
@@ -385,6 +408,21 @@ def _equal_left(sh: ShardView, q: np.ndarray, qe: np.ndarray, ce: np.ndarray) ->
         active = active[~has]
         step *= 4
     return out
+
+
+def _equal_bytes(qb: bytes, tok, w: int, a: int, c: int, most: int, way: int) -> int:
+    """How many words (at most `most`) are equal from query word a and corpus word c on
+    (way 1), or before them (way -1): the largest k whose k words' bytes are equal, by
+    bisection (words equal over k words are over fewer)."""
+    lo, hi = 0, most
+    while lo < hi:
+        k = (lo + hi + 1) // 2
+        if way > 0:
+            equal = qb[a * w : (a + k) * w] == tok[c * w : (c + k) * w]
+        else:
+            equal = qb[(a - k) * w : a * w] == tok[(c - k) * w : c * w]
+        lo, hi = (k, hi) if equal else (lo, k - 1)
+    return lo
 
 
 RunTuple = tuple[int, int, int, int]  # query start, end, document, its position of start
@@ -476,9 +514,8 @@ def _runs(shards, counts: Counts, found, enumerated, w, reach, t, tail) -> list[
         first = np.flatnonzero(new)
         last = np.append(first[1:], len(a)) - 1
         a0, a1, d = a[first], a[last], d[first]
-        q = counts.q
-        s = a0 - _equal_left(sh, q, a0, a0 + d)
-        e = a1 + w + _equal_right(sh, q, a1 + w, a1 + w + d)
+        s = a0 - _equal_left(sh, counts, a0, a0 + d)
+        e = a1 + w + _equal_right(sh, counts, a1 + w, a1 + w + d)
         # a run is this path's only around an enumerated anchor: then every place of its
         # spans was seen (a run of crowded anchors only is found from counts)
         j = np.searchsorted(en, s)
@@ -544,7 +581,7 @@ def _crowded_spans(
                 if hi > lo:
                     sh = counts.shards[i]
                     pos = sh.positions(lo, hi) + (x - s)
-                    more = _equal_right(sh, counts.q, np.full(len(pos), x), pos)
+                    more = _equal_right(sh, counts, np.full(len(pos), x), pos)
                     ends.update(e for e in (x + more).tolist() if e < y)
             return True
 

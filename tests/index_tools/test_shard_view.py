@@ -37,3 +37,38 @@ def test_places_get_the_document_that_holds_them(seed):
     for lo, hi in ((0, 1), (7, 262), (0, 256), (100, 6000)):  # a search each below 256 places
         want = [bisect_right(starts, p) - 1 for p in places[lo:hi].tolist()]  # last start <= p
         assert sh.documents_at(lo, hi).tolist() == want
+
+
+@pytest.mark.parametrize("width", [2, 3, 4])
+def test_runs_extend_alike_by_bytes_and_by_words(monkeypatch, width):
+    """A few places are extended by comparing the words' bytes, many by comparing words:
+    the same lengths, to either side, at the ends of the query and of the shard, with query
+    words no shard of this width can hold."""
+    from index_tools.match import suffix
+
+    rng = np.random.default_rng(width)
+    beyond = 1 << (8 * width) if width < 4 else 1 << 30  # no id of this shard
+    for _ in range(40):
+        alphabet = int(rng.choice([2, 3, 50]))
+        ids = rng.integers(1, alphabet + 1, int(rng.integers(50, 400)))
+        q = ids[rng.integers(0, len(ids) - 40) :][: int(rng.integers(1, 120))].copy()
+        q[rng.random(len(q)) < 0.03] = beyond
+        sh = ShardView(
+            ids.astype(">u4").view(np.uint8).reshape(-1, 4)[:, 4 - width :].tobytes(),
+            memoryview(b"").cast("I"), np.array([0], dtype=np.int64), 0, None, width, 1,
+        )  # fmt: skip
+        counts = suffix.Counts([sh], q)
+        qs = rng.integers(0, len(q) + 1, 8)
+        cs = rng.integers(0, len(ids) + 1, 8)
+        got = {}
+        for few in (0, 8):
+            monkeypatch.setattr(suffix, "FEW_PLACES", few)
+            right = suffix._equal_right(sh, counts, qs, cs).tolist()
+            left = suffix._equal_left(sh, counts, qs, cs).tolist()
+            got[few] = (right, left)
+        assert got[0] == got[8]
+        a, c = int(qs[0]), int(cs[0])  # and by hand
+        k = 0
+        while a + k < len(q) and c + k < len(ids) and q[a + k] == ids[c + k]:
+            k += 1
+        assert got[8][0][0] == k

@@ -9,8 +9,9 @@
 3. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
    (the longest, exact copies first) gives the headline; spans held by a quarter more
    documents than the spans shown around them (a boilerplate tail inside a function) or
-   reaching past the primary one are its `parts`. Listing is bounded (`max_sources` per span; `PART_SOURCES` for a
-   part inside the primary span, whose files a reader sees one or two of), counting never is.
+   reaching past the primary one are its `parts`. Listing is bounded (`max_sources` per
+   span; `PART_SOURCES` for a part inside the primary span, whose files a reader sees one
+   or two of), counting never is.
 
 With a language, the same runs are searched in the rename-insensitive view (identifiers
 as one placeholder) where no exact span covers the code, split where the renaming stops
@@ -160,11 +161,11 @@ def _parts(region: list[Span], primary: Span, check=lambda: None) -> list[Span]:
     inside a function: more files hold it), or reaching past the primary span; the
     `MAX_PARTS` longest (repetitive text aligns in many shifted ways).
 
-    Spans are visited longest first, so the spans around one are decided before it. A
-    span's places bound its documents: one with too few places is left out uncounted
-    (regions of widely copied code have thousands of spans a word apart, most never
-    counted). A span is also left out when a span of the other view around it is held
-    by all of its documents."""
+    Spans are visited longest first, so the spans around one are decided before it (a
+    region of widely copied code has hundreds of spans a word apart: a part a word
+    shorter than another, in 1% more files, says nothing new). A span's places bound its
+    documents: one with too few places is left out without reading them. A span is also
+    left out when a span of the other view around it is held by all of its documents."""
     shown: dict[bool, list[Span]] = {True: [], False: []}  # view -> primary and parts
     shown[primary.exact].append(primary)
     views = {True: [s for s in region if s.exact], False: [s for s in region if not s.exact]}

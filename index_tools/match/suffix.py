@@ -73,7 +73,7 @@ class ShardView:
         self.raw = np.frombuffer(ids, dtype={4: ">u4", 3: np.uint8, 2: ">u2"}[width])
         self.size = len(self.raw) // (3 if width == 3 else 1)
         self.alive = alive  # per document of the shard: it has occurrences
-        self._blocks: np.ndarray | None = None  # see `documents`
+        self._blocks: np.ndarray | None = None  # see `documents_at`
         self._bounds: np.ndarray | None = None
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
@@ -131,8 +131,8 @@ class ShardView:
     def documents_at(self, lo: int, hi: int) -> np.ndarray:
         """`documents` of the places [lo, hi) of the suffix array (int32): each one's
         document of its block of 2**BLOCK_BITS words' first word, then of the few that start
-        in the block before it (a binary search for each place costs twice as much, its
-        cache misses)."""
+        in the block before it (a binary search for each place costs four times as much:
+        its cache misses)."""
         if hi - lo < 256:
             return self.documents(self.positions(lo, hi)).astype(np.int32)
         if self._blocks is None:
@@ -351,7 +351,7 @@ class Counts:
         return total, ivs
 
 
-FEW_PLACES = 8  # places extended by comparing their bytes, one place at a time
+FEW_PLACES = 8  # up to this many places are extended one at a time, by their bytes
 
 
 def _equal_right(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:

@@ -47,6 +47,7 @@ ENUMERATE = 512  # places of an anchor window extended one by one; more: from co
 READ_PLACES = 512  # crowded spans: places read directly once this few are left
 MEMO_WORDS = 256  # counts of spans up to this long are memoized by their words too
 BLOCK_BITS = 10  # blocks of 1024 words: places' documents found from their block's
+MARK_SHARE = 16  # documents counted in a table of them all from 1/16 as many places on
 
 
 def anchors(n: int, t: int, stride: int = 1) -> tuple[list[int], int, int]:
@@ -250,8 +251,10 @@ class Counts:
 
         The places of the crowded spans of one start nest (a longer span's are among a
         shorter one's): the documents of all of them up to twice its places are counted
-        at once, in one pass over the places of the shortest, each document marked with
-        the longest of them it holds."""
+        at once, from the places of the shortest: many places (at least 1/MARK_SHARE of the
+        shard's documents) by marking a table of documents from the innermost interval out,
+        counting the marks after each; fewer by sorting them by document and depth (the
+        number of the intervals that hold a place), each document counted at its deepest."""
         hit = self.counted.get((s, e))
         if hit is not None:
             return hit
@@ -265,17 +268,37 @@ class Counts:
             if hi0 <= lo0:
                 continue
             docs = self.documents(i, lo0, hi0)
-            # each place's depth: how many of the nested intervals hold it
+            if MARK_SHARE * len(docs) >= len(sh.starts):  # many places: marked, inside out
+                mark = np.zeros(len(sh.starts), dtype=bool) if sh.alive is None else ~sh.alive
+                dead = int(np.count_nonzero(mark))  # (dead documents marked from the start)
+                inner = None
+                for j in range(len(ivs) - 1, -1, -1):
+                    lo, hi = ivs[j][0] - lo0, ivs[j][1] - lo0
+                    if hi <= lo:
+                        continue
+                    if inner is None:
+                        mark[docs[lo:hi]] = True
+                    else:
+                        mark[docs[lo : inner[0]]] = True
+                        mark[docs[inner[1] : hi]] = True
+                    inner = (lo, hi)
+                    held[j + 1] += int(np.count_nonzero(mark)) - dead
+                continue
+            # few: each place's depth, the places sorted by document, then depth
             step = np.zeros(hi0 - lo0 + 1, dtype=np.int32)
             for lo, hi in ivs:
                 if hi > lo:
                     step[lo - lo0] += 1
                     step[hi - lo0] -= 1
-            deepest = np.zeros(len(sh.starts), dtype=np.int32)
-            np.maximum.at(deepest, docs, np.cumsum(step[:-1], dtype=np.int32))
+            depth = np.cumsum(step[:-1], dtype=np.int32)
             if sh.alive is not None:
-                deepest *= sh.alive
-            held += np.cumsum(np.bincount(deepest, minlength=len(ends) + 1)[::-1])[::-1]
+                live = sh.alive[docs]
+                docs, depth = docs[live], depth[live]
+            k = len(ends) + 1
+            key = np.sort(docs.astype(np.int64) * k + depth)
+            last = np.ones(len(key), dtype=bool)
+            last[:-1] = key[1:] // k != key[:-1] // k
+            held += np.cumsum(np.bincount(key[last] % k, minlength=k)[::-1])[::-1]
         for j, x in enumerate(ends, 1):
             self.counted[(s, x)] = int(held[j])
         return self.counted[(s, e)]

@@ -250,7 +250,7 @@ class Counts:
         """Distinct live documents holding the query's words [s, e).
 
         The places of the crowded spans of one start nest (a longer span's are among a
-        shorter one's): the documents of all of them up to twice its places are counted
+        shorter one's): the documents of all of them up to 8 times its places are counted
         at once, from the places of the shortest: many places (at least 1/MARK_SHARE of the
         shard's documents) by marking a table of documents from the innermost interval out,
         counting the marks after each; fewer by sorting them by document and depth (the
@@ -258,7 +258,7 @@ class Counts:
         hit = self.counted.get((s, e))
         if hit is not None:
             return hit
-        most = 2 * self.get(s, e)[0]
+        most = 8 * self.get(s, e)[0]
         ends = [e] + [x for x in self.crowded_ends.get(s, ()) if x > e or self.get(s, x)[0] <= most]
         ends = sorted(set(ends))  # the widest interval first
         held = np.zeros(len(ends) + 1, dtype=np.int64)  # held[j]: documents of ends[j - 1]

@@ -334,7 +334,7 @@ def main() -> int:
         + (f" --texts {args.texts}" if args.texts else "")
         + f" --insertions {args.insertions} --words {args.words} --seed {args.seed}"
         + (" --read-through" if args.read_through else "")
-        + " --out bench/results/server.md",
+        + f" --out {args.out or 'bench/results/server.md'}",
         "```",
         "",
         f"Index ({origin}): {summary.get('name')}: {summary.get('files'):,} files, "

@@ -155,7 +155,7 @@ def _primary(region: list[Span]) -> Span:
     return max(longest, key=lambda s: (s.documents, -s.start))
 
 
-def _parts(region: list[Span], primary: Span, check=lambda: None) -> list[Span]:
+def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: None) -> list[Span]:
     """The spans of a region worth their own line: held by at least `PART_SHARE` times
     the documents of the primary span and of each part around them (a boilerplate tail
     inside a function: more files hold it), or reaching past the primary span; the
@@ -165,15 +165,19 @@ def _parts(region: list[Span], primary: Span, check=lambda: None) -> list[Span]:
     region of widely copied code has hundreds of spans a word apart: a part a word
     shorter than another, in 1% more files, says nothing new). A span's places bound its
     documents: one with too few places is left out without reading them. A span is also
-    left out when a span of the other view around it is held by all of its documents."""
+    left out when a span of the other view around it is held by all of its documents, and
+    when a span shown has its very words (`ids`, the query's: a separator line of `#`
+    matches at every shift, each shift held by the same documents)."""
     shown: dict[bool, list[Span]] = {True: [], False: []}  # view -> primary and parts
     shown[primary.exact].append(primary)
+    said = {(primary.exact, ids[primary.start : primary.end].tobytes())}  # shown words
     views = {True: [s for s in region if s.exact], False: [s for s in region if not s.exact]}
     out: list[Span] = []
     for s in sorted(region, key=lambda s: (-s.length, s.start)):
         if len(out) == MAX_PARTS:
             break
-        if s is primary:
+        words = (s.exact, ids[s.start : s.end].tobytes())
+        if s is primary or words in said:
             continue
         check()  # (the deadline's: counting a span's documents reads its places)
         around = [o.documents for o in shown[s.exact] if o.start <= s.start and s.end <= o.end]
@@ -185,6 +189,7 @@ def _parts(region: list[Span], primary: Span, check=lambda: None) -> list[Span]:
         ):
             continue
         shown[s.exact].append(s)
+        said.add(words)
         out.append(s)
     return sorted(out, key=lambda s: (s.start, -s.end))
 
@@ -306,7 +311,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
         cs, ce, text = place.chars(start, end)
         count = _count(index, primary)
         parts = []
-        for s in _parts(region, primary, opts.check):
+        for s in _parts(region, primary, query.ids, opts.check):
             opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
             # a part reaching past the primary span is a quote of its own (its attribution

@@ -22,6 +22,7 @@ class RefSpan:
     end: int
     docs: set[int] = field(default_factory=set)  # unique texts holding the span whole
     files: int = 0  # files holding it (identical files counted each)
+    words: tuple[str, ...] = ()  # the query's words [start, end)
 
     @property
     def length(self) -> int:
@@ -71,7 +72,7 @@ def reference_spans(
     spans: dict[tuple[int, int], RefSpan] = {}
     for _, runs in per_doc:
         for a, b in runs:
-            spans.setdefault((a, b), RefSpan(a, b))
+            spans.setdefault((a, b), RefSpan(a, b, words=tuple(qwords[a:b])))
     for span in spans.values():
         for doc, (n, runs) in enumerate(per_doc):
             if any(a <= span.start and b >= span.end for a, b in runs):
@@ -91,7 +92,7 @@ class RefRegion:
 def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
     """Overlapping spans grouped; the longest (then most files, then first) is primary; a
     span is a part when it is held by `PART_SHARE` times the documents of the primary
-    span and of each part around it."""
+    span and of each part around it, and no span shown has its words."""
     ordered = sorted(spans.values(), key=lambda s: (s.start, -s.end))
     groups: list[list[RefSpan]] = []
     end = -1
@@ -107,7 +108,9 @@ def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
         primary = max(g, key=lambda s: (s.length, len(s.docs), -s.start))
         shown = [primary]  # visited longest first: the spans around one are decided before it
         for s in sorted(g, key=lambda s: (-s.length, s.start)):
-            if s is not primary and all(
+            if s is primary or any(o.words == s.words for o in shown):  # the same words again
+                continue
+            if all(
                 len(s.docs) >= PART_SHARE * len(o.docs)
                 for o in shown
                 if o.start <= s.start and s.end <= o.end

@@ -374,6 +374,10 @@ def test_a_replaced_version_agrees_with_reference(tmp_path, monkeypatch, seed, c
     check_replaced_against_reference(tmp_path, seed + 1000, min_tokens=12)
 
 
+def tokenize_words(text: str) -> list[str]:
+    return [w.text for w in tokenize(text)]
+
+
 def spans_agree(idx, texts: list[str], context: str, suggestion: str, what: str) -> None:
     """Every span reported for the query (30 words or more) is a maximal run of the indexed
     `texts` with its exact count, and every region's primary span is reported."""
@@ -433,6 +437,20 @@ def test_separator_lines_agree_with_reference(tmp_path, monkeypatch, crowded):
     suggestion = "#" * 78 + "\nclass UserDict:\n    pass\n" + "#" * 64 + "\n" + "#" * 70
     with open_index(tmp_path / "idx") as idx:
         spans_agree(idx, texts, context, suggestion, "the separator lines")
+        # one line per content: the parts are the reference's, no two with the same words
+        words = tokenize_words(context) + tokenize_words(suggestion)
+        want = reference_regions(reference_spans(texts, context, suggestion, 30))
+        matches = idx.match(suggestion, context, min_tokens=30)
+        assert len(matches) == len(want)
+        for m, r in zip(matches, want):
+            longest = sorted(r.parts, key=lambda p: (-p.length, p.start))[:MAX_PARTS]
+            got = [(p.query_start, p.query_end) for p in m.parts]
+            assert got == sorted(((p.start, p.end) for p in longest), key=lambda x: (x[0], -x[1]))
+            said = [tuple(words[a:b]) for a, b in got]
+            assert (
+                len(set(said)) == len(said)
+                and tuple(words[m.primary_start : m.primary_end]) not in said
+            )
 
 
 def renamed_query(rng: random.Random, files: list[list[str]]) -> tuple[str, str]:

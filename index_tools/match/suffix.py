@@ -120,10 +120,12 @@ class ShardView:
             step *= 2
         return a, bisect_right(self.sa, pattern, known + 1, min(known + step, hi), key=key)
 
+    def places(self, lo: int, hi: int) -> np.ndarray:
+        """Entries [lo, hi) of the suffix array, as they are stored (uint32, no copy)."""
+        return np.frombuffer(self.sa, dtype=np.uint32, count=hi - lo, offset=lo * 4)
+
     def positions(self, lo: int, hi: int) -> np.ndarray:
-        return np.frombuffer(self.sa, dtype=np.uint32, count=hi - lo, offset=lo * 4).astype(
-            np.int64
-        )
+        return self.places(lo, hi).astype(np.int64)
 
     def documents(self, positions: np.ndarray) -> np.ndarray:
         """Index (in this shard) of the document holding each position."""
@@ -140,7 +142,7 @@ class ShardView:
             self._bounds = np.append(self.starts, self.size + 1).astype(np.uint32)
             blocks = np.arange(0, self.size + (1 << BLOCK_BITS), 1 << BLOCK_BITS)
             self._blocks = (np.searchsorted(self.starts, blocks, side="right") - 1).astype(np.int32)
-        places = np.frombuffer(self.sa, dtype=np.uint32, count=hi - lo, offset=lo * 4)
+        places = self.places(lo, hi)
         docs = self._blocks[places >> BLOCK_BITS]
         for _ in range(3):
             later = self._bounds[docs + 1] <= places
@@ -200,7 +202,7 @@ class Crowded:
             docs = self._counts.documents(i, lo, hi)
             at = np.flatnonzero(np.isin(docs, doc_ids[want] - sh.first_doc))
             held, first = np.unique(docs[at], return_index=True)  # each one's first place
-            pos = sh.positions(lo, hi)[at[first]] - sh.starts[held]
+            pos = sh.places(lo, hi)[at[first]].astype(np.int64) - sh.starts[held]
             out[want] = pos[np.searchsorted(held, doc_ids[want] - sh.first_doc)]
         return out
 
@@ -235,16 +237,12 @@ class Counts:
         self.listed[i].append((lo, hi, docs))
         return docs
 
-    def marked(self, i: int, lo: int, hi: int) -> np.ndarray:
-        """Per document of shard i: it is live and holds one of the places [lo, hi)."""
+    def held(self, i: int, lo: int, hi: int) -> np.ndarray:
+        """The live documents (indexes in shard i) holding places [lo, hi), ascending."""
         sh = self.shards[i]
         mark = np.zeros(len(sh.starts), dtype=bool)
         mark[self.documents(i, lo, hi)] = True
-        return mark if sh.alive is None else mark & sh.alive
-
-    def held(self, i: int, lo: int, hi: int) -> np.ndarray:
-        """The live documents (indexes in shard i) holding places [lo, hi), ascending."""
-        return np.flatnonzero(self.marked(i, lo, hi))
+        return np.flatnonzero(mark if sh.alive is None else mark & sh.alive)
 
     def distinct(self, s: int, e: int) -> int:
         """Distinct live documents holding the query's words [s, e).
@@ -381,14 +379,7 @@ def _equal_right(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray) 
     """How many words are equal from query position qs and corpus position cs on."""
     n, size = counts.n, sh.size
     if len(qs) <= FEW_PLACES:  # a quote's own documents: bisection on equal byte slices
-        qb, w = counts.qb[sh.width], sh.width
-        return np.array(
-            [
-                _equal_bytes(qb, sh.tok, w, a, c, min(n - a, size - c), 1)
-                for a, c in zip(qs.tolist(), cs.tolist())
-            ],
-            dtype=np.int64,
-        )
+        return _equal_bytes(sh, counts, qs, cs, 1)
     q = counts.q
     out = np.zeros(len(qs), dtype=np.int64)
     active = np.arange(len(qs))
@@ -409,14 +400,7 @@ def _equal_right(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray) 
 def _equal_left(sh: ShardView, counts: Counts, qe: np.ndarray, ce: np.ndarray) -> np.ndarray:
     """How many words are equal before query position qe and corpus position ce."""
     if len(qe) <= FEW_PLACES:
-        qb, w = counts.qb[sh.width], sh.width
-        return np.array(
-            [
-                _equal_bytes(qb, sh.tok, w, a, c, min(a, c), -1)
-                for a, c in zip(qe.tolist(), ce.tolist())
-            ],
-            dtype=np.int64,
-        )
+        return _equal_bytes(sh, counts, qe, ce, -1)
     q = counts.q
     out = np.zeros(len(qe), dtype=np.int64)
     active = np.arange(len(qe))
@@ -433,19 +417,23 @@ def _equal_left(sh: ShardView, counts: Counts, qe: np.ndarray, ce: np.ndarray) -
     return out
 
 
-def _equal_bytes(qb: bytes, tok, w: int, a: int, c: int, most: int, way: int) -> int:
-    """How many words (at most `most`) are equal from query word a and corpus word c on
-    (way 1), or before them (way -1): the largest k whose k words' bytes are equal, by
-    bisection (words equal over k words are over fewer)."""
-    lo, hi = 0, most
-    while lo < hi:
-        k = (lo + hi + 1) // 2
-        if way > 0:
-            equal = qb[a * w : (a + k) * w] == tok[c * w : (c + k) * w]
-        else:
-            equal = qb[(a - k) * w : a * w] == tok[(c - k) * w : c * w]
-        lo, hi = (k, hi) if equal else (lo, k - 1)
-    return lo
+def _equal_bytes(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray, way: int):
+    """`_equal_right` (way 1) or `_equal_left` (way -1) one place at a time: the largest k
+    whose k words' bytes are equal, by bisection (words equal over k words are over
+    fewer)."""
+    qb, tok, w = counts.qb[sh.width], sh.tok, sh.width
+    out = []
+    for a, c in zip(qs.tolist(), cs.tolist()):
+        lo, hi = 0, min(counts.n - a, sh.size - c) if way > 0 else min(a, c)
+        while lo < hi:
+            k = (lo + hi + 1) // 2
+            if way > 0:
+                equal = qb[a * w : (a + k) * w] == tok[c * w : (c + k) * w]
+            else:
+                equal = qb[(a - k) * w : a * w] == tok[(c - k) * w : c * w]
+            lo, hi = (k, hi) if equal else (lo, k - 1)
+        out.append(lo)
+    return np.array(out, dtype=np.int64)
 
 
 RunTuple = tuple[int, int, int, int]  # query start, end, document, its position of start

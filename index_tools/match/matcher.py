@@ -8,10 +8,10 @@
    holding it whole (with their identical copies): exact, whatever the number of copies.
 3. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
    (the longest, exact copies first) gives the headline; spans held by a quarter more
-   documents than the spans shown around them (a boilerplate tail inside a function) or
-   reaching past the primary one are its `parts`. Listing is bounded (`max_sources` per
-   span; `PART_SOURCES` for a part inside the primary span, whose files a reader sees one
-   or two of), counting never is.
+   documents than the spans shown that hold most of their words (a boilerplate tail
+   inside a function), one per text, or reaching past the primary one are its `parts`.
+   Listing is bounded (`max_sources` per span; `PART_SOURCES` for a part inside the
+   primary span, whose files a reader sees one or two of), counting never is.
 
 With a language, the same runs are searched in the rename-insensitive view (identifiers
 as one placeholder) where no exact span covers the code, split where the renaming stops
@@ -35,7 +35,7 @@ from .suffix import Crowded, search
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
 MAX_PARTS = 32  # nested parts kept per match
 # a part is held by a quarter more documents (distinct texts: identical files are one) than
-# the spans shown around it; nearer counts say nothing its neighbour's line does not
+# the spans shown that hold most of its words; nearer counts say nothing their lines do not
 PART_SHARE = 1.25
 PART_SOURCES = 3  # sources listed for a part inside the primary span (hover: 1, CLI: 2)
 MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
@@ -155,32 +155,54 @@ def _primary(region: list[Span]) -> Span:
     return max(longest, key=lambda s: (s.documents, -s.start))
 
 
+def _collapsed(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each query word's run of equal words (a separator line of `-` is one run), and the
+    word of each run: the words of [s, e) with runs collapsed are `words[run[s] : run[e -
+    1] + 1]`."""
+    new = np.ones(len(ids), dtype=bool)
+    new[1:] = ids[1:] != ids[:-1]
+    return np.cumsum(new) - 1, ids[new]
+
+
 def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: None) -> list[Span]:
     """The spans of a region worth their own line: held by at least `PART_SHARE` times
-    the documents of the primary span and of each part around them (a boilerplate tail
-    inside a function: more files hold it), or reaching past the primary span; the
-    `MAX_PARTS` longest (repetitive text aligns in many shifted ways).
+    the documents of the primary span and of each part shown that holds most of their
+    words (a boilerplate tail inside a function: more files hold it), or reaching past the
+    primary span; at most `MAX_PARTS`.
 
-    Spans are visited longest first, so the spans around one are decided before it (a
-    region of widely copied code has hundreds of spans a word apart: a part a word
-    shorter than another, in 1% more files, says nothing new). A span's places bound its
-    documents: one with too few places is left out without reading them. A span is also
-    left out when a span of the other view around it is held by all of its documents, and
-    when a span shown has its very words (`ids`, the query's: a separator line of `#`
-    matches at every shift, each shift held by the same documents)."""
+    A span's text is its words (`ids`, the query's) with each run of an equal word as
+    one: a separator line matches at every shift and with every length of the line in
+    other files, the same text each time. Spans are visited by the length of their text,
+    longest first, so the spans around one are decided before it (a region of widely
+    copied code has hundreds of spans a word apart: a part a word shorter than another,
+    in 1% more files, says nothing new); of spans with one text, the shortest (held by the
+    most files) first, and only one is shown. The primary span's text is shown again only
+    inside it (the code under a shorter separator line, in more files); a span of one word
+    over and over (the line alone) is no part. A span's places bound its documents: one
+    with too few places is left out without reading them. A span is also left out when a
+    span of the other view around it is held by all of its documents."""
+    run, run_words = _collapsed(ids)
+
+    def text(s: Span) -> tuple[bool, bytes]:
+        return s.exact, run_words[run[s.start] : run[s.end - 1] + 1].tobytes()
+
     shown: dict[bool, list[Span]] = {True: [], False: []}  # view -> primary and parts
     shown[primary.exact].append(primary)
-    said = {(primary.exact, ids[primary.start : primary.end].tobytes())}  # shown words
+    said: set[tuple[bool, bytes]] = set()  # the texts of the parts shown
+    first = text(primary)  # its text again inside it: a shorter separator, maybe more files
     views = {True: [s for s in region if s.exact], False: [s for s in region if not s.exact]}
     out: list[Span] = []
-    for s in sorted(region, key=lambda s: (-s.length, s.start)):
+    order = sorted(region, key=lambda s: (run[s.start] - run[s.end - 1], s.length, s.start))
+    for s in order:
         if len(out) == MAX_PARTS:
             break
-        words = (s.exact, ids[s.start : s.end].tobytes())
-        if s is primary or words in said:
+        words = text(s)
+        if s is primary or words in said or run[s.start] == run[s.end - 1]:
+            continue  # (one word over and over: a separator line, it says no source)
+        if words == first and not (primary.start <= s.start and s.end <= primary.end):
             continue
         check()  # (the deadline's: counting a span's documents reads its places)
-        around = [o.documents for o in shown[s.exact] if o.start <= s.start and s.end <= o.end]
+        around = [o.documents for o in shown[s.exact] if _shares_most(o, s)]
         most = PART_SHARE * max(around, default=0)
         if s.places < most or s.documents < most:
             continue
@@ -192,6 +214,11 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
         said.add(words)
         out.append(s)
     return sorted(out, key=lambda s: (s.start, -s.end))
+
+
+def _shares_most(o: Span, s: Span) -> bool:
+    """Whether span `o` holds most of the words of span `s` (all of them: `o` is around it)."""
+    return 2 * (min(o.end, s.end) - max(o.start, s.start)) > s.length
 
 
 def _holds_all(o: Span, s: Span) -> bool:

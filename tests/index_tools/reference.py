@@ -9,10 +9,11 @@ report, by the rules `index_tools.match.matcher` states.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 
 import numpy as np
 
-from index_tools.match.matcher import PART_SHARE
+from index_tools.match.matcher import MAX_PARTS, PART_SHARE
 from index_tools.text.words import WORD_RE
 
 
@@ -27,6 +28,11 @@ class RefSpan:
     @property
     def length(self) -> int:
         return self.end - self.start
+
+    @property
+    def text(self) -> tuple[str, ...]:
+        """Its words, each run of an equal word as one (a separator line is one word)."""
+        return tuple(w for w, _ in groupby(self.words))
 
 
 def _runs(query: np.ndarray, doc: np.ndarray) -> list[tuple[int, int]]:
@@ -92,7 +98,10 @@ class RefRegion:
 def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
     """Overlapping spans grouped; the longest (then most files, then first) is primary; a
     span is a part when it is held by `PART_SHARE` times the documents of the primary
-    span and of each part around it, and no span shown has its words."""
+    span and of each part that holds most of its words, and no part shown has its text
+    (nor the primary span, unless the span lies inside it) nor is one word repeated;
+    spans visited by the length of their text, longest first, then by length, shortest
+    first; the first `MAX_PARTS`."""
     ordered = sorted(spans.values(), key=lambda s: (s.start, -s.end))
     groups: list[list[RefSpan]] = []
     end = -1
@@ -106,14 +115,21 @@ def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
     out = []
     for g in groups:
         primary = max(g, key=lambda s: (s.length, len(s.docs), -s.start))
-        shown = [primary]  # visited longest first: the spans around one are decided before it
-        for s in sorted(g, key=lambda s: (-s.length, s.start)):
-            if s is primary or any(o.words == s.words for o in shown):  # the same words again
+        shown = [primary]
+        for s in sorted(g, key=lambda s: (-len(s.text), s.length, s.start)):
+            if len(shown) > MAX_PARTS:  # the first MAX_PARTS shown (a listing bound)
+                break
+            if s is primary or any(o.text == s.text for o in shown[1:]):  # the same text
+                continue
+            if len(s.text) == 1:  # one word over and over
+                continue
+            inside = primary.start <= s.start and s.end <= primary.end
+            if s.text == primary.text and not inside:
                 continue
             if all(
                 len(s.docs) >= PART_SHARE * len(o.docs)
                 for o in shown
-                if o.start <= s.start and s.end <= o.end
+                if 2 * (min(o.end, s.end) - max(o.start, s.start)) > s.length
             ):
                 shown.append(s)
         parts = sorted(shown[1:], key=lambda s: (s.start, -s.end))

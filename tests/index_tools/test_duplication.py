@@ -25,7 +25,6 @@ from index_tools import (
     tokenize,
 )
 from index_tools.cli.sarif import sarif_report
-from index_tools.match.matcher import MAX_PARTS
 
 OPTS = dict(jobs=1, progress=False)
 
@@ -271,11 +270,9 @@ def agrees_with_reference(idx, rng, files: list[list[str]], texts: list[str], mi
         assert [(m.query_start, m.query_end) for m in matches] == [(r.start, r.end) for r in want]
         for m, r in zip(matches, want):
             assert (m.primary_start, m.primary_end) == (r.primary.start, r.primary.end)
-            # a match lists its MAX_PARTS longest parts (a listing bound, like sources)
-            longest = sorted(r.parts, key=lambda p: (-p.length, p.start))[:MAX_PARTS]
-            assert [(p.query_start, p.query_end) for p in m.parts] == sorted(
-                ((p.start, p.end) for p in longest), key=lambda x: (x[0], -x[1])
-            )
+            assert [(p.query_start, p.query_end) for p in m.parts] == [
+                (p.start, p.end) for p in r.parts
+            ]
         # one warning per quoted region: matches never overlap
         for x, y in zip(matches, matches[1:]):
             assert x.query_end <= y.query_start
@@ -437,20 +434,17 @@ def test_separator_lines_agree_with_reference(tmp_path, monkeypatch, crowded):
     suggestion = "#" * 78 + "\nclass UserDict:\n    pass\n" + "#" * 64 + "\n" + "#" * 70
     with open_index(tmp_path / "idx") as idx:
         spans_agree(idx, texts, context, suggestion, "the separator lines")
-        # one line per content: the parts are the reference's, no two with the same words
+        # one line per text: the parts are the reference's, no two with the same words
+        # once each line of `#` is taken as one word
         words = tokenize_words(context) + tokenize_words(suggestion)
         want = reference_regions(reference_spans(texts, context, suggestion, 30))
         matches = idx.match(suggestion, context, min_tokens=30)
         assert len(matches) == len(want)
         for m, r in zip(matches, want):
-            longest = sorted(r.parts, key=lambda p: (-p.length, p.start))[:MAX_PARTS]
             got = [(p.query_start, p.query_end) for p in m.parts]
-            assert got == sorted(((p.start, p.end) for p in longest), key=lambda x: (x[0], -x[1]))
-            said = [tuple(words[a:b]) for a, b in got]
-            assert (
-                len(set(said)) == len(said)
-                and tuple(words[m.primary_start : m.primary_end]) not in said
-            )
+            assert got == [(p.start, p.end) for p in r.parts]
+            said = [tuple(w for w, _ in itertools.groupby(words[a:b])) for a, b in got]
+            assert len(set(said)) == len(said)
 
 
 def renamed_query(rng: random.Random, files: list[list[str]]) -> tuple[str, str]:

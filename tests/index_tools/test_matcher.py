@@ -233,3 +233,50 @@ def test_a_part_is_shown_when_a_quarter_more_files_hold_it(tmp_path, whole, alon
             assert f"1 nested part (up to {whole + alone} files)" in describe_match(m)
         else:
             assert m.parts == []
+
+
+def test_code_under_a_shorter_separator_line_gets_one_line(tmp_path):
+    """A quoted function under a line of 70 `#` is in one file as it is; 12 files hold the
+    same function under a line of another length (40 to 62 `#`). The shorter lines are the
+    same text to a reader: one part says it, held by the 13 files, not a part for each
+    length of the line (each a quarter more files than the one before)."""
+    from engine_fixtures import make_repo
+
+    quoted = "#" * 70 + f"\n{HAVERSINE}\n"
+    repos = []
+    for i, bar in enumerate([70] + [40 + 2 * k for k in range(12)]):
+        body = f"VALUE = {i}\n" + "#" * bar + f"\n{HAVERSINE}\nprint({i})\n"
+        repo, _ = make_repo(tmp_path / f"r{i}", {"geo.py": body}, f"https://github.com/o/r{i}")
+        repos.append(str(repo))
+    build_index(repos, tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    with open_index(tmp_path / "idx") as idx:
+        (m,) = idx.match(quoted)
+        assert m.length == words(quoted) and m.file_count == 1
+        (part,) = m.parts  # the function under the shortest line common to all
+        assert part.file_count == 13 and part.file_count_exact is True
+        assert part.length == words(HAVERSINE) + 40
+        assert part.query_end == m.query_end
+
+
+def test_a_shifted_separator_line_is_one_text(tmp_path):
+    """A line `# ---- #` between two quoted functions; 10 other files hold lines of 66 to
+    69 `-` before other code. Shifted into each other, the lines share runs at every
+    shift: a part for each shift and length (6 before) would say the same thing. Shown:
+    the whole line (3 files hold a line of 68) and the longest part all 11 files hold."""
+    from engine_fixtures import make_repo
+
+    quoted = f"{HAVERSINE}\n# " + "-" * 68 + f" #\n{ROUTES}\n"
+    repos = []
+    repo, _ = make_repo(tmp_path / "q", {"geo.py": quoted}, "https://github.com/o/q")
+    repos.append(str(repo))
+    for i in range(10):
+        body = f"def f{i}():\n    return {i}\n# " + "-" * (66 + i % 4) + f" #\nX{i} = {i}\n"
+        repo, _ = make_repo(tmp_path / f"s{i}", {"s.py": body}, f"https://github.com/o/s{i}")
+        repos.append(str(repo))
+    build_index(repos, tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    with open_index(tmp_path / "idx") as idx:
+        (m,) = idx.match(quoted)
+        assert m.file_count == 1 and m.length == words(quoted)
+        h = words(HAVERSINE)
+        got = [(p.query_start, p.query_end, p.file_count, p.file_count_exact) for p in m.parts]
+        assert got == [(h, h + 70, 3, True), (h, h + 67, 11, True)]

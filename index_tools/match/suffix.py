@@ -319,8 +319,7 @@ class Counts:
                     total += int(before[hi - a] - before[lo - a])
                     break
             else:
-                sh = self.shards[i]
-                alive = sh.alive[sh.documents(sh.positions(lo, hi))]
+                alive = self.shards[i].alive[self.documents(i, lo, hi)]
                 before = np.zeros(hi - lo + 1, dtype=np.int64)
                 np.cumsum(alive, out=before[1:])
                 self.read_live[i].append((lo, hi, before))

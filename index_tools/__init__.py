@@ -26,6 +26,7 @@ from .judge.quote_identity import QuoteIdentity
 from .judge.verdict import Verdict, judge
 from .match.following import FollowingIndex
 from .match.index import Index, open_index
+from .match.kernel import status as search_status
 from .match.merge import merge_matches
 from .match.source_view import SourceRef, SourceRequest, SourceView, source_view
 from .model import (
@@ -111,6 +112,7 @@ __all__ = [
     "plain_attribution",
     "printable",
     "query_report",
+    "search_status",
     "source_groups",
     "source_view",
     "spdx_snippet_tags",

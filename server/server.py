@@ -24,7 +24,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
-from index_tools import DecisionsError, Match, Verdict, judge
+from index_tools import DecisionsError, Match, Verdict, judge, search_status
 
 from . import __version__
 from .detection import Checker, PendingCheck
@@ -145,6 +145,20 @@ class RecitationServer(LanguageServer):
                     type=types.MessageType.Warning, message=f"Recitation: {what}"[:500]
                 ),
             )
+
+    def report_search(self) -> None:
+        """Which search runs (compiled or Python, and why), once: in the log, and in the
+        client's log as a warning when the compiled one did not load."""
+        status = search_status()
+        log.info("search: %s", status)
+        if status.search != "native":
+            with contextlib.suppress(Exception):
+                self.window_log_message(
+                    types.LogMessageParams(
+                        type=types.MessageType.Warning,
+                        message=f"Recitation: the Python search runs: {status.reason}",
+                    )
+                )
 
     # -- errors --------------------------------------------------------------------------
 

@@ -193,6 +193,8 @@ def cmd_stats(args) -> int:
         print(f"files: {s['files']:,} ({s['documents']:,} unique documents)")
         print(f"words: {s['words']:,} ({s['vocabulary']:,} distinct) in {s['shards']} shard(s)")
         print(f"size: {s['bytes']:,} bytes ({s['bytes_per_word']} bytes per word)")
+        if "search" in s:  # (a service of an older version does not say)
+            print(f"search: {s['search']}")
         if s["shard_id_bytes"]:
             widths = " or ".join(map(str, sorted(set(s["shard_id_bytes"]))))
             layout = f"word ids in {widths} bytes"

@@ -22,6 +22,7 @@ from ..store import generations as store
 from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
 from ..text.words import WORD_RE, word_bounds
+from .kernel import status as search_status
 from .suffix import ShardView
 
 # decompressed documents kept (they give sources their lines and renamed copies their names)
@@ -264,6 +265,7 @@ class Index:
             "renamed_stride": h.renamed_stride,
             "bytes": size,
             "bytes_per_word": round(size / h.words, 3) if h.words else None,
+            "search": str(search_status()),
             "skipped": h.skipped,
             "sources": h.sources,
             "created": h.created,

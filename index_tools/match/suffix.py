@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..store.shards import id_bytes
+from . import kernel
 
 ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
 READ_PLACES = 512  # crowded spans: places read directly once this few are left
@@ -68,7 +69,7 @@ class ShardView:
         self.width = width
         self.sa = sa  # memoryview of native uint32: positions that are multiples of `stride`
         self.stride = stride
-        self.starts = starts  # first position of each document, ascending
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)  # documents' first words
         self.first_doc = first_doc
         # the ids as numbers (3 bytes: read as bytes, see `words`)
         self.raw = np.frombuffer(ids, dtype={4: ">u4", 3: np.uint8, 2: ">u2"}[width])
@@ -76,6 +77,8 @@ class ShardView:
         self.alive = alive  # per document of the shard: it has occurrences
         self._blocks: np.ndarray | None = None  # see `documents_at`
         self._bounds: np.ndarray | None = None
+        # the same arrays as the compiled kernel reads them (None: no library loaded)
+        self.native = kernel.NativeShard(ids, sa, width) if kernel.available() else None
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
             words = np.diff(np.append(starts, self.size)) - 1  # a separator after each
@@ -97,6 +100,9 @@ class ShardView:
     def release(self) -> None:
         """Let go of the maps (before they are closed)."""
         self.raw = None
+        if self.native is not None:
+            self.native.release()
+            self.native = None
         self.sa.release()
 
     def interval(self, pattern: bytes, lo: int, hi: int, known: int = 0) -> tuple[int, int]:
@@ -105,6 +111,9 @@ class ShardView:
         n = len(pattern)
         tok, width = self.tok, self.width
         skip = known * width
+        k = kernel.active()
+        if k is not None and self.native is not None:
+            return kernel.interval(k, self.native, pattern, skip, lo, hi)
         pattern = pattern[skip:]
 
         def key(p):
@@ -136,12 +145,15 @@ class ShardView:
         document of its block of 2**BLOCK_BITS words' first word, then of the few that start
         in the block before it (a binary search for each place costs four times as much:
         its cache misses)."""
-        if hi - lo < 256:
+        k = kernel.active() if self.native is not None else None
+        if hi - lo < 256 and k is None:
             return self.documents(self.positions(lo, hi)).astype(np.int32)
         if self._blocks is None:
             self._bounds = np.append(self.starts, self.size + 1).astype(np.uint32)
             blocks = np.arange(0, self.size + (1 << BLOCK_BITS), 1 << BLOCK_BITS)
             self._blocks = (np.searchsorted(self.starts, blocks, side="right") - 1).astype(np.int32)
+        if k is not None:
+            return kernel.documents(k, self.native, self.starts, self._blocks, BLOCK_BITS, lo, hi)
         places = self.places(lo, hi)
         docs = self._blocks[places >> BLOCK_BITS]
         for _ in range(3):
@@ -377,6 +389,9 @@ FEW_PLACES = 8  # up to this many places are extended one at a time, by their by
 def _equal_right(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:
     """How many words are equal from query position qs and corpus position cs on."""
     n, size = counts.n, sh.size
+    k = kernel.active()
+    if k is not None and sh.native is not None:
+        return kernel.extend(k, sh.native, counts.qb[sh.width], n, qs, cs, 1)
     if len(qs) <= FEW_PLACES:  # a quote's own documents: bisection on equal byte slices
         return _equal_bytes(sh, counts, qs, cs, 1)
     q = counts.q
@@ -398,6 +413,9 @@ def _equal_right(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray) 
 
 def _equal_left(sh: ShardView, counts: Counts, qe: np.ndarray, ce: np.ndarray) -> np.ndarray:
     """How many words are equal before query position qe and corpus position ce."""
+    k = kernel.active()
+    if k is not None and sh.native is not None:
+        return kernel.extend(k, sh.native, counts.qb[sh.width], counts.n, qe, ce, -1)
     if len(qe) <= FEW_PLACES:
         return _equal_bytes(sh, counts, qe, ce, -1)
     q = counts.q

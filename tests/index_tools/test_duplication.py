@@ -1,7 +1,8 @@
 """Exact under duplication: copies with longer runs, self-similar files and thousands of
 look-alikes give whole spans with exact counts, one match per quoted region — checked on
 reproductions and against a brute-force reference on randomized corpora, both ways the
-suffix arrays are read (places one by one, or counts alone)."""
+suffix arrays are read (places one by one, or counts alone), each with the compiled search and
+the Python one."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from index_tools import (
 from index_tools.cli.sarif import sarif_report
 
 OPTS = dict(jobs=1, progress=False)
+pytestmark = pytest.mark.usefixtures("search_path")  # every test on both search paths
 
 
 def write_files(root: Path, files: dict[str, str]) -> str:

@@ -23,7 +23,7 @@ def shard(lengths: np.ndarray, places: np.ndarray) -> ShardView:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_places_get_the_document_that_holds_them(seed):
+def test_places_get_the_document_that_holds_them(seed, search_path):
     rng = np.random.default_rng(seed)
     # runs of tiny documents (many starts in one block) between long ones
     parts = [rng.integers(0, 3, int(rng.integers(1, 3 * BLOCK))) for _ in range(4)]
@@ -40,7 +40,7 @@ def test_places_get_the_document_that_holds_them(seed):
 
 
 @pytest.mark.parametrize("width", [2, 3, 4])
-def test_runs_extend_alike_by_bytes_and_by_words(monkeypatch, width):
+def test_runs_extend_alike_by_bytes_and_by_words(monkeypatch, width, search_path):
     """A few places are extended by comparing the words' bytes, many by comparing words:
     the same lengths, to either side, at the ends of the query and of the shard, with query
     words no shard of this width can hold."""

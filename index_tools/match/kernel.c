@@ -1,0 +1,211 @@
+/* The search's inner loops, compiled (match/kernel.py loads this through ctypes).
+ *
+ * The same answers as the Python search in suffix.py, which stays the reference: interval
+ * search over a shard's suffix array (binary search, then galloping past the first place),
+ * runs extended word by word from many places at once, and the document of each place of
+ * an interval. Plain C99, no Python API: one library per platform serves every CPython.
+ *
+ * Every read of a mapped file is checked against the mapping's length first: a damaged
+ * index file makes a call return RC_DAMAGED, which the Python side turns into the usual
+ * one-line "damaged" error. Nothing here allocates, keeps state or writes outside `out`.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_WIN32)
+#define RC_EXPORT __declspec(dllexport)
+#else
+#define RC_EXPORT __attribute__((visibility("default")))
+#endif
+
+#define RC_OK 0
+#define RC_DAMAGED 1 /* an entry of a mapped file points outside the mapping */
+#define RC_ARGS 2    /* arguments out of range: the caller's mistake */
+
+#define RC_VERSION 2 /* raised when a signature or a struct below changes */
+
+/* One shard as the search reads it; made once per shard by kernel.py. */
+typedef struct {
+    const uint8_t *tok;  /* word ids back to back, big-endian, `width` bytes each */
+    uint64_t tok_len;    /* bytes */
+    const uint32_t *sa;  /* suffix array: word positions, native byte order */
+    uint64_t sa_len;     /* entries */
+    uint64_t width;      /* 2, 3 or 4 */
+} rc_shard;
+
+RC_EXPORT int rc_version(void) { return RC_VERSION; }
+
+/* -1, 0 or 1 as the suffix at word position p, from byte `skip` of it to byte m, compares
+ * with pat[skip:m]; a suffix cut short by the end of the ids is less than a pattern it
+ * starts. The caller has checked p < tok_len / width. */
+static int compare(const rc_shard *s, uint64_t p, const uint8_t *pat, uint64_t skip, uint64_t m)
+{
+    uint64_t at = p * s->width + skip;
+    uint64_t avail = at < s->tok_len ? s->tok_len - at : 0;
+    uint64_t want = m - skip;
+    uint64_t k = avail < want ? avail : want;
+    int c = k ? memcmp(s->tok + at, pat + skip, (size_t)k) : 0;
+    if (c)
+        return c < 0 ? -1 : 1;
+    return k < want ? -1 : 0;
+}
+
+/* compare() of suffix-array entry i, checked: RC_DAMAGED through *err when it points past
+ * the ids. */
+static int compare_at(const rc_shard *s, uint64_t i, const uint8_t *pat, uint64_t skip,
+                      uint64_t m, int *err)
+{
+    uint64_t p = s->sa[i];
+    if (p >= s->tok_len / s->width) {
+        *err = RC_DAMAGED;
+        return 0;
+    }
+    return compare(s, p, pat, skip, m);
+}
+
+/* Suffixes in [lo, hi) that start with pat[0:m], all of which are known to start with its
+ * first `skip` bytes: out[0], out[1] = the interval. */
+RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
+                          uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    int err = RC_OK;
+    if (!s || !out || lo > hi || hi > s->sa_len || skip > m || (m && !pat))
+        return RC_ARGS;
+    if (s->width < 2 || s->width > 4 || (hi > lo && !s->sa) || (s->tok_len && !s->tok))
+        return RC_ARGS;
+    uint64_t a = lo, b = hi;
+    /* lower bound: the first entry >= pattern */
+    while (a < b) {
+        uint64_t mid = a + (b - a) / 2;
+        int c = compare_at(s, mid, pat, skip, m, &err);
+        if (err)
+            return err;
+        if (c < 0)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    uint64_t end = hi;
+    if (a == end) {
+        out[0] = out[1] = a;
+        return RC_OK;
+    }
+    int c = compare_at(s, a, pat, skip, m, &err);
+    if (err)
+        return err;
+    if (c != 0) {
+        out[0] = out[1] = a;
+        return RC_OK;
+    }
+    /* galloping: most patterns have few places, found in a few probes past the first */
+    uint64_t known = a, step = 1;
+    while (known + step < end) {
+        c = compare_at(s, known + step, pat, skip, m, &err);
+        if (err)
+            return err;
+        if (c != 0)
+            break;
+        known += step;
+        step *= 2;
+    }
+    /* upper bound: the first entry > pattern, in (known, known + step] */
+    uint64_t x = known + 1, y = known + step < end ? known + step : end;
+    while (x < y) {
+        uint64_t mid = x + (y - x) / 2;
+        c = compare_at(s, mid, pat, skip, m, &err);
+        if (err)
+            return err;
+        if (c <= 0)
+            x = mid + 1;
+        else
+            y = mid;
+    }
+    out[0] = a;
+    out[1] = x;
+    return RC_OK;
+}
+
+/* Words equal from query position qs[i] and shard position cs[i] on (way 1), or before
+ * them (way -1), for each i < count: out[i]. The query is `qn` words in the shard's
+ * width (ids past the width's range coded as a value no shard holds). */
+RC_EXPORT int rc_extend(const rc_shard *s, const uint8_t *q, uint64_t qn, const int64_t *qs,
+                        const int64_t *cs, uint64_t count, int way, int64_t *out)
+{
+    if (!s || (count && (!qs || !cs || !out)) || (qn && !q) || (way != 1 && way != -1))
+        return RC_ARGS;
+    if (s->width < 2 || s->width > 4 || (s->tok_len && !s->tok))
+        return RC_ARGS;
+    const uint64_t w = s->width, size = s->tok_len / w;
+    for (uint64_t i = 0; i < count; i++) {
+        if (qs[i] < 0 || cs[i] < 0 || (uint64_t)qs[i] > qn)
+            return RC_ARGS;
+        uint64_t a = (uint64_t)qs[i], c = (uint64_t)cs[i];
+        if (c > size)
+            return RC_DAMAGED; /* a place past the ids: from a damaged suffix array */
+        uint64_t lim, k = 0;
+        if (way > 0) {
+            lim = qn - a < size - c ? qn - a : size - c;
+            const uint8_t *x = q + a * w, *y = s->tok + c * w;
+            uint64_t bytes = lim * w, j = 0;
+            for (; j + 8 <= bytes; j += 8) { /* eight bytes at a time, then byte by byte */
+                uint64_t u, v;
+                memcpy(&u, x + j, 8);
+                memcpy(&v, y + j, 8);
+                if (u != v)
+                    break;
+            }
+            while (j < bytes && x[j] == y[j])
+                j++;
+            k = j / w;
+        } else {
+            lim = a < c ? a : c;
+            const uint8_t *x = q + a * w, *y = s->tok + c * w; /* ends */
+            uint64_t bytes = lim * w, j = 0;
+            for (; j + 8 <= bytes; j += 8) {
+                uint64_t u, v;
+                memcpy(&u, x - j - 8, 8);
+                memcpy(&v, y - j - 8, 8);
+                if (u != v)
+                    break;
+            }
+            while (j < bytes && x[-(int64_t)j - 1] == y[-(int64_t)j - 1])
+                j++;
+            k = j / w;
+        }
+        out[i] = (int64_t)k;
+    }
+    return RC_OK;
+}
+
+/* The document (index in the shard) holding each place of entries [lo, hi) of the suffix
+ * array: out[i - lo]. `starts` are the documents' first positions, ascending; blocks[k]
+ * the document holding position k << block_bits (a search starts there). */
+RC_EXPORT int rc_documents(const rc_shard *s, const int64_t *starts, uint64_t ndocs,
+                           const int32_t *blocks, uint64_t nblocks, int block_bits, uint64_t lo,
+                           uint64_t hi, int32_t *out)
+{
+    if (!s || !starts || !ndocs || !blocks || lo > hi || hi > s->sa_len || block_bits < 0 ||
+        block_bits > 40 || (hi > lo && (!out || !s->sa)) || s->width < 2 || s->width > 4)
+        return RC_ARGS;
+    const uint64_t size = s->tok_len / s->width;
+    for (uint64_t i = lo; i < hi; i++) {
+        uint64_t p = s->sa[i];
+        uint64_t k = p >> block_bits;
+        if (p >= size || k >= nblocks)
+            return RC_DAMAGED;
+        int64_t d = blocks[k] < 0 ? 0 : blocks[k]; /* -1: before the first document */
+        int64_t e = k + 1 < nblocks ? blocks[k + 1] : (int64_t)ndocs - 1;
+        if (e < d || (uint64_t)e >= ndocs || starts[d] > (int64_t)p)
+            return RC_DAMAGED; /* (a separator's own place is in no suffix array) */
+        /* the last document in [d, e] starting at or before p */
+        while (d < e) {
+            int64_t mid = d + (e - d + 1) / 2;
+            if (starts[mid] <= (int64_t)p)
+                d = mid;
+            else
+                e = mid - 1;
+        }
+        out[i - lo] = (int32_t)d;
+    }
+    return RC_OK;
+}

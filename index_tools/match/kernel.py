@@ -1,0 +1,212 @@
+"""The compiled search kernel (kernel.c), loaded through ctypes, and which search runs.
+
+The library is built for the platform at install time (`pip install .`: setup.py with
+Zig's C compiler) and for each of the six VS Code targets by the packaging
+(`scripts/build_kernel.py`); it lies beside this file as `libkernel-<target>.<ext>`.
+Where none loads, the Python search in suffix.py runs instead and `status()` says why: the
+CLI's `stats` prints it and the language server logs it once. The Python search is the
+reference: `RECITATION_SEARCH=python` (or `use("python")`) chooses it, and the tests run
+every reference comparison on both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import platform
+import sys
+from ctypes import POINTER, c_int, c_int32, c_uint64, c_void_p
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..store.generations import IndexOpenError
+
+VERSION = 2  # kernel.c's RC_VERSION: a library of another version is not used
+RC_OK, RC_DAMAGED, RC_ARGS = 0, 1, 2
+HERE = Path(__file__).resolve().parent
+TARGETS = ("linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64", "win32-arm64")
+SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
+
+
+def host_target() -> str | None:
+    """This machine's target name (the VS Code platform's), None when it is not one."""
+    system = {"linux": "linux", "darwin": "darwin", "win32": "win32"}.get(sys.platform)
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
+    if system is None or arch is None:
+        return None
+    return f"{system}-{arch}"
+
+
+def library_name(target: str) -> str:
+    return f"libkernel-{target}{SUFFIXES[target.split('-')[0]]}"
+
+
+class Shard(ctypes.Structure):
+    """kernel.c's rc_shard."""
+
+    _fields_ = [
+        ("tok", c_void_p),
+        ("tok_len", c_uint64),
+        ("sa", c_void_p),
+        ("sa_len", c_uint64),
+        ("width", c_uint64),
+    ]
+
+
+def _address(buf) -> tuple[np.ndarray, int]:
+    """A uint8 view of a buffer (bytes, mmap, memoryview; read-only is fine) and its
+    address; the view keeps the buffer alive and exported while it is held."""
+    arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(1, np.uint8)
+    return arr, arr.ctypes.data
+
+
+class Kernel:
+    """The loaded library: its functions, typed."""
+
+    def __init__(self, path: Path):
+        lib = ctypes.CDLL(str(path))
+        if lib.rc_version() != VERSION:
+            raise OSError(f"version {lib.rc_version()}, this engine needs {VERSION}")
+        self.path = path
+        p_shard, p_u64, p_i64 = POINTER(Shard), POINTER(c_uint64), c_void_p
+        self.interval = lib.rc_interval
+        self.interval.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_uint64, c_uint64,
+                                  c_uint64, p_u64]  # fmt: skip
+        self.extend = lib.rc_extend
+        self.extend.argtypes = [p_shard, ctypes.c_char_p, c_uint64, p_i64, p_i64, c_uint64,
+                                c_int, p_i64]  # fmt: skip
+        self.documents = lib.rc_documents
+        self.documents.argtypes = [p_shard, c_void_p, c_uint64, c_void_p, c_uint64, c_int,
+                                   c_uint64, c_uint64, c_void_p]  # fmt: skip
+        for f in (self.interval, self.extend, self.documents):
+            f.restype = c_int32
+
+
+@dataclass
+class Status:
+    """Which search runs, and why."""
+
+    search: str  # "native" or "python"
+    reason: str  # the library loaded, or why none did, or who chose Python
+
+    def __str__(self) -> str:
+        return f"{self.search} ({self.reason})"
+
+
+def _load() -> tuple[Kernel | None, str]:
+    target = host_target()
+    if target is None:
+        return None, f"no native library is built for {sys.platform}-{platform.machine()}"
+    path = Path(os.environ.get("RECITATION_KERNEL") or HERE / library_name(target))
+    if not path.is_file():
+        return None, f"{path.name} is missing (reinstall to build it)"
+    try:
+        return Kernel(path), f"{path.name}"
+    except (OSError, AttributeError) as e:
+        return None, f"{path.name} did not load: {e}"
+
+
+_kernel, _loaded = _load()
+_choice = os.environ.get("RECITATION_SEARCH", "").strip().lower() or "auto"
+
+
+def use(choice: str) -> None:
+    """Choose the search: "native" (an error when no library loaded), "python" or "auto"
+    (native where it loaded)."""
+    global _choice
+    if choice not in ("auto", "native", "python"):
+        raise ValueError(f"search must be auto, native or python, not {choice!r}")
+    if choice == "native" and _kernel is None:
+        raise RuntimeError(f"no native search: {_loaded}")
+    _choice = choice
+
+
+@contextlib.contextmanager
+def using(choice: str):
+    before = _choice
+    use(choice)
+    try:
+        yield
+    finally:
+        use(before)
+
+
+def active() -> Kernel | None:
+    """The kernel the search calls now, None for the Python search."""
+    return None if _choice == "python" else _kernel
+
+
+def available() -> bool:
+    return _kernel is not None
+
+
+def status() -> Status:
+    if _choice == "python":
+        return Status("python", "chosen by RECITATION_SEARCH=python")
+    if _kernel is None:
+        if _choice == "native":
+            return Status("python", f"RECITATION_SEARCH=native, but {_loaded}")
+        return Status("python", _loaded)
+    return Status("native", _loaded)
+
+
+def damaged(what: str) -> IndexOpenError:
+    return IndexOpenError(
+        f"index is damaged ({what}: an entry points outside its file); rebuild it"
+    )
+
+
+class NativeShard:
+    """One shard's arrays as the kernel reads them (pointers into the maps, no copy)."""
+
+    def __init__(self, tok, sa, width: int):
+        self._tok, tok_at = _address(tok)
+        self._sa, sa_at = _address(sa)
+        sa_len = memoryview(sa).nbytes // 4
+        self.struct = Shard(tok_at, len(tok), sa_at, sa_len, width)
+        self.ref = ctypes.byref(self.struct)
+
+    def release(self) -> None:
+        self._tok = self._sa = None
+        self.struct = self.ref = None
+
+
+def interval(kernel: Kernel, shard: NativeShard, pattern: bytes, known_bytes: int, lo: int,
+             hi: int) -> tuple[int, int]:  # fmt: skip
+    out = (c_uint64 * 2)()
+    rc = kernel.interval(shard.ref, pattern, len(pattern), known_bytes, lo, hi, out)
+    if rc:
+        _raise(rc, "suffix array")
+    return out[0], out[1]
+
+
+def extend(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, at_q: np.ndarray,
+           at_c: np.ndarray, way: int) -> np.ndarray:  # fmt: skip
+    qs = np.ascontiguousarray(at_q, dtype=np.int64)
+    cs = np.ascontiguousarray(at_c, dtype=np.int64)
+    out = np.empty(len(qs), dtype=np.int64)
+    rc = kernel.extend(shard.ref, q, qn, qs.ctypes.data, cs.ctypes.data, len(qs), way,
+                       out.ctypes.data)  # fmt: skip
+    if rc:
+        _raise(rc, "suffix array")
+    return out
+
+
+def documents(kernel: Kernel, shard: NativeShard, starts: np.ndarray, blocks: np.ndarray,
+              bits: int, lo: int, hi: int) -> np.ndarray:  # fmt: skip
+    out = np.empty(hi - lo, dtype=np.int32)
+    rc = kernel.documents(shard.ref, starts.ctypes.data, len(starts), blocks.ctypes.data,
+                          len(blocks), bits, lo, hi, out.ctypes.data)  # fmt: skip
+    if rc:
+        _raise(rc, "suffix array or document starts")
+    return out
+
+
+def _raise(rc: int, what: str):
+    if rc == RC_DAMAGED:
+        raise damaged(what)
+    raise ValueError(f"search kernel: arguments out of range (code {rc})")

@@ -38,7 +38,12 @@ from commit import commit  # noqa: E402
 
 from index_tools import open_index  # noqa: E402
 from index_tools.build.sources import open_source  # noqa: E402
-from index_tools.match import matcher  # noqa: E402
+from index_tools.match import kernel, matcher  # noqa: E402
+
+try:
+    import resource
+except ImportError:  # Windows: no page fault counts
+    resource = None
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = {
@@ -94,26 +99,47 @@ def all_exact(matches) -> bool:
     return all(m.file_count_exact and all(p.file_count_exact for p in m.parts) for m in matches)
 
 
-def measure(idx, pairs, language: str | None) -> dict:
+def outputs(found) -> list[dict]:
+    return [m.to_dict() for m in found]
+
+
+def measure(idx, pairs, language: str | None, paths: list[str]) -> dict:
+    """Each lookup on every search path in turn (the order alternating from one lookup to
+    the next, so that both see the same machine), their outputs compared."""
     phases = Phases()
-    rows = []
-    exact = True
+    rows: dict[str, list] = {p: [] for p in paths}
+    exact = dict.fromkeys(paths, True)
+    differ = 0
     with phases.installed():
-        for ctx, sug in pairs[:20]:  # warm-up: imports, first page faults
-            idx.match(sug, ctx, language=language)
-        for ctx, sug in pairs:
-            phases.current = {}
-            t = time.perf_counter()
-            found = idx.match(sug, ctx, language=language)
-            ms = (time.perf_counter() - t) * 1000
-            exact = exact and all_exact(found)
-            rows.append((ms, bool(found), {k: v * 1000 for k, v in phases.current.items()}))
+        for path in paths:
+            with kernel.using(path):
+                for ctx, sug in pairs[:20]:  # warm-up: imports, first page faults
+                    idx.match(sug, ctx, language=language)
+        for i, (ctx, sug) in enumerate(pairs):
+            answers = []
+            for path in paths if i % 2 == 0 else paths[::-1]:
+                phases.current = {}
+                with kernel.using(path):
+                    t = time.perf_counter()
+                    found = idx.match(sug, ctx, language=language)
+                    ms = (time.perf_counter() - t) * 1000
+                exact[path] = exact[path] and all_exact(found)
+                rows[path].append(
+                    (ms, bool(found), {k: v * 1000 for k, v in phases.current.items()})
+                )
+                answers.append(outputs(found))
+            differ += any(a != answers[0] for a in answers[1:])
+    return {path: summarize(rows[path], exact[path], differ) for path in paths}
+
+
+def summarize(rows: list, exact: bool, differ: int) -> dict:
     times = [r[0] for r in rows]
     slow = sorted(rows, key=lambda r: -r[0])[: max(1, len(rows) // 100)]
     return {
         "n": len(rows),
         "found": sum(r[1] for r in rows),
         "all_exact": exact,
+        "differ": differ,  # lookups whose outputs differ between the search paths
         "p50": pct(times, 50),
         "p90": pct(times, 90),
         "p99": pct(times, 99),
@@ -150,28 +176,43 @@ def read_through(idx) -> float:
     return time.perf_counter() - t0
 
 
-def cold(path: str, pairs, language: str | None) -> dict:
-    """Lookups each on a freshly opened index whose pages were just dropped: the open (its
-    checks) and the lookup timed apart."""
-    opens, times = [], []
-    for ctx, sug in pairs:
-        with open_index(path) as idx:
-            drop_cache(idx)
-        t = time.perf_counter()
-        idx = open_index(path)
-        opened = time.perf_counter()
-        idx.match(sug, ctx, language=language)
-        done = time.perf_counter()
-        idx.close()
-        opens.append((opened - t) * 1000)
-        times.append((done - opened) * 1000)
-    return {
-        "n": len(times),
-        "open_p50": pct(opens, 50),
-        "p50": pct(times, 50),
-        "p99": pct(times, 99),
-        "max": max(times),
-    }
+def major_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_majflt if resource else 0
+
+
+def cold(path: str, pairs, language: str | None, paths: list[str]) -> dict:
+    """Lookups each on a freshly opened index whose pages were just dropped, on each search
+    path in turn: the open (its checks) and the lookup timed apart, the lookup's major page
+    faults (pages read from disk) counted."""
+    out = {}
+    rows: dict[str, list] = {p: [] for p in paths}
+    for i, (ctx, sug) in enumerate(pairs):
+        for p in paths if i % 2 == 0 else paths[::-1]:
+            with open_index(path) as idx:
+                drop_cache(idx)
+            with kernel.using(p):
+                t = time.perf_counter()
+                idx = open_index(path)
+                opened = time.perf_counter()
+                faults = major_faults()
+                idx.match(sug, ctx, language=language)
+                done = time.perf_counter()
+                faults = major_faults() - faults
+            idx.close()
+            rows[p].append(((opened - t) * 1000, (done - opened) * 1000, faults))
+    for p, r in rows.items():
+        times, faults = [x[1] for x in r], [x[2] for x in r]
+        out[p] = {
+            "n": len(times),
+            "open_p50": pct([x[0] for x in r], 50),
+            "p50": pct(times, 50),
+            "p90": pct(times, 90),
+            "p99": pct(times, 99),
+            "max": max(times),
+            "faults_p50": pct(faults, 50),
+            "faults_max": max(faults),
+        }
+    return out
 
 
 def where_bytes(idx) -> dict[str, int]:
@@ -226,48 +267,57 @@ def markdown(results: list[dict], argv: list[str]) -> str:
         "with what was loaded before them frozen out of the garbage collector's passes "
         "(`gc.freeze()`), as in the language server and the service.",
         "",
-        "| index | words | workload | language | n | found | all exact | p50 ms | p90 ms "
-        "| p99 ms | max ms |",
-        "| --- | ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+        "Every lookup ran on each search path in turn (compiled: `native`, the reference: "
+        "`python`), the order alternating; `same` = lookups whose outputs (the matches' JSON) "
+        "were identical on both paths.",
+        "",
+        "| index | words | workload | language | search | n | found | all exact | same "
+        "| p50 ms | p90 ms | p99 ms | max ms |",
+        "| --- | ---: | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
-        for key, m in r["runs"].items():
+        for key, by_path in r["runs"].items():
             workload_name, lang = key.split("/")
-            out.append(
-                f"| {r['name']} | {r['words']:,} | {workload_name} | {lang} | {m['n']} | "
-                f"{m['found']} | {'yes' if m['all_exact'] else 'NO'} | {m['p50']:.2f} | "
-                f"{m['p90']:.2f} | {m['p99']:.2f} | {m['max']:.2f} |"
-            )
+            for path, m in by_path.items():
+                out.append(
+                    f"| {r['name']} | {r['words']:,} | {workload_name} | {lang} | {path} | "
+                    f"{m['n']} | {m['found']} | {'yes' if m['all_exact'] else 'NO'} | "
+                    f"{m['n'] - m['differ']} | {m['p50']:.2f} | {m['p90']:.2f} | "
+                    f"{m['p99']:.2f} | {m['max']:.2f} |"
+                )
     out += [
         "",
         "Where the time goes in the slowest 1% of lookups (mean ms per lookup):",
         "",
-        "| index | workload | language | total | exact runs | renamed | matches |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+        "| index | workload | language | search | total | exact runs | renamed | matches |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
-        for key, m in r["runs"].items():
+        for key, by_path in r["runs"].items():
             workload_name, lang = key.split("/")
-            s = m["slowest_1pct_ms"]
-            out.append(
-                f"| {r['name']} | {workload_name} | {lang} | {s['total']:.1f} | "
-                f"{s['exact']:.1f} | {s['renamed']:.1f} | {s['matches']:.1f} |"
-            )
+            for path, m in by_path.items():
+                s = m["slowest_1pct_ms"]
+                out.append(
+                    f"| {r['name']} | {workload_name} | {lang} | {path} | {s['total']:.1f} | "
+                    f"{s['exact']:.1f} | {s['renamed']:.1f} | {s['matches']:.1f} |"
+                )
     if any(r.get("cold") for r in results):
         out += [
             "",
             "Cold: each lookup (quoted, language given) on a newly opened index after its files "
-            "were dropped from the page cache (`posix_fadvise` DONTNEED); the open timed apart.",
+            "were dropped from the page cache (`posix_fadvise` DONTNEED); the open timed apart; "
+            "faults: the lookup's major page faults (pages read from disk).",
             "",
-            "| index | n | open p50 ms | lookup p50 ms | p99 ms | max ms |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            "| index | search | n | open p50 ms | lookup p50 ms | p90 ms | p99 ms | max ms "
+            "| faults p50 | faults max |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in results:
-            c = r.get("cold")
-            if c:
+            for path, c in (r.get("cold") or {}).items():
                 out.append(
-                    f"| {r['name']} | {c['n']} | {c['open_p50']:.1f} | {c['p50']:.2f} | "
-                    f"{c['p99']:.2f} | {c['max']:.2f} |"
+                    f"| {r['name']} | {path} | {c['n']} | {c['open_p50']:.1f} | {c['p50']:.2f} | "
+                    f"{c['p90']:.2f} | {c['p99']:.2f} | {c['max']:.2f} | {c['faults_p50']:.0f} | "
+                    f"{c['faults_max']} |"
                 )
     out += [
         "",
@@ -302,12 +352,20 @@ def main() -> None:
     ap.add_argument("--cold", type=int, default=0, help="cold lookups per index (Linux)")
     ap.add_argument("--out", help="write markdown here (and JSON beside it)")
     ap.add_argument(
+        "--search", default="native,python",
+        help="search paths measured side by side, comma-separated (native, python)",
+    )  # fmt: skip
+    ap.add_argument(
         "--read-through", action="store_true",
         help="read each index's files once before its lookups (warm: resident pages)",
     )  # fmt: skip
     args = ap.parse_args()
     if len(args.texts) != len(args.index):
         ap.error("give one --texts per --index")
+    paths = [p.strip() for p in args.search.split(",") if p.strip()]
+    for p in paths:
+        kernel.use(p)  # an error now when the native search did not load
+    kernel.use("auto")
     results = []
     for named, spec in zip(args.index, args.texts):
         name, _, path = named.partition("=")
@@ -324,19 +382,20 @@ def main() -> None:
         for workload_name, pairs in work.items():
             for language in ("python", None):
                 key = f"{workload_name}/{language or 'none'}"
-                runs[key] = measure(idx, pairs, language)
-                m = runs[key]
-                print(
-                    f"{name} {key}: p50 {m['p50']:.2f} p90 {m['p90']:.2f} "
-                    f"p99 {m['p99']:.2f} max {m['max']:.2f} ms",
-                    flush=True,
-                )
+                runs[key] = measure(idx, pairs, language, paths)
+                for way, m in runs[key].items():
+                    print(
+                        f"{name} {key} {way}: p50 {m['p50']:.2f} p90 {m['p90']:.2f} "
+                        f"p99 {m['p99']:.2f} max {m['max']:.2f} ms, outputs differ: "
+                        f"{m['differ']}",
+                        flush=True,
+                    )
         row = {"name": name, "words": idx.header.words, "load": load, "runs": runs}
         row["bytes"] = where_bytes(idx)
         idx.close()
         gc.unfreeze()
         if args.cold:
-            row["cold"] = cold(path, work["quoted"][: args.cold], "python")
+            row["cold"] = cold(path, work["quoted"][: args.cold], "python", paths)
             print(f"{name} cold: {row['cold']}", flush=True)
         row["private_rss_mb"] = private_rss_mb()
         results.append(row)

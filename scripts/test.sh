@@ -28,6 +28,8 @@ step "lint (ruff)"
 .venv/bin/ruff format --check .
 
 step "python tests"
+# the search kernel's tests run every target they can here (qemu, Wine): none may skip
+export RECITATION_NATIVE_REQUIRED=1
 # As CI runs them: in the background, where the shell makes them ignore SIGINT, with no
 # stdin and (setsid) no controlling terminal, so a test that depends on the terminal or on
 # the signal dispositions it inherits fails here too. Ctrl-C still stops the run.

@@ -140,6 +140,15 @@ class ShardView:
         """Index (in this shard) of the document holding each position."""
         return np.searchsorted(self.starts, positions, side="right") - 1
 
+    def block_table(self) -> np.ndarray:
+        """The document holding the first word of each block of 2**BLOCK_BITS words (-1:
+        the separator before the first document), made once."""
+        if self._blocks is None:
+            self._bounds = np.append(self.starts, self.size + 1).astype(np.uint32)
+            blocks = np.arange(0, self.size + (1 << BLOCK_BITS), 1 << BLOCK_BITS)
+            self._blocks = (np.searchsorted(self.starts, blocks, side="right") - 1).astype(np.int32)
+        return self._blocks
+
     def documents_at(self, lo: int, hi: int) -> np.ndarray:
         """`documents` of the places [lo, hi) of the suffix array (int32): each one's
         document of its block of 2**BLOCK_BITS words' first word, then of the few that start
@@ -148,10 +157,7 @@ class ShardView:
         k = kernel.active() if self.native is not None else None
         if hi - lo < 256 and k is None:
             return self.documents(self.positions(lo, hi)).astype(np.int32)
-        if self._blocks is None:
-            self._bounds = np.append(self.starts, self.size + 1).astype(np.uint32)
-            blocks = np.arange(0, self.size + (1 << BLOCK_BITS), 1 << BLOCK_BITS)
-            self._blocks = (np.searchsorted(self.starts, blocks, side="right") - 1).astype(np.int32)
+        self.block_table()
         if k is not None:
             return kernel.documents(k, self.native, self.starts, self._blocks, BLOCK_BITS, lo, hi)
         places = self.places(lo, hi)

@@ -1,0 +1,188 @@
+"""The search kernel's cases: random shards (heavy duplication, every id width, sampled
+suffix arrays, damaged ones) with calls and the answers the Python search gives them.
+
+`shards()` serves the in-process comparison (test_kernel.py); `write()` puts the same cases
+in the text file that tests/native/driver.c replays against a library built for any target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from index_tools.build.suffix import joined, suffix_array
+from index_tools.match import kernel, suffix
+from index_tools.match.suffix import BLOCK_BITS, Counts, ShardView
+from index_tools.store.shards import id_bytes
+
+
+@dataclass
+class Case:
+    kind: str  # interval, extend, documents
+    args: tuple
+    rc: int = 0
+    answer: list = field(default_factory=list)
+
+
+@dataclass
+class RandomShard:
+    view: ShardView
+    ids: np.ndarray  # with separators
+    tok: bytes
+    sa: np.ndarray
+    damaged: bool = False
+    cases: list[Case] = field(default_factory=list)
+
+
+def make_shard(rng: np.random.Generator, width: int, stride: int, damaged: bool) -> RandomShard:
+    limit = {2: 0xFFFF, 3: 0xFFFFFF, 4: 0xFFFFFFFE}[width]
+    alphabet = int(rng.choice([2, 3, 8, 60]))
+    base = rng.integers(2, min(limit, 2 + alphabet * 997), alphabet)  # ids spread in range
+    docs = []
+    for _ in range(int(rng.integers(1, 40))):
+        n = int(rng.choice([0, 1, 3, 50, 400, 1500]))
+        doc = base[rng.integers(0, alphabet, n)].astype(np.uint32)
+        if docs and rng.random() < 0.4:  # a copy of an earlier document, maybe edited
+            doc = docs[int(rng.integers(0, len(docs)))].copy()
+            if len(doc) and rng.random() < 0.5:
+                doc[int(rng.integers(0, len(doc)))] = base[0]
+        docs.append(doc)
+    ids, starts = joined(docs)
+    if width == 4:
+        ids[ids == base[-1]] = limit  # the widest ids too
+    tok = id_bytes(ids, width).tobytes()
+    sa = suffix_array(ids, width, stride).view(np.uint32).copy()
+    damaged = damaged and len(sa) > 0
+    if damaged:  # every entry past the ids (any probe finds one): what a damaged file gives
+        sa[:] = len(ids) + rng.integers(0, 9, len(sa))
+    view = ShardView(tok, memoryview(sa.tobytes()).cast("I"), starts, 0, None, width, stride)
+    return RandomShard(view, ids, tok, sa, damaged)
+
+
+def _pattern(rng: np.random.Generator, ids: np.ndarray) -> np.ndarray:
+    n = int(rng.integers(1, 40))
+    at = int(rng.integers(0, max(1, len(ids) - 1)))
+    pat = ids[at : at + n].copy()
+    if len(pat) and rng.random() < 0.3:
+        pat[-1] = ids[int(rng.integers(0, len(ids)))]
+    if rng.random() < 0.1:
+        pat = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)  # anything
+    return pat if len(pat) else ids[:1].copy()
+
+
+def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> None:
+    """Calls of every kind on `sh`, answered by the Python search (a damaged shard: the
+    kernel's error)."""
+    view, width = sh.view, sh.view.width
+    with kernel.using("python"):
+        for _ in range(each):
+            pat = _pattern(rng, sh.ids)
+            pb = id_bytes(pat, width).tobytes()
+            known, lo, hi = 0, 0, len(sh.sa)
+            if len(pat) > 1 and rng.random() < 0.5 and not sh.damaged:
+                known = int(rng.integers(1, len(pat)))
+                lo, hi = view.interval(pb[: known * width], 0, len(sh.sa))
+            if sh.damaged:
+                sh.cases.append(Case("interval", (pb, known * width, lo, hi), kernel.RC_DAMAGED))
+            else:
+                answer = list(view.interval(pb, lo, hi, known))
+                sh.cases.append(Case("interval", (pb, known * width, lo, hi), 0, answer))
+        size = view.size
+        for _ in range(each // 4):
+            q = _pattern(rng, sh.ids)
+            if rng.random() < 0.5:  # a long query around a real place
+                at = int(rng.integers(0, max(1, size - 200)))
+                q = sh.ids[at : at + 200].copy()
+                q[rng.random(len(q)) < 0.02] = sh.ids[0] + 1
+            counts = Counts([view], q)
+            count = int(rng.choice([1, 5, 8, 9, 60]))
+            qs = rng.integers(0, len(q) + 1, count)
+            cs = rng.integers(0, size + 1, count)
+            for way in (1, -1):
+                if sh.damaged:
+                    bad = cs.copy()
+                    bad[0] = size + 1 + int(rng.integers(0, 5))
+                    args = (counts.qb[width], len(q), qs, bad, way)
+                    sh.cases.append(Case("extend", args, kernel.RC_DAMAGED))
+                    continue
+                f = suffix._equal_right if way == 1 else suffix._equal_left
+                answer = f(view, counts, qs, cs).tolist()
+                sh.cases.append(Case("extend", (counts.qb[width], len(q), qs, cs, way), 0, answer))
+        n = len(sh.sa)
+        for _ in range(each // 4):
+            lo = int(rng.integers(0, n + 1))
+            hi = int(rng.integers(lo, n + 1))
+            bad = sh.damaged and np.any(sh.sa[lo:hi] >= size)
+            if bad:
+                sh.cases.append(Case("documents", (lo, hi), kernel.RC_DAMAGED))
+            elif not sh.damaged:
+                answer = view.documents(view.positions(lo, hi)).tolist()
+                sh.cases.append(Case("documents", (lo, hi), 0, answer))
+
+
+def shards(seed: int, count: int = 24) -> list[RandomShard]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        width = (2, 3, 4)[i % 3]
+        stride = int(rng.choice([1, 1, 3, 4])) if width == 2 else 1
+        sh = make_shard(rng, width, stride, damaged=i % 8 == 7)
+        fill_cases(rng, sh)
+        out.append(sh)
+    return out
+
+
+def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
+    """A case through the loaded library (the in-process replay): (error code, answer)."""
+    k, view = kernel.active(), sh.view
+    try:
+        if case.kind == "interval":
+            pb, skip, lo, hi = case.args
+            return 0, list(kernel.interval(k, view.native, pb, skip, lo, hi))
+        if case.kind == "extend":
+            q, qn, qs, cs, way = case.args
+            return 0, kernel.extend(k, view.native, q, qn, qs, cs, way).tolist()
+        lo, hi = case.args
+        blocks = view.block_table()
+        docs = kernel.documents(k, view.native, view.starts, blocks, BLOCK_BITS, lo, hi)
+        return 0, docs.tolist()
+    except kernel.IndexOpenError:
+        return kernel.RC_DAMAGED, []
+
+
+def write(path: Path, all_shards: list[RandomShard]) -> int:
+    """The cases as driver.c reads them; returns how many."""
+    out = [str(kernel.VERSION)]
+    n = 0
+
+    def nums(values) -> str:
+        return " ".join(map(str, values))
+
+    for sh in all_shards:
+        v = sh.view
+        blocks = v.block_table()
+        out.append(
+            f"shard {v.width} {len(sh.tok)} {len(sh.sa)} {len(v.starts)} {len(blocks)} {BLOCK_BITS}"
+        )
+        out += [nums(sh.tok), nums(sh.sa.tolist()), nums(v.starts.tolist()), nums(blocks.tolist())]
+        for c in sh.cases:
+            n += 1
+            if c.kind == "interval":
+                pb, skip, lo, hi = c.args
+                a, b = c.answer or (0, 0)
+                out.append(f"interval {c.rc} {len(pb)} {skip} {lo} {hi} {nums(pb)} {a} {b}")
+            elif c.kind == "extend":
+                q, qn, qs, cs, way = c.args
+                answer = c.answer or [0] * len(qs)
+                out.append(
+                    f"extend {c.rc} {way} {qn} {len(qs)} {nums(q)} {nums(qs.tolist())} "
+                    f"{nums(cs.tolist())} {nums(answer)}"
+                )
+            else:
+                lo, hi = c.args
+                answer = c.answer or [0] * (hi - lo)
+                out.append(f"documents {c.rc} {lo} {hi} {nums(answer)}")
+    path.write_text("\n".join(out) + "\n")
+    return n

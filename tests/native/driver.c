@@ -1,0 +1,174 @@
+/* Replays the search kernel's cases (inputs and the answers the Python search gives, written
+ * by tests/native/cases.py) against a built library, the way the engine calls it: the same
+ * driver runs natively, under qemu-user (linux-arm64) and under Wine (windows-x64).
+ *
+ * usage: driver LIBRARY CASES   prints "kernel cases: N passed, M failed", exits 1 on a failure
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(_WIN32)
+#include <windows.h>
+#define OPEN(path) ((void *)LoadLibraryA(path))
+#define SYMBOL(lib, name) ((void *)GetProcAddress((HMODULE)(lib), name))
+#else
+#include <dlfcn.h>
+#define OPEN(path) dlopen(path, RTLD_NOW)
+#define SYMBOL(lib, name) dlsym(lib, name)
+#endif
+
+typedef struct { /* kernel.c's rc_shard */
+    const uint8_t *tok;
+    uint64_t tok_len;
+    const uint32_t *sa;
+    uint64_t sa_len;
+    uint64_t width;
+} rc_shard;
+
+typedef int (*version_fn)(void);
+typedef int (*interval_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
+                           uint64_t, uint64_t *);
+typedef int (*extend_fn)(const rc_shard *, const uint8_t *, uint64_t, const int64_t *,
+                         const int64_t *, uint64_t, int, int64_t *);
+typedef int (*documents_fn)(const rc_shard *, const int64_t *, uint64_t, const int32_t *,
+                            uint64_t, int, uint64_t, uint64_t, int32_t *);
+
+static FILE *in;
+
+static long long num(void)
+{
+    long long v;
+    if (fscanf(in, "%lld", &v) != 1) {
+        fprintf(stderr, "driver: the cases file ends too early\n");
+        exit(2);
+    }
+    return v;
+}
+
+static void *array(size_t n, size_t size) /* never NULL, even for 0 entries */
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fprintf(stderr, "driver: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static uint8_t *bytes(size_t n)
+{
+    uint8_t *p = array(n, 1);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)num();
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: driver LIBRARY CASES\n");
+        return 2;
+    }
+    void *lib = OPEN(argv[1]);
+    if (!lib) {
+        fprintf(stderr, "driver: cannot load %s\n", argv[1]);
+        return 2;
+    }
+    version_fn version = (version_fn)SYMBOL(lib, "rc_version");
+    interval_fn interval = (interval_fn)SYMBOL(lib, "rc_interval");
+    extend_fn extend = (extend_fn)SYMBOL(lib, "rc_extend");
+    documents_fn documents = (documents_fn)SYMBOL(lib, "rc_documents");
+    if (!version || !interval || !extend || !documents) {
+        fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
+        return 2;
+    }
+    in = fopen(argv[2], "r");
+    if (!in) {
+        fprintf(stderr, "driver: cannot read %s\n", argv[2]);
+        return 2;
+    }
+    if (version() != num()) {
+        fprintf(stderr, "driver: the library's version differs from the cases'\n");
+        return 2;
+    }
+    rc_shard s = {0};
+    int64_t *starts = NULL;
+    int32_t *blocks = NULL;
+    uint64_t ndocs = 0, nblocks = 0;
+    int bits = 0;
+    long passed = 0, failed = 0;
+    char kind[16];
+    while (fscanf(in, "%15s", kind) == 1) {
+        int ok = 1;
+        if (!strcmp(kind, "shard")) { /* width tok_len sa_len ndocs nblocks bits, arrays */
+            free((void *)s.tok), free((void *)s.sa), free(starts), free(blocks);
+            s.width = (uint64_t)num();
+            s.tok_len = (uint64_t)num();
+            s.sa_len = (uint64_t)num();
+            ndocs = (uint64_t)num();
+            nblocks = (uint64_t)num();
+            bits = (int)num();
+            s.tok = bytes(s.tok_len);
+            uint32_t *sa = array(s.sa_len, 4);
+            for (uint64_t i = 0; i < s.sa_len; i++)
+                sa[i] = (uint32_t)num();
+            s.sa = sa;
+            starts = array(ndocs, 8);
+            for (uint64_t i = 0; i < ndocs; i++)
+                starts[i] = num();
+            blocks = array(nblocks, 4);
+            for (uint64_t i = 0; i < nblocks; i++)
+                blocks[i] = (int32_t)num();
+            continue;
+        }
+        if (!strcmp(kind, "interval")) { /* rc m skip lo hi pattern a b */
+            int want_rc = (int)num();
+            uint64_t m = num(), skip = num(), lo = num(), hi = num();
+            uint8_t *pat = bytes(m);
+            uint64_t want[2] = {(uint64_t)num(), (uint64_t)num()}, got[2] = {0, 0};
+            int rc = interval(&s, pat, m, skip, lo, hi, got);
+            ok = rc == want_rc && (rc || (got[0] == want[0] && got[1] == want[1]));
+            free(pat);
+        } else if (!strcmp(kind, "extend")) { /* rc way qn count query qs cs expected */
+            int want_rc = (int)num(), way = (int)num();
+            uint64_t qn = num(), count = num();
+            uint8_t *q = bytes(qn * s.width);
+            int64_t *qs = array(count, 8), *cs = array(count, 8), *want = array(count, 8);
+            int64_t *got = array(count, 8);
+            for (uint64_t i = 0; i < count; i++)
+                qs[i] = num();
+            for (uint64_t i = 0; i < count; i++)
+                cs[i] = num();
+            for (uint64_t i = 0; i < count; i++)
+                want[i] = num();
+            int rc = extend(&s, q, qn, qs, cs, count, way, got);
+            ok = rc == want_rc && (rc || !memcmp(got, want, count * 8));
+            free(q), free(qs), free(cs), free(want), free(got);
+        } else if (!strcmp(kind, "documents")) { /* rc lo hi expected */
+            int want_rc = (int)num();
+            uint64_t lo = num(), hi = num();
+            int32_t *want = array(hi - lo, 4), *got = array(hi - lo, 4);
+            for (uint64_t i = 0; i < hi - lo; i++)
+                want[i] = (int32_t)num();
+            int rc = documents(&s, starts, ndocs, blocks, nblocks, bits, lo, hi, got);
+            ok = rc == want_rc && (rc || !memcmp(got, want, (hi - lo) * 4));
+            free(want), free(got);
+        } else {
+            fprintf(stderr, "driver: unknown case %s\n", kind);
+            return 2;
+        }
+        if (ok)
+            passed++;
+        else {
+            failed++;
+            if (failed <= 5)
+                fprintf(stderr, "driver: case %ld (%s) differs\n", passed + failed, kind);
+        }
+    }
+    free((void *)s.tok), free((void *)s.sa), free(starts), free(blocks);
+    fclose(in);
+    printf("kernel cases: %ld passed, %ld failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

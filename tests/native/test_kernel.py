@@ -1,0 +1,155 @@
+"""The compiled search kernel answers as the Python search does: in process on random shards,
+and through one small driver (driver.c) replaying the same cases against the library of each
+target — natively, linux-arm64 under qemu-user, windows-x64 under Wine — and under the
+sanitizers (ASan and UBSan through gcc, UBSan through Zig). The macOS and windows-arm64
+libraries, which nothing here runs, are checked by their headers: format, processor,
+exported functions, and arm64 macOS's code signature.
+
+Tools these need (qemu-user, an arm64 C library, Wine, gcc) come from scripts/system-deps.sh;
+with RECITATION_NATIVE_REQUIRED=1 (the README's test command) a missing one fails the test
+instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import binaries
+import cases
+import pytest
+
+from index_tools.match import kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_kernel  # noqa: E402
+
+REQUIRED = os.environ.get("RECITATION_NATIVE_REQUIRED") == "1"
+EXPORTS = {"rc_version", "rc_interval", "rc_extend", "rc_documents"}
+ARM64_ROOTS = [
+    os.environ.get("RECITATION_ARM64_ROOT", ""),
+    str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "recitation-arm64-root"),
+    "/usr/aarch64-linux-gnu",
+]
+
+
+def missing(what: str):
+    if REQUIRED:
+        pytest.fail(f"{what} (scripts/system-deps.sh installs it)")
+    pytest.skip(what)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """The library of every target and the driver of those that run here."""
+    out = tmp_path_factory.mktemp("kernel")
+    for target in build_kernel.ZIG_TARGETS:
+        build_kernel.compile_for(target, out)
+    for target in ("linux-x64", "linux-arm64", "win32-x64"):
+        build_kernel.compile_for(target, out, driver=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def case_file(tmp_path_factory) -> tuple[Path, int]:
+    path = tmp_path_factory.mktemp("cases") / "cases.txt"
+    return path, cases.write(path, cases.shards(seed=11))
+
+
+def replay(cmd: list[str], case_file, env=None, timeout=300) -> None:
+    path, n = case_file
+    done = subprocess.run(cmd + [str(path)], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"kernel cases: {n} passed, 0 failed" in done.stdout
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_loaded_kernel_answers_as_the_python_search(seed):
+    if not kernel.available():
+        pytest.fail(f"the native search did not load: {kernel.status()}")
+    with kernel.using("native"):
+        for sh in cases.shards(seed):
+            for case in sh.cases:
+                assert cases.run_native(sh, case) == (case.rc, case.answer), case.kind
+
+
+def test_linux_x64_replays_the_cases(built, case_file):
+    if build_kernel.host_target() != "linux-x64":
+        pytest.skip("not a linux-x64 machine")
+    replay([str(built / "driver-linux-x64"), str(built / "libkernel-linux-x64.so")], case_file)
+
+
+def test_linux_arm64_replays_the_cases_under_qemu(built, case_file):
+    qemu = shutil.which("qemu-aarch64-static") or shutil.which("qemu-aarch64")
+    if qemu is None:
+        missing("qemu-user is not installed")
+    prefix = next(
+        (r for r in ARM64_ROOTS if r and Path(r, "lib/ld-linux-aarch64.so.1").exists()), None
+    )
+    if prefix is None:
+        missing("no arm64 C library (libc6-arm64-cross or the arm64 root)")
+    cmd = [qemu, str(built / "driver-linux-arm64"), str(built / "libkernel-linux-arm64.so")]
+    replay(cmd, case_file, env={"QEMU_LD_PREFIX": prefix})
+
+
+def test_windows_x64_replays_the_cases_under_wine(built, case_file, tmp_path_factory):
+    wine = shutil.which("wine") or shutil.which("wine64")
+    if wine is None:
+        missing("Wine is not installed")
+    prefix = tmp_path_factory.mktemp("wine")  # a prefix of its own: nothing of the user's
+    cmd = [wine, str(built / "driver-win32-x64.exe"), str(built / "libkernel-win32-x64.dll")]
+    replay(cmd, case_file, env={"WINEDEBUG": "-all", "WINEPREFIX": str(prefix)}, timeout=600)
+
+
+@pytest.mark.parametrize(
+    "target, fmt, arch",
+    [
+        ("darwin-x64", "mach-o", "x86_64"),
+        ("darwin-arm64", "mach-o", "arm64"),
+        ("win32-x64", "pe", "x86_64"),
+        ("win32-arm64", "pe", "arm64"),
+    ],
+)
+def test_macos_and_windows_builds_by_their_headers(built, target, fmt, arch):
+    b = binaries.read((built / build_kernel.library_name(target)).read_bytes())
+    assert (b.format, b.arch) == (fmt, arch)
+    assert b.exports >= EXPORTS
+    if fmt == "pe":
+        assert b.dll
+    if target == "darwin-arm64":
+        assert b.signed  # arm64 macOS loads no unsigned code
+
+
+def test_linux_builds_link_against_an_old_glibc(built):
+    """glibc 2.17: every symbol version the libraries need is at most that."""
+    for target in ("linux-x64", "linux-arm64"):
+        data = (built / build_kernel.library_name(target)).read_bytes()
+        versions = {v.decode() for v in re.findall(rb"GLIBC_(2\.\d+)", data)}
+        assert all(tuple(map(int, v.split("."))) <= (2, 17) for v in versions), versions
+
+
+def test_sanitizers_find_nothing(built, case_file, tmp_path):
+    """ASan and UBSan (gcc) on the kernel and the driver, UBSan trapping (Zig) on the
+    kernel: the cases, damaged shards among them, run clean."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        missing("gcc is not installed")
+    flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    lib, driver = tmp_path / "asan.so", tmp_path / "driver-asan"
+    subprocess.run([gcc, *flags, "-shared", "-fPIC", str(build_kernel.SOURCE), "-o", str(lib)],
+                   check=True)  # fmt: skip
+    subprocess.run([gcc, *flags, str(build_kernel.DRIVER), "-o", str(driver), "-ldl"], check=True)
+    replay([str(driver), str(lib)], case_file, env={"ASAN_OPTIONS": "detect_leaks=1"})
+    if build_kernel.host_target() == "linux-x64":
+        ubsan = build_kernel.compile_for(
+            "linux-x64",
+            tmp_path / "ubsan",
+            ["-O1", "-fsanitize=undefined", "-fsanitize-trap=undefined"],
+        )
+        replay([str(built / "driver-linux-x64"), str(ubsan)], case_file)

@@ -1,6 +1,7 @@
 """Fills client-vscode/bundled/ for the .vsix of one target platform.
 
 bundled/tool         the Python packages `server` and `index_tools`, the same on every target
+                     but for the search kernel built for the target (scripts/build_kernel.py)
 bundled/libs/cpXY    the runtime dependencies for Python X.Y, as the target's binary wheels
 bundled/manifest.json  the target, the Python versions carried and the ones left out (why)
 
@@ -44,6 +45,9 @@ except ModuleNotFoundError:
 
 HERE = Path(__file__).resolve().parent.parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_kernel  # noqa: E402
+
 PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
 RECHECK_MISSING_S = 24 * 3600
 
@@ -248,8 +252,11 @@ def bundle(name: str, versions: list[str], out: Path) -> dict:
     deps = project_dependencies()
     shutil.rmtree(out, ignore_errors=True)
     (out / "libs").mkdir(parents=True)
-    for pkg in ("server", "index_tools"):
-        shutil.copytree(ROOT / pkg, out / "tool" / pkg)
+    for pkg in ("server", "index_tools"):  # (this machine's kernel left out: see below)
+        shutil.copytree(
+            ROOT / pkg, out / "tool" / pkg, ignore=shutil.ignore_patterns("libkernel-*")
+        )
+    build_kernel.compile_for(name, out / "tool" / "index_tools" / "match")
     carried: list[str] = []
     left_out: dict[str, list[str]] = {}
     for version in versions:

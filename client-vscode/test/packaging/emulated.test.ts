@@ -97,9 +97,10 @@ describe('the linux-arm64 .vsix under emulation', () => {
                 PYTHONPATH: [path.join(bundled, 'libs', tag), path.join(bundled, 'tool')].join(path.delimiter),
             };
 
-            const machine = run(['-s', '-c', 'import platform, numpy; print(platform.machine(), numpy.__file__)'], env, dir);
+            const machine = run(['-s', '-c', 'import platform, numpy; from index_tools.match import kernel; print(platform.machine(), numpy.__file__, kernel.status().search)'], env, dir);
             assert.equal(machine.status, 0, machine.stderr);
             assert.match(machine.stdout, /^aarch64 /);
+            assert.match(machine.stdout, / native\n?$/, `the compiled search runs under emulation: ${machine.stdout}`);
             assert.ok(machine.stdout.split(' ')[1].startsWith(bundled), `numpy comes from the bundle: ${machine.stdout}`);
 
             const corpus = path.join(dir, 'corpus');

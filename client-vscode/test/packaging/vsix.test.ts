@@ -29,6 +29,7 @@ const BINARY = ['lmdb', 'xxhash', 'zstandard', 'numpy', 'tree_sitter', 'tree_sit
 /** Files that are text by their name; every other file of the bundle has its header read. */
 const TEXT = /\.(py|pyi|pxd|pyx|txt|md|rst|json|toml|cfg|typed|h|c|cpp|hpp|csv|npz|npy|f90|f|def|lib|a|in|ini|html|css|js|yaml|yml|sh|bat)$|\/(RECORD|METADATA|WHEEL|INSTALLER|REQUESTED|LICEN[CS]E[^/]*|COPYING[^/]*|AUTHORS[^/]*|NOTICE[^/]*|entry_points\.txt)$/;
 const NATIVE_NAME = /\.(so|pyd|dll|dylib|exe)$|\.so\.\d/;
+const KERNEL = /\/libkernel-[^/]*$/;
 
 const libsPrefix = (version: string): string => `extension/bundled/libs/cp${version.replace('.', '')}/`;
 
@@ -113,6 +114,12 @@ for (const target of targets) {
                 assert.ok(shown, image);
                 assert.ok(fs.existsSync(path.join(repoRoot, 'docs', shown[1])), shown[1]);
             }
+        });
+
+        it("carries the search kernel built for its target, and no other", () => {
+            const kernels = bundle.entries.filter((e) => KERNEL.test(e.name)).map((e) => e.name);
+            const suffix = target.startsWith('win32') ? 'dll' : target.startsWith('darwin') ? 'dylib' : 'so';
+            assert.deepEqual(kernels, [`extension/bundled/tool/index_tools/match/libkernel-${target}.${suffix}`]);
         });
 
         it(`targets ${target}`, () => {
@@ -243,7 +250,8 @@ describe('the pure-Python parts', () => {
         const [first, ...others] = targets;
         const reference = bundles.get(first)!;
         const crcs = (b: Bundle, names: Iterable<string>) => new Map([...names].map((n) => [n, b.entries.find((e) => e.name === n)?.crc32]));
-        const tool = (b: Bundle) => b.entries.filter((e) => e.name.startsWith('extension/bundled/tool/')).map((e) => e.name).sort();
+        // the same Python everywhere; the search kernel is each target's own (checked above)
+        const tool = (b: Bundle) => b.entries.filter((e) => e.name.startsWith('extension/bundled/tool/') && !KERNEL.test(e.name)).map((e) => e.name).sort();
         for (const other of others) {
             const b = bundles.get(other)!;
             assert.deepEqual(crcs(b, tool(b)), crcs(reference, tool(reference)), `bundled/tool of ${other} and ${first}`);
@@ -293,6 +301,10 @@ describe('the bundled server on this machine', () => {
                 encoding: 'utf8', env, cwd: dir, timeout: 120_000,
             });
             assert.equal(imports.status, 0, imports.stderr);
+            const search = spawnSync('python3', ['-s', '-c', 'from index_tools.match import kernel; print(kernel.status())'], {
+                encoding: 'utf8', env, cwd: dir, timeout: 120_000,
+            });
+            assert.match(search.stdout, /^native \(libkernel-linux-x64\.so\)/, `the compiled search runs: ${search.stdout}${search.stderr}`);
             assert.ok(imports.stdout.startsWith(bundled), `numpy comes from the bundle: ${imports.stdout}`);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });

@@ -108,6 +108,8 @@ class StoredDocument:
             start = int(self.block_chars[b])
             bounds = self._offsets[b] = word_bounds(self.text, start, self._block_end(b))
         i = pos - self._first_words[b]
+        if not 0 <= i < len(bounds[0]):  # a place past the document: damaged shard files
+            raise IndexOpenError(f"index is damaged (document {self.doc_id} has no word {pos})")
         return int(bounds[0][i]), int(bounds[1][i])
 
     def word_at(self, offset: int) -> int:
@@ -203,6 +205,8 @@ class Index:
             for i, docs in enumerate(h.shard_documents):
                 starts = np.frombuffer(self._map(files.shard_file(i, "docs")), dtype="<u4")
                 starts = starts.astype(np.int64)
+                if len(starts) and (starts[0] < 1 or np.any(np.diff(starts) <= 0)):
+                    raise ValueError(f"{files.shard_file(i, 'docs')}: starts out of order")
                 alive = live[first : first + docs]
                 alive = None if alive.all() else alive
                 width = h.shard_id_bytes[i]
@@ -385,6 +389,8 @@ class Index:
 
     def word(self, word_id: int) -> str:
         """The vocabulary's word of an id."""
+        if not files.FIRST_WORD_ID <= word_id < files.FIRST_WORD_ID + self.vocabulary.size:
+            raise IndexOpenError(f"index at {self.root} is damaged (word id {word_id}); rebuild it")
         return self.vocabulary.word(word_id).decode("utf-8", "surrogatepass")
 
     # --- lookups -------------------------------------------------------------------------

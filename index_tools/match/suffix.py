@@ -134,7 +134,10 @@ class ShardView:
         return np.frombuffer(self.sa, dtype=np.uint32, count=hi - lo, offset=lo * 4)
 
     def positions(self, lo: int, hi: int) -> np.ndarray:
-        return self.places(lo, hi).astype(np.int64)
+        out = self.places(lo, hi).astype(np.int64)
+        if len(out) and out.max() >= self.size:
+            raise kernel.damaged("suffix array")  # (the kernel's reads check the same)
+        return out
 
     def documents(self, positions: np.ndarray) -> np.ndarray:
         """Index (in this shard) of the document holding each position."""

@@ -180,26 +180,40 @@ def major_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_majflt if resource else 0
 
 
+def read_bytes() -> int:
+    """Bytes this process had read from storage (Linux; 0 elsewhere): page faults and the
+    readahead around them."""
+    try:
+        for line in Path("/proc/self/io").read_text().splitlines():
+            if line.startswith("read_bytes:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def cold(path: str, pairs, language: str | None, paths: list[str]) -> dict:
-    """Lookups each on a freshly opened index whose pages were just dropped, on each search
-    path in turn: the open (its checks) and the lookup timed apart, the lookup's major page
-    faults (pages read from disk) counted."""
+    """Lookups each on a freshly opened index whose pages were dropped from the page cache
+    after the open (whose checks may read the files) and before the lookup, on each search
+    path in turn: the open and the lookup timed apart, the lookup's major page faults
+    (pages read from disk) counted."""
     out = {}
     rows: dict[str, list] = {p: [] for p in paths}
     for i, (ctx, sug) in enumerate(pairs):
         for p in paths if i % 2 == 0 else paths[::-1]:
-            with open_index(path) as idx:
-                drop_cache(idx)
             with kernel.using(p):
                 t = time.perf_counter()
                 idx = open_index(path)
                 opened = time.perf_counter()
-                faults = major_faults()
+                drop_cache(idx)
+                faults, bytes_before = major_faults(), read_bytes()
+                opened_and_dropped = time.perf_counter()
                 idx.match(sug, ctx, language=language)
                 done = time.perf_counter()
                 faults = major_faults() - faults
+                disk = read_bytes() - bytes_before
             idx.close()
-            rows[p].append(((opened - t) * 1000, (done - opened) * 1000, faults))
+            rows[p].append(((opened - t) * 1000, (done - opened_and_dropped) * 1000, faults, disk))
     for p, r in rows.items():
         times, faults = [x[1] for x in r], [x[2] for x in r]
         out[p] = {
@@ -211,6 +225,7 @@ def cold(path: str, pairs, language: str | None, paths: list[str]) -> dict:
             "max": max(times),
             "faults_p50": pct(faults, 50),
             "faults_max": max(faults),
+            "read_mb_p50": pct([x[3] / 1e6 for x in r], 50),
         }
     return out
 
@@ -304,20 +319,22 @@ def markdown(results: list[dict], argv: list[str]) -> str:
     if any(r.get("cold") for r in results):
         out += [
             "",
-            "Cold: each lookup (quoted, language given) on a newly opened index after its files "
-            "were dropped from the page cache (`posix_fadvise` DONTNEED); the open timed apart; "
-            "faults: the lookup's major page faults (pages read from disk).",
+            "Cold: each lookup (quoted, language given) on a newly opened index whose files were "
+            "then dropped from the page cache (`posix_fadvise` DONTNEED): what a lookup costs "
+            "once memory pressure evicted the index; the open timed apart; "
+            "faults: the lookup's major page faults; read MB: what it read from disk (faults and "
+            "the readahead around them).",
             "",
             "| index | search | n | open p50 ms | lookup p50 ms | p90 ms | p99 ms | max ms "
-            "| faults p50 | faults max |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| faults p50 | faults max | read MB p50 |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in results:
             for path, c in (r.get("cold") or {}).items():
                 out.append(
                     f"| {r['name']} | {path} | {c['n']} | {c['open_p50']:.1f} | {c['p50']:.2f} | "
                     f"{c['p90']:.2f} | {c['p99']:.2f} | {c['max']:.2f} | {c['faults_p50']:.0f} | "
-                    f"{c['faults_max']} |"
+                    f"{c['faults_max']} | {c.get('read_mb_p50', 0):.1f} |"
                 )
     out += [
         "",

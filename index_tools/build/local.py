@@ -225,8 +225,11 @@ class ShardBuffer:
     """The unique documents of the shards being written; a full shard is written (its
     suffix arrays sorted) in a thread while the next one fills."""
 
-    def __init__(self, gen: Path, first_shard: int, limit: int, renamed: bool, stride: int):
+    def __init__(
+        self, gen: Path, first_shard: int, limit: int, renamed: bool, stride: int, top: int
+    ):
         self.gen = gen
+        self.top = top  # the top tables' step (0: none)
         self.next_shard = first_shard
         self.limit = max(1, min(limit, files.MAX_SHARD_WORDS))
         self.renamed = renamed
@@ -252,7 +255,7 @@ class ShardBuffer:
         self._wait()
         docs, masks = self.docs, self.masks if self.renamed else None
         self._pending = self._pool.submit(
-            write_shard, self.gen, self.next_shard, docs, masks, self.stride
+            write_shard, self.gen, self.next_shard, docs, masks, self.stride, self.top
         )
         self.next_shard += 1
         self.docs, self.masks, self.words = [], [], 0
@@ -295,8 +298,9 @@ class _Writer:
         self.vocabulary = vocabulary or Vocabulary()
         self.occurrences = list(occurrences.tolist()) if occurrences is not None else []
         self.shards = ShardBuffer(
-            gen, header.shards, opts.shard_words, opts.renamed, header.renamed_stride
-        )
+            gen, header.shards, opts.shard_words, opts.renamed, header.renamed_stride,
+            header.top_step,
+        )  # fmt: skip
         # the document of every file, source by source (None: an index built without them
         # being extended); the files of each source, as the header's `sources`
         self.shares: array | None = array("I")
@@ -583,6 +587,8 @@ def new_header(opts: BuildOptions, sources: list) -> store.Header:
         renamed_languages=sorted(g for g in GRAMMARS if supported(g)) if opts.renamed else [],
         normalizer_version=NORMALIZER_VERSION if opts.renamed else 0,
         renamed_stride=opts.renamed_stride if opts.renamed else 0,
+        top_step=files.TOP_STEP,
+        top_bytes=files.TOP_BYTES,
     )
 
 

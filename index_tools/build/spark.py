@@ -160,15 +160,15 @@ def _shard_docs(item, vocabulary: dict, shard_of_doc: np.ndarray):
     return int(shard_of_doc[doc_id]), (doc_id, table[local], mask)
 
 
-def _write_shard_task(index: int, items, gen: str, first_shard: int, stride: int):
+def _write_shard_task(index: int, items, gen: str, first_shard: int, stride: int, top: int):
     docs = sorted(items, key=lambda x: x[1][0])
     ids = [d[1][1] for d in docs]
     masks = [d[1][2] for d in docs] if stride else None
     shard = first_shard + index
-    for part in files.SHARD_PARTS + files.RENAMED_PARTS:  # a retried task starts over
-        (Path(gen) / files.shard_file(shard, part)).unlink(missing_ok=True)
+    for part in files.SHARD_PARTS + files.RENAMED_PARTS + files.TOP_PARTS:  # a retried
+        (Path(gen) / files.shard_file(shard, part)).unlink(missing_ok=True)  # task starts over
     if ids:
-        yield index, write_shard(Path(gen), shard, ids, masks, stride)
+        yield index, write_shard(Path(gen), shard, ids, masks, stride, top)
 
 
 def shard_cuts(words_per_doc: np.ndarray, limit: int) -> np.ndarray:
@@ -364,10 +364,11 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     cuts = sc.broadcast(shard_of_doc)
     gen_dir = str(gen)
     stride = header.renamed_stride  # 0: no rename-insensitive view
+    top = header.top_step
     written = dict(
         processed.map(lambda item: _shard_docs(item, vocabulary.value, cuts.value))
         .partitionBy(max(shards, 1), lambda shard: shard)
-        .mapPartitionsWithIndex(lambda i, it: _write_shard_task(i, it, gen_dir, 0, stride))
+        .mapPartitionsWithIndex(lambda i, it: _write_shard_task(i, it, gen_dir, 0, stride, top))
         .collect()
     )
     header.shard_words = [written[i][0] for i in range(shards)]

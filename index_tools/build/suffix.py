@@ -16,10 +16,12 @@ from ..store.shards import (
     MAX_SHARD_WORDS,
     RENAMED_WIDTH,
     SEPARATOR,
+    TOP_BYTES,
     id_bytes,
     id_width,
     renamed_ids,
     shard_file,
+    top_keys,
     write_array,
 )
 
@@ -139,11 +141,12 @@ def write_shard(
     docs: list[np.ndarray],
     identifiers: list[np.ndarray | None] | None,
     stride: int,
+    top_step: int = 0,
 ) -> tuple[int, int, int, int]:
     """Write shard `index` of these documents (their word ids, and for the
     rename-insensitive view which words are identifiers, its suffix array sampled every
-    `stride` positions); returns (words, documents, bytes per id, places of the
-    rename-insensitive view's suffix array)."""
+    `stride` positions; with `top_step`, each suffix array's top table); returns (words,
+    documents, bytes per id, places of the rename-insensitive view's suffix array)."""
     words = sum(len(d) for d in docs)
     if words > MAX_SHARD_WORDS:
         raise ValueError(f"a shard of {words} words (at most {MAX_SHARD_WORDS})")
@@ -153,7 +156,8 @@ def write_shard(
     # releases the interpreter), while the rest is written and the other view sorted
     with ThreadPoolExecutor(1) as pool:
         exact = pool.submit(suffix_array, ids, width)
-        write_array(gen / shard_file(index, "ids"), id_bytes(ids, width))
+        tok = id_bytes(ids, width)
+        write_array(gen / shard_file(index, "ids"), tok)
         write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
         rsa = None
         if identifiers is not None:
@@ -163,9 +167,18 @@ def write_shard(
                     marked[s : s + len(d)] = mask
             renamed = renamed_ids(ids, marked)
             del marked
-            write_array(gen / shard_file(index, "rids"), id_bytes(renamed, RENAMED_WIDTH))
+            rtok = id_bytes(renamed, RENAMED_WIDTH)
+            write_array(gen / shard_file(index, "rids"), rtok)
             rsa = suffix_array(renamed, RENAMED_WIDTH, stride)
             del renamed
             write_array(gen / shard_file(index, "rsa"), rsa)
-        write_array(gen / shard_file(index, "sa"), exact.result())
+            if top_step:
+                keys = top_keys(rtok, rsa.view(np.uint32), RENAMED_WIDTH, top_step, TOP_BYTES)
+                write_array(gen / shard_file(index, "rtop"), keys)
+            del rtok
+        sa = exact.result()
+        write_array(gen / shard_file(index, "sa"), sa)
+        if top_step:
+            keys = top_keys(tok, sa.view(np.uint32), width, top_step, TOP_BYTES)
+            write_array(gen / shard_file(index, "top"), keys)
     return words, len(docs), width, 0 if rsa is None else len(rsa)

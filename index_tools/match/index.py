@@ -210,10 +210,13 @@ class Index:
                 alive = live[first : first + docs]
                 alive = None if alive.all() else alive
                 width = h.shard_id_bytes[i]
-                self.shards.append(self._shard(i, "ids", "sa", starts, first, alive, width, 1))
+                view = self._shard(i, "ids", "sa", starts, first, alive, width, 1, "top")
+                self.shards.append(view)
                 if h.renamed_languages:
                     width, stride = files.RENAMED_WIDTH, h.renamed_stride
-                    shard = self._shard(i, "rids", "rsa", starts, first, alive, width, stride)
+                    shard = self._shard(
+                        i, "rids", "rsa", starts, first, alive, width, stride, "rtop"
+                    )
                     self.renamed_shards.append(shard)
                 first += docs
         except (lmdb.Error, OSError, ValueError) as e:
@@ -238,8 +241,13 @@ class Index:
         alive: np.ndarray | None,
         width: int,
         stride: int,
+        top: str,
     ) -> ShardView:
         array = self._map(files.shard_file(i, sa))
+        table = None
+        if self.header.top_step:  # read into memory: the first probes of every search
+            keys = np.frombuffer(self._map(files.shard_file(i, top)), dtype=np.uint8).copy()
+            table = (keys, self.header.top_step, self.header.top_bytes)
         return ShardView(
             self._map(files.shard_file(i, ids)),
             memoryview(array).cast("I") if len(array) else memoryview(b"").cast("I"),
@@ -248,6 +256,7 @@ class Index:
             alive,
             width,
             stride,
+            table,
         )
 
     # --- facts ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@
 #define RC_DAMAGED 1 /* an entry of a mapped file points outside the mapping */
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 
-#define RC_VERSION 2 /* raised when a signature or a struct below changes */
+#define RC_VERSION 3 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -31,6 +31,13 @@ typedef struct {
     const uint32_t *sa;  /* suffix array: word positions, native byte order */
     uint64_t sa_len;     /* entries */
     uint64_t width;      /* 2, 3 or 4 */
+    /* the suffix array's top levels, in memory (NULL: none): the first `top_bytes` bytes of
+     * the suffix at every `top_step`-th entry (zeros past the end of the ids), so that a
+     * search's first probes read no mapped page: an index larger than memory still answers */
+    const uint8_t *top_keys; /* top_len * top_bytes */
+    uint64_t top_len;
+    uint64_t top_step;
+    uint64_t top_bytes;
 } rc_shard;
 
 RC_EXPORT int rc_version(void) { return RC_VERSION; }
@@ -63,6 +70,42 @@ static int compare_at(const rc_shard *s, uint64_t i, const uint8_t *pat, uint64_
     return compare(s, p, pat, skip, m);
 }
 
+/* The first top-table entry whose key's first k bytes are >= prefix[0:k] (or > with
+ * `after`), among the entries [a, b). */
+static uint64_t top_bound(const rc_shard *s, const uint8_t *prefix, uint64_t k, uint64_t a,
+                          uint64_t b, int after)
+{
+    while (a < b) {
+        uint64_t mid = a + (b - a) / 2;
+        int c = memcmp(s->top_keys + mid * s->top_bytes, prefix, (size_t)k);
+        if (c < 0 || (after && c == 0))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
+}
+
+/* Narrows [*a, *b) to where the suffixes starting with pat[0:m] can lie, from the top
+ * table alone: an entry whose key is less than the pattern's first bytes is before them
+ * all (zero padding keeps that true of a suffix cut short by the end of the ids), one
+ * whose key is greater after them all; equal keys decide nothing. */
+static void top_narrow(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t *a,
+                       uint64_t *b)
+{
+    uint64_t k = m < s->top_bytes ? m : s->top_bytes;
+    uint64_t first = top_bound(s, pat, k, 0, s->top_len, 0); /* keys >= prefix from here */
+    uint64_t past = top_bound(s, pat, k, first, s->top_len, 1); /* keys > prefix from here */
+    uint64_t lo = first ? (first - 1) * s->top_step + 1 : 0;
+    uint64_t hi = past < s->top_len ? past * s->top_step : s->sa_len;
+    if (lo > *a)
+        *a = lo;
+    if (hi < *b)
+        *b = hi;
+    if (*a > *b)
+        *a = *b;
+}
+
 /* Suffixes in [lo, hi) that start with pat[0:m], all of which are known to start with its
  * first `skip` bytes: out[0], out[1] = the interval. */
 RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
@@ -74,6 +117,13 @@ RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uin
     if (s->width < 2 || s->width > 4 || (hi > lo && !s->sa) || (s->tok_len && !s->tok))
         return RC_ARGS;
     uint64_t a = lo, b = hi;
+    if (s->top_keys && s->top_len && s->top_bytes && s->top_step && m &&
+        hi - lo > 4 * s->top_step) {
+        if (s->top_len != (s->sa_len + s->top_step - 1) / s->top_step)
+            return RC_ARGS;
+        top_narrow(s, pat, m, &a, &b);
+    }
+    const uint64_t end = b; /* entries from b on are greater than the pattern */
     /* lower bound: the first entry >= pattern */
     while (a < b) {
         uint64_t mid = a + (b - a) / 2;
@@ -85,7 +135,6 @@ RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uin
         else
             b = mid;
     }
-    uint64_t end = hi;
     if (a == end) {
         out[0] = out[1] = a;
         return RC_OK;

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..store.generations import IndexOpenError
 
-VERSION = 2  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 3  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS = 0, 1, 2
 HERE = Path(__file__).resolve().parent
 TARGETS = ("linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64", "win32-arm64")
@@ -54,6 +54,10 @@ class Shard(ctypes.Structure):
         ("sa", c_void_p),
         ("sa_len", c_uint64),
         ("width", c_uint64),
+        ("top_keys", c_void_p),
+        ("top_len", c_uint64),
+        ("top_step", c_uint64),
+        ("top_bytes", c_uint64),
     ]
 
 
@@ -163,15 +167,21 @@ def damaged(what: str) -> IndexOpenError:
 class NativeShard:
     """One shard's arrays as the kernel reads them (pointers into the maps, no copy)."""
 
-    def __init__(self, tok, sa, width: int):
+    def __init__(self, tok, sa, width: int, top: tuple[np.ndarray, int, int] | None = None):
         self._tok, tok_at = _address(tok)
         self._sa, sa_at = _address(sa)
         sa_len = memoryview(sa).nbytes // 4
-        self.struct = Shard(tok_at, len(tok), sa_at, sa_len, width)
+        keys, step, nbytes = top if top is not None else (None, 0, 0)
+        entries = len(keys) // nbytes if nbytes else 0
+        if entries and entries != -(-sa_len // step):
+            raise damaged("top table")  # (its size is checked when the index is opened)
+        self._keys = keys  # held while the kernel reads it
+        self.struct = Shard(tok_at, len(tok), sa_at, sa_len, width,
+                            keys.ctypes.data if entries else None, entries, step, nbytes)  # fmt: skip
         self.ref = ctypes.byref(self.struct)
 
     def release(self) -> None:
-        self._tok = self._sa = None
+        self._tok = self._sa = self._keys = None
         self.struct = self.ref = None
 
 

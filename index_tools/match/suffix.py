@@ -64,7 +64,9 @@ class ShardView:
     """What the search reads of one shard: ids, suffix array, document starts, and which
     documents are live (None: all of them)."""
 
-    def __init__(self, ids, sa, starts: np.ndarray, first_doc: int, alive, width: int, stride):
+    def __init__(
+        self, ids, sa, starts: np.ndarray, first_doc: int, alive, width: int, stride, top=None
+    ):
         self.tok = ids  # buffer of big-endian ids of `width` bytes (bytes or mmap)
         self.width = width
         self.sa = sa  # memoryview of native uint32: positions that are multiples of `stride`
@@ -78,7 +80,10 @@ class ShardView:
         self._blocks: np.ndarray | None = None  # see `documents_at`
         self._bounds: np.ndarray | None = None
         # the same arrays as the compiled kernel reads them (None: no library loaded)
-        self.native = kernel.NativeShard(ids, sa, width) if kernel.available() else None
+        # and the top table of the suffix array, when the index has one (the kernel's only:
+        # the Python search, the reference, reads the arrays alone)
+        self.top = top  # (keys: uint8, step, bytes a key) or None
+        self.native = kernel.NativeShard(ids, sa, width, top) if kernel.available() else None
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
             words = np.diff(np.append(starts, self.size)) - 1  # a separator after each

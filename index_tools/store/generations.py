@@ -192,6 +192,10 @@ class Header:
     # st_mtime_ns of every file once written: a file whose size and mtime still match was
     # not written since (its digest is checked at open otherwise)
     file_mtimes: dict[str, int] = field(default_factory=dict)
+    # every shard's suffix arrays have a top table (shards.top_keys) of one entry in this
+    # many, this many bytes each (0: an index built before them, none)
+    top_step: int = 0
+    top_bytes: int = 0
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, indent=2, sort_keys=True)
@@ -478,7 +482,12 @@ def header_problem(h: Header) -> str | None:
     if not isinstance(mtimes, dict) or not all(_is_int(v) for v in mtimes.values()):
         return "file_mtimes is not a table of times"
     required = {DOCS_NAME, TEXT_NAME, WORDS_NAME, OFFSETS_NAME, LOOKUP_NAME, OCCURRENCES_NAME}
-    required |= set(shard_files(h.shards, bool(h.renamed_languages)))
+    if not (_is_int(h.top_step) and _is_int(h.top_bytes)) or not (
+        (h.top_step, h.top_bytes) == (0, 0)
+        or (2 <= h.top_step <= 1 << 20 and 1 <= h.top_bytes <= 64)
+    ):
+        return "top_step and top_bytes are not a top table's"
+    required |= set(shard_files(h.shards, bool(h.renamed_languages), bool(h.top_step)))
     shares = SHARES_NAME in sizes
     if shares:
         required.add(SHARES_NAME)
@@ -497,6 +506,7 @@ def header_problem(h: Header) -> str | None:
         h.shard_documents,
         h.shard_id_bytes,
         h.shard_renamed_places if h.renamed_languages else None,
+        (h.top_step, h.top_bytes),
     )
     sized[OFFSETS_NAME] = 8 * (h.vocabulary + 1)
     sized[LOOKUP_NAME] = LOOKUP_DTYPE.itemsize * h.vocabulary

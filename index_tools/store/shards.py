@@ -20,6 +20,11 @@
     vocab.lookup       (xxh3-64 of the word, id) sorted by hash: how a query finds its ids;
                        the word itself is compared, so a hash never stands for a word
     occurrences.u32    per document: how many indexed files are that document
+    shard-000.top      the suffix array's top levels, read into memory when opened: the first
+    shard-000.rtop     TOP_BYTES bytes of the ids at every `top_step`-th entry's position
+                       (zeros past the end), of the exact view and of the rename-insensitive
+                       one, so that a search's first probes read no mapped page (when the
+                       header's `top_step` is not 0; an index built before has none)
     shares.u32         per entry of the header's `sources`, in that order (its number of files
                        in the header's `source_files`): the document of each of its files, in
                        the order they were indexed (little-endian uint32). A document's files
@@ -61,15 +66,35 @@ SHARES_NAME = "shares.u32"
 LOOKUP_DTYPE = np.dtype([("hash", "<u8"), ("id", "<u4")])
 SHARD_PARTS = ("ids", "sa", "docs")
 RENAMED_PARTS = ("rids", "rsa")
+TOP_PARTS = ("top", "rtop")  # (the renamed one when the index has that view)
+TOP_STEP = 512  # one suffix-array entry in this many has its first bytes in the top table
+TOP_BYTES = 16
 
 
 def shard_file(i: int, part: str) -> str:
     return f"shard-{i:03d}.{part}"
 
 
-def shard_files(shards: int, renamed: bool) -> list[str]:
+def shard_files(shards: int, renamed: bool, top: bool = False) -> list[str]:
     parts = SHARD_PARTS + (RENAMED_PARTS if renamed else ())
+    if top:
+        parts += TOP_PARTS if renamed else TOP_PARTS[:1]
     return [shard_file(i, p) for i in range(shards) for p in parts]
+
+
+def top_entries(places: int, step: int) -> int:
+    """Entries of the top table of a suffix array of `places` entries."""
+    return -(-places // step)
+
+
+def top_keys(tok: np.ndarray, sa: np.ndarray, width: int, step: int, nbytes: int) -> np.ndarray:
+    """The top table of a suffix array: for every `step`-th entry, the first `nbytes` bytes
+    of the ids (`tok`, big-endian bytes) from its position, zeros past the end (uint8)."""
+    at = sa[::step].astype(np.int64) * width
+    idx = at[:, None] + np.arange(nbytes)
+    keys = tok[np.minimum(idx, len(tok) - 1)] if len(tok) else np.zeros(idx.shape, np.uint8)
+    keys[idx >= len(tok)] = 0
+    return np.ascontiguousarray(keys, dtype=np.uint8).reshape(-1)
 
 
 def word_hash(word: str) -> int:
@@ -100,11 +125,17 @@ def renamed_ids(ids: np.ndarray, identifiers: np.ndarray) -> np.ndarray:
 
 
 def expected_sizes(
-    shard_words: list[int], shard_docs: list[int], widths: list[int], renamed: list[int] | None
+    shard_words: list[int],
+    shard_docs: list[int],
+    widths: list[int],
+    renamed: list[int] | None,
+    top: tuple[int, int] = (0, 0),
 ) -> dict:
-    """The size of every shard file, from the header's counts, id widths and (with the
-    rename-insensitive view) sampled places of that view."""
+    """The size of every shard file, from the header's counts, id widths, (with the
+    rename-insensitive view) sampled places of that view and the top tables' step and
+    bytes ((0, 0): none)."""
     out = {}
+    step, nbytes = top
     for i, (w, d, width) in enumerate(zip(shard_words, shard_docs, widths)):
         ids = width * (w + d + 1)
         out[shard_file(i, "ids")] = ids
@@ -113,6 +144,10 @@ def expected_sizes(
         if renamed is not None:
             out[shard_file(i, "rids")] = RENAMED_WIDTH * (w + d + 1)
             out[shard_file(i, "rsa")] = 4 * renamed[i]
+        if step:
+            out[shard_file(i, "top")] = nbytes * top_entries(w, step)
+            if renamed is not None:
+                out[shard_file(i, "rtop")] = nbytes * top_entries(renamed[i], step)
     return out
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from index_tools.build.suffix import joined, suffix_array
 from index_tools.match import kernel, suffix
 from index_tools.match.suffix import BLOCK_BITS, Counts, ShardView
-from index_tools.store.shards import id_bytes
+from index_tools.store.shards import id_bytes, top_keys
 
 
 @dataclass
@@ -37,7 +37,7 @@ class RandomShard:
 
 
 def make_shard(rng: np.random.Generator, width: int, stride: int, damaged: bool) -> RandomShard:
-    limit = {2: 0xFFFF, 3: 0xFFFFFF, 4: 0xFFFFFFFE}[width]
+    limit = {2: 0xFFFF, 3: 0xFFFFFF - 1, 4: 0x0FFFFFFF}[width]  # (a vocabulary of 2**28 words)
     alphabet = int(rng.choice([2, 3, 8, 60]))
     base = rng.integers(2, min(limit, 2 + alphabet * 997), alphabet)  # ids spread in range
     docs = []
@@ -57,7 +57,14 @@ def make_shard(rng: np.random.Generator, width: int, stride: int, damaged: bool)
     damaged = damaged and len(sa) > 0
     if damaged:  # every entry past the ids (any probe finds one): what a damaged file gives
         sa[:] = len(ids) + rng.integers(0, 9, len(sa))
-    view = ShardView(tok, memoryview(sa.tobytes()).cast("I"), starts, 0, None, width, stride)
+    top = None
+    step = int(rng.choice([0, 2, 4, 16]))
+    if step and not damaged:  # a top table (the kernel's own first probes)
+        nbytes = int(rng.choice([1, width + 1, 16]))
+        keys = top_keys(np.frombuffer(tok, np.uint8), sa, width, step, nbytes)
+        top = (keys, step, nbytes)
+    sa_view = memoryview(sa.tobytes()).cast("I")
+    view = ShardView(tok, sa_view, starts, 0, None, width, stride, top)
     return RandomShard(view, ids, tok, sa, damaged)
 
 
@@ -163,10 +170,13 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
     for sh in all_shards:
         v = sh.view
         blocks = v.block_table()
+        keys, step, nbytes = v.top if v.top is not None else (np.zeros(0, np.uint8), 0, 0)
         out.append(
-            f"shard {v.width} {len(sh.tok)} {len(sh.sa)} {len(v.starts)} {len(blocks)} {BLOCK_BITS}"
+            f"shard {v.width} {len(sh.tok)} {len(sh.sa)} {len(v.starts)} {len(blocks)} "
+            f"{BLOCK_BITS} {step} {nbytes}"
         )
         out += [nums(sh.tok), nums(sh.sa.tolist()), nums(v.starts.tolist()), nums(blocks.tolist())]
+        out.append(nums(keys.tolist()))
         for c in sh.cases:
             n += 1
             if c.kind == "interval":

@@ -25,6 +25,10 @@ typedef struct { /* kernel.c's rc_shard */
     const uint32_t *sa;
     uint64_t sa_len;
     uint64_t width;
+    const uint8_t *top_keys;
+    uint64_t top_len;
+    uint64_t top_step;
+    uint64_t top_bytes;
 } rc_shard;
 
 typedef int (*version_fn)(void);
@@ -102,14 +106,19 @@ int main(int argc, char **argv)
     char kind[16];
     while (fscanf(in, "%15s", kind) == 1) {
         int ok = 1;
-        if (!strcmp(kind, "shard")) { /* width tok_len sa_len ndocs nblocks bits, arrays */
+        if (!strcmp(kind, "shard")) { /* width tok_len sa_len ndocs nblocks bits top_step
+                                         top_bytes, then the arrays */
             free((void *)s.tok), free((void *)s.sa), free(starts), free(blocks);
+            free((void *)s.top_keys);
             s.width = (uint64_t)num();
             s.tok_len = (uint64_t)num();
             s.sa_len = (uint64_t)num();
             ndocs = (uint64_t)num();
             nblocks = (uint64_t)num();
             bits = (int)num();
+            s.top_step = (uint64_t)num();
+            s.top_bytes = (uint64_t)num();
+            s.top_len = s.top_step ? (s.sa_len + s.top_step - 1) / s.top_step : 0;
             s.tok = bytes(s.tok_len);
             uint32_t *sa = array(s.sa_len, 4);
             for (uint64_t i = 0; i < s.sa_len; i++)
@@ -121,6 +130,11 @@ int main(int argc, char **argv)
             blocks = array(nblocks, 4);
             for (uint64_t i = 0; i < nblocks; i++)
                 blocks[i] = (int32_t)num();
+            s.top_keys = bytes(s.top_len * s.top_bytes);
+            if (!s.top_step) {
+                free((void *)s.top_keys);
+                s.top_keys = NULL;
+            }
             continue;
         }
         if (!strcmp(kind, "interval")) { /* rc m skip lo hi pattern a b */
@@ -168,6 +182,7 @@ int main(int argc, char **argv)
         }
     }
     free((void *)s.tok), free((void *)s.sa), free(starts), free(blocks);
+    free((void *)s.top_keys);
     fclose(in);
     printf("kernel cases: %ld passed, %ld failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -45,6 +45,7 @@ from index_tools import (  # noqa: E402
     tokenize,
 )
 from index_tools.build.sources import open_source  # noqa: E402
+from index_tools.match import kernel  # noqa: E402
 
 CONTEXT_CHARS = 1500
 
@@ -108,8 +109,11 @@ def rss_kib(pid: int) -> dict[str, int]:
 
 
 class Bench:
-    def __init__(self, index: Path, timeout: float, server_log: str | None = None):
+    def __init__(
+        self, index: Path, timeout: float, server_log: str | None = None, search: str = "auto"
+    ):
         self.index = index
+        self.search = search  # the server's search path (RECITATION_SEARCH)
         self.server_log = server_log
         self.timeout = timeout
         self.client = LanguageClient("recitation-bench", "1")
@@ -132,7 +136,7 @@ class Bench:
                 self.ready.set_result(params)
 
     async def start(self) -> None:
-        env = dict(os.environ, PYTHONPATH=str(REPO))
+        env = dict(os.environ, PYTHONPATH=str(REPO), RECITATION_SEARCH=self.search)
         extra = ["--log-file", self.server_log, "--log-level", "DEBUG"] if self.server_log else []
         await self.client.start_io(sys.executable, "-m", "server", *extra, env=env)
         await self.client.initialize_async(
@@ -199,9 +203,10 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def measure(
-    index: Path, pairs, warmup: int, timeout: float, server_log: str | None = None
-) -> dict:
-    bench = Bench(index, timeout, server_log)
+    index: Path, pairs, warmup: int, timeout: float, server_log: str | None = None,
+    search: str = "auto",
+) -> dict:  # fmt: skip
+    bench = Bench(index, timeout, server_log, search)
     await bench.start()
     rss_ready = rss_kib(bench.pid)
     latencies: list[float] = []
@@ -242,17 +247,18 @@ def server_lookups(log_path: Path) -> dict[str, float]:
     return out
 
 
-def lookup_only(index: Path, pairs, warmup: int) -> list[float]:
+def lookup_only(index: Path, pairs, warmup: int, search: str) -> list[float]:
     """The engine's own lookup time for the same suggestions (no LSP), for comparison."""
     idx = open_index(index)
     out = []
-    for i, (before, suggestion) in enumerate(pairs):
-        context_words = tokenize(before)[-200:]
-        context = before[context_words[0].start :] if context_words else ""
-        t0 = time.perf_counter()
-        idx.match(suggestion, context, 60, language="python")
-        if i >= warmup:
-            out.append((time.perf_counter() - t0) * 1000.0)
+    with kernel.using(search):
+        for i, (before, suggestion) in enumerate(pairs):
+            context_words = tokenize(before)[-200:]
+            context = before[context_words[0].start :] if context_words else ""
+            t0 = time.perf_counter()
+            idx.match(suggestion, context, 60, language="python")
+            if i >= warmup:
+                out.append((time.perf_counter() - t0) * 1000.0)
     return out
 
 
@@ -273,7 +279,19 @@ def main() -> int:
         "--read-through", action="store_true",
         help="read the index's files once before the run (warm: resident pages)",
     )  # fmt: skip
+    parser.add_argument(
+        "--search", default="native,python",
+        help="the servers' search paths, side by side (comma-separated: native, python)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rounds", type=int, default=2,
+        help="each path's server runs this many times, the paths alternating",
+    )  # fmt: skip
     args = parser.parse_args()
+    paths = [p.strip() for p in args.search.split(",") if p.strip()]
+    for p in paths:
+        kernel.use(p)  # an error now when the native search did not load
+    kernel.use("auto")
 
     tmp = tempfile.TemporaryDirectory(prefix="recitation-bench-")
     files = source_texts(args.texts) if args.texts else stdlib_files()
@@ -303,21 +321,34 @@ def main() -> int:
     pairs = make_suggestions(files, args.insertions + args.warmup, args.words, args.seed)
     load_before = os.getloadavg()[0]
     server_log = Path(args.server_log or Path(tmp.name) / "server.log")
-    result = asyncio.run(measure(index, pairs, args.warmup, args.timeout, str(server_log)))
-    in_server = server_lookups(server_log)
-    overhead = [ms - in_server[uri] for uri, ms in result["by_uri"].items() if uri in in_server]
-    lookups = [in_server[uri] for uri in result["by_uri"] if uri in in_server]
+    rows, misses, result = [], 0, None
+    runs: dict[str, list[dict]] = {p: [] for p in paths}
+    for r in range(args.rounds):  # A B, B A, ...: both paths see the same machine
+        for path in paths if r % 2 == 0 else paths[::-1]:
+            log = server_log.with_name(f"{server_log.stem}-{path}-{r}{server_log.suffix}")
+            res = asyncio.run(
+                measure(index, pairs, args.warmup, args.timeout, str(log), search=path)
+            )
+            res["in_server"] = server_lookups(log)
+            runs[path].append(res)
+            result = result or res
+    for path in paths:
+        lat, lookups, overhead = [], [], []
+        for res in runs[path]:
+            lat += res["latencies"]
+            misses += res["misses"]
+            inside = res["in_server"]
+            lookups += [inside[uri] for uri in res["by_uri"] if uri in inside]
+            overhead += [ms - inside[uri] for uri, ms in res["by_uri"].items() if uri in inside]
+        engine = lookup_only(index, pairs, args.warmup, path)
+        rows += [
+            (f"didChange → publishDiagnostics ({path} search)", lat),
+            ("· of which the engine lookup (timed in the server)", lookups),
+            ("· the rest: transport, detection, mapping, publishing", overhead),
+            (f"engine lookup alone, same suggestions (no LSP, one process, {path})", engine),
+        ]
     tiny_result = asyncio.run(measure(tiny, pairs[:10], 0, 0.2))  # nothing to find there
-    engine = lookup_only(index, pairs, args.warmup)
-
     load_after = os.getloadavg()[0]
-    lat = result["latencies"]
-    rows = [
-        ("didChange → publishDiagnostics", lat),
-        ("· of which the engine lookup (timed in the server)", lookups),
-        ("· the rest: transport, detection, mapping, publishing", overhead),
-        ("engine lookup alone, same suggestions (no LSP, one process)", engine),
-    ]
     lines = [
         "# Language server latency",
         "",
@@ -334,6 +365,7 @@ def main() -> int:
         + (f" --texts {args.texts}" if args.texts else "")
         + f" --insertions {args.insertions} --words {args.words} --seed {args.seed}"
         + (" --read-through" if args.read_through else "")
+        + f" --search {args.search} --rounds {args.rounds}"
         + f" --out {args.out or 'bench/results/server.md'}",
         "```",
         "",
@@ -341,10 +373,11 @@ def main() -> int:
         f"{summary.get('words'):,} words, {summary.get('bytes'):,} bytes on disk "
         f"(format {summary.get('format_version')}, {summary.get('shards')} shard(s)).{warm}",
         "",
-        f"{len(lat)} insertions of {args.words}-word suggestions quoted from indexed files "
-        f"({args.warmup} warm-up insertions not counted), each into a fresh document after "
-        f"up to {CONTEXT_CHARS} characters of the text preceding it in its file; "
-        f"flagged: {len(lat)}, not flagged within {args.timeout:g} s: {result['misses']}.",
+        f"{len(pairs) - args.warmup} insertions of {args.words}-word suggestions quoted from "
+        f"indexed files ({args.warmup} warm-up insertions not counted), each into a fresh "
+        f"document after up to {CONTEXT_CHARS} characters of the text preceding it in its "
+        f"file, sent to a server of each search path ({', '.join(paths)}) {args.rounds} times, "
+        f"the paths alternating; not flagged within {args.timeout:g} s: {misses}.",
         "",
         "| ms | p50 | p90 | p99 | max | mean |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -378,7 +411,7 @@ def main() -> int:
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     tmp.cleanup()
-    return 0 if result["misses"] == 0 else 1
+    return 0 if misses == 0 else 1
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@
 #define RC_DAMAGED 1 /* an entry of a mapped file points outside the mapping */
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 
-#define RC_VERSION 3 /* raised when a signature or a struct below changes */
+#define RC_VERSION 4 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -106,46 +106,18 @@ static void top_narrow(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64
         *a = *b;
 }
 
-/* Suffixes in [lo, hi) that start with pat[0:m], all of which are known to start with its
- * first `skip` bytes: out[0], out[1] = the interval. */
-RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
-                          uint64_t lo, uint64_t hi, uint64_t *out)
+/* The rest of an interval search once its first entry >= the pattern is known: `a` that
+ * entry, `end` a bound past which every entry is greater (out[0], out[1] = the interval). */
+static int finish(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip, uint64_t a,
+                  uint64_t end, uint64_t *out)
 {
     int err = RC_OK;
-    if (!s || !out || lo > hi || hi > s->sa_len || skip > m || (m && !pat))
-        return RC_ARGS;
-    if (s->width < 2 || s->width > 4 || (hi > lo && !s->sa) || (s->tok_len && !s->tok))
-        return RC_ARGS;
-    uint64_t a = lo, b = hi;
-    if (s->top_keys && s->top_len && s->top_bytes && s->top_step && m &&
-        hi - lo > 4 * s->top_step) {
-        if (s->top_len != (s->sa_len + s->top_step - 1) / s->top_step)
-            return RC_ARGS;
-        top_narrow(s, pat, m, &a, &b);
-    }
-    const uint64_t end = b; /* entries from b on are greater than the pattern */
-    /* lower bound: the first entry >= pattern */
-    while (a < b) {
-        uint64_t mid = a + (b - a) / 2;
-        int c = compare_at(s, mid, pat, skip, m, &err);
-        if (err)
-            return err;
-        if (c < 0)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    if (a == end) {
-        out[0] = out[1] = a;
+    out[0] = out[1] = a;
+    if (a == end)
         return RC_OK;
-    }
     int c = compare_at(s, a, pat, skip, m, &err);
-    if (err)
+    if (err || c != 0)
         return err;
-    if (c != 0) {
-        out[0] = out[1] = a;
-        return RC_OK;
-    }
     /* galloping: most patterns have few places, found in a few probes past the first */
     uint64_t known = a, step = 1;
     while (known + step < end) {
@@ -169,8 +141,106 @@ RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uin
         else
             y = mid;
     }
-    out[0] = a;
     out[1] = x;
+    return RC_OK;
+}
+
+static int shard_ok(const rc_shard *s)
+{
+    if (!s || s->width < 2 || s->width > 4 || (s->sa_len && !s->sa) || (s->tok_len && !s->tok))
+        return 0;
+    if (s->top_keys && s->top_step && s->top_bytes &&
+        s->top_len != (s->sa_len + s->top_step - 1) / s->top_step)
+        return 0;
+    return 1;
+}
+
+/* [*a, *b) narrowed by the top table, when it has one and the range is wide. */
+static void narrow(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t *a, uint64_t *b)
+{
+    if (s->top_keys && s->top_len && s->top_bytes && s->top_step && m &&
+        *b - *a > 4 * s->top_step)
+        top_narrow(s, pat, m, a, b);
+}
+
+/* Suffixes in [lo, hi) that start with pat[0:m], all of which are known to start with its
+ * first `skip` bytes: out[0], out[1] = the interval. */
+RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
+                          uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    int err = RC_OK;
+    if (!shard_ok(s) || !out || lo > hi || hi > s->sa_len || skip > m || (m && !pat))
+        return RC_ARGS;
+    uint64_t a = lo, b = hi;
+    narrow(s, pat, m, &a, &b);
+    const uint64_t end = b; /* entries from b on are greater than the pattern */
+    /* lower bound: the first entry >= pattern */
+    while (a < b) {
+        uint64_t mid = a + (b - a) / 2;
+        int c = compare_at(s, mid, pat, skip, m, &err);
+        if (err)
+            return err;
+        if (c < 0)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return finish(s, pat, m, skip, a, end, out);
+}
+
+#define GROUP 16 /* searches interleaved: the memory reads of one overlap the others' */
+
+/* rc_interval over the whole array for `count` patterns of m bytes, pattern i at
+ * q + offs[i]: out[2i], out[2i + 1]. The binary searches run in lockstep in groups, each
+ * step's reads of the suffix array and then of the ids prefetched for the whole group. */
+RC_EXPORT int rc_intervals(const rc_shard *s, const uint8_t *q, uint64_t q_len,
+                           const uint64_t *offs, uint64_t count, uint64_t m, uint64_t *out)
+{
+    if (!shard_ok(s) || (count && (!offs || !out || !q)))
+        return RC_ARGS;
+    for (uint64_t i = 0; i < count; i++)
+        if (offs[i] > q_len || q_len - offs[i] < m)
+            return RC_ARGS;
+    for (uint64_t g = 0; g < count; g += GROUP) {
+        uint64_t n = count - g < GROUP ? count - g : GROUP;
+        uint64_t a[GROUP], b[GROUP], end[GROUP], mid[GROUP];
+        for (uint64_t j = 0; j < n; j++) {
+            a[j] = 0;
+            b[j] = s->sa_len;
+            narrow(s, q + offs[g + j], m, &a[j], &b[j]);
+            end[j] = b[j];
+        }
+        for (;;) {
+            int active = 0;
+            for (uint64_t j = 0; j < n; j++)
+                if (a[j] < b[j]) {
+                    mid[j] = a[j] + (b[j] - a[j]) / 2;
+                    __builtin_prefetch(s->sa + mid[j]);
+                    active = 1;
+                }
+            if (!active)
+                break;
+            for (uint64_t j = 0; j < n; j++)
+                if (a[j] < b[j]) {
+                    uint64_t p = s->sa[mid[j]];
+                    if (p >= s->tok_len / s->width)
+                        return RC_DAMAGED;
+                    __builtin_prefetch(s->tok + p * s->width);
+                }
+            for (uint64_t j = 0; j < n; j++)
+                if (a[j] < b[j]) {
+                    if (compare(s, s->sa[mid[j]], q + offs[g + j], 0, m) < 0)
+                        a[j] = mid[j] + 1;
+                    else
+                        b[j] = mid[j];
+                }
+        }
+        for (uint64_t j = 0; j < n; j++) {
+            int err = finish(s, q + offs[g + j], m, 0, a[j], end[j], out + 2 * (g + j));
+            if (err)
+                return err;
+        }
+    }
     return RC_OK;
 }
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..store.generations import IndexOpenError
 
-VERSION = 3  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 4  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS = 0, 1, 2
 HERE = Path(__file__).resolve().parent
 TARGETS = ("linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64", "win32-arm64")
@@ -80,13 +80,16 @@ class Kernel:
         self.interval = lib.rc_interval
         self.interval.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_uint64, c_uint64,
                                   c_uint64, p_u64]  # fmt: skip
+        self.intervals = lib.rc_intervals
+        self.intervals.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_void_p, c_uint64,
+                                   c_uint64, c_void_p]  # fmt: skip
         self.extend = lib.rc_extend
         self.extend.argtypes = [p_shard, ctypes.c_char_p, c_uint64, p_i64, p_i64, c_uint64,
                                 c_int, p_i64]  # fmt: skip
         self.documents = lib.rc_documents
         self.documents.argtypes = [p_shard, c_void_p, c_uint64, c_void_p, c_uint64, c_int,
                                    c_uint64, c_uint64, c_void_p]  # fmt: skip
-        for f in (self.interval, self.extend, self.documents):
+        for f in (self.interval, self.intervals, self.extend, self.documents):
             f.restype = c_int32
 
 
@@ -192,6 +195,18 @@ def interval(kernel: Kernel, shard: NativeShard, pattern: bytes, known_bytes: in
     if rc:
         _raise(rc, "suffix array")
     return out[0], out[1]
+
+
+def intervals(kernel: Kernel, shard: NativeShard, q: bytes, offsets: np.ndarray,
+              m: int) -> np.ndarray:  # fmt: skip
+    """`interval` over the whole array of the patterns q[o : o + m] for each offset o (in
+    bytes), searched together: one row (start, end) each."""
+    offs = np.ascontiguousarray(offsets, dtype=np.uint64)
+    out = np.empty((len(offs), 2), dtype=np.uint64)
+    rc = kernel.intervals(shard.ref, q, len(q), offs.ctypes.data, len(offs), m, out.ctypes.data)
+    if rc:
+        _raise(rc, "suffix array")
+    return out
 
 
 def extend(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, at_q: np.ndarray,

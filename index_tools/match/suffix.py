@@ -36,7 +36,7 @@ words), so an interval is read to count its live places only when that could mat
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
 import numpy as np
@@ -396,6 +396,29 @@ class Counts:
         ends.insert(j, e)
         return total, ivs
 
+    def prefill(self, starts: list[int], w: int) -> None:
+        """The windows [s, s + w) of these starts searched together, one call of the
+        compiled search per shard (its probes interleaved), so that `get` finds them
+        memoized; nothing on the Python search (`get` searches each then)."""
+        k = kernel.active()
+        if k is None or any(sh.native is None for sh in self.shards):
+            return
+        todo = [s for s in starts if 0 <= s and s + w <= self.n and (s, s + w) not in self.memo]
+        if not todo:
+            return
+        at = np.array(todo, dtype=np.uint64)
+        found = [
+            kernel.intervals(k, sh.native, self.qb[sh.width], at * sh.width, w * sh.width)
+            for sh in self.shards
+        ]
+        for j, s in enumerate(todo):
+            ivs = [(int(f[j, 0]), int(f[j, 1])) for f in found]
+            hit = (sum(b - a for a, b in ivs), ivs)
+            self.memo[(s, s + w)] = hit
+            if w <= MEMO_WORDS:
+                self.by_words.setdefault(self.q_bytes[s * 4 : (s + w) * 4], hit)
+            insort(self.ends.setdefault(s, []), s + w)
+
 
 FEW_PLACES = 8  # up to this many places are extended one at a time, by their bytes
 
@@ -500,6 +523,7 @@ def search(
         # anchors: a run is then found only through one of its anchors with few places.
         starts = [a for a in starts if a > tail - t]
     counts = Counts(shards, q)
+    counts.prefill([b for a in starts for b in range(a, a + stride)], w)
     found: list[list[tuple[int, np.ndarray]]] = [[] for _ in shards]  # (window, places)
     enumerated, crowded_anchors = [], []
     for a in starts:

@@ -20,7 +20,7 @@ from index_tools.store.shards import id_bytes, top_keys
 
 @dataclass
 class Case:
-    kind: str  # interval, extend, documents
+    kind: str  # interval, intervals, extend, documents
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -96,6 +96,21 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
             else:
                 answer = list(view.interval(pb, lo, hi, known))
                 sh.cases.append(Case("interval", (pb, known * width, lo, hi), 0, answer))
+        for _ in range(each // 8):  # windows of one query searched together
+            q = _pattern(rng, sh.ids)
+            q = np.concatenate([q, _pattern(rng, sh.ids), sh.ids[: int(rng.integers(0, 50))]])
+            qb = id_bytes(q, width).tobytes()
+            w = int(rng.integers(1, len(q) + 1))
+            offs = np.sort(rng.integers(0, len(q) - w + 1, int(rng.integers(1, 40)))) * width
+            if sh.damaged:
+                sh.cases.append(Case("intervals", (qb, offs, w * width), kernel.RC_DAMAGED))
+                continue
+            answer = [
+                x
+                for o in offs.tolist()
+                for x in view.interval(qb[o : o + w * width], 0, len(sh.sa))
+            ]
+            sh.cases.append(Case("intervals", (qb, offs, w * width), 0, answer))
         size = view.size
         for _ in range(each // 4):
             q = _pattern(rng, sh.ids)
@@ -148,6 +163,9 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
         if case.kind == "interval":
             pb, skip, lo, hi = case.args
             return 0, list(kernel.interval(k, view.native, pb, skip, lo, hi))
+        if case.kind == "intervals":
+            qb, offs, m = case.args
+            return 0, kernel.intervals(k, view.native, qb, offs, m).reshape(-1).tolist()
         if case.kind == "extend":
             q, qn, qs, cs, way = case.args
             return 0, kernel.extend(k, view.native, q, qn, qs, cs, way).tolist()
@@ -183,6 +201,13 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                 pb, skip, lo, hi = c.args
                 a, b = c.answer or (0, 0)
                 out.append(f"interval {c.rc} {len(pb)} {skip} {lo} {hi} {nums(pb)} {a} {b}")
+            elif c.kind == "intervals":
+                qb, offs, m = c.args
+                answer = c.answer or [0] * (2 * len(offs))
+                out.append(
+                    f"intervals {c.rc} {len(qb)} {len(offs)} {m} {nums(qb)} "
+                    f"{nums(offs.tolist())} {nums(answer)}"
+                )
             elif c.kind == "extend":
                 q, qn, qs, cs, way = c.args
                 answer = c.answer or [0] * len(qs)

@@ -34,6 +34,8 @@ typedef struct { /* kernel.c's rc_shard */
 typedef int (*version_fn)(void);
 typedef int (*interval_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
                            uint64_t, uint64_t *);
+typedef int (*intervals_fn)(const rc_shard *, const uint8_t *, uint64_t, const uint64_t *,
+                            uint64_t, uint64_t, uint64_t *);
 typedef int (*extend_fn)(const rc_shard *, const uint8_t *, uint64_t, const int64_t *,
                          const int64_t *, uint64_t, int, int64_t *);
 typedef int (*documents_fn)(const rc_shard *, const int64_t *, uint64_t, const int32_t *,
@@ -82,9 +84,10 @@ int main(int argc, char **argv)
     }
     version_fn version = (version_fn)SYMBOL(lib, "rc_version");
     interval_fn interval = (interval_fn)SYMBOL(lib, "rc_interval");
+    intervals_fn intervals = (intervals_fn)SYMBOL(lib, "rc_intervals");
     extend_fn extend = (extend_fn)SYMBOL(lib, "rc_extend");
     documents_fn documents = (documents_fn)SYMBOL(lib, "rc_documents");
-    if (!version || !interval || !extend || !documents) {
+    if (!version || !interval || !intervals || !extend || !documents) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -145,6 +148,19 @@ int main(int argc, char **argv)
             int rc = interval(&s, pat, m, skip, lo, hi, got);
             ok = rc == want_rc && (rc || (got[0] == want[0] && got[1] == want[1]));
             free(pat);
+        } else if (!strcmp(kind, "intervals")) { /* rc q_len count m query offsets pairs */
+            int want_rc = (int)num();
+            uint64_t q_len = num(), count = num(), m = num();
+            uint8_t *q = bytes(q_len);
+            uint64_t *offs = array(count, 8), *want = array(2 * count, 8);
+            uint64_t *got = array(2 * count, 8);
+            for (uint64_t i = 0; i < count; i++)
+                offs[i] = (uint64_t)num();
+            for (uint64_t i = 0; i < 2 * count; i++)
+                want[i] = (uint64_t)num();
+            int rc = intervals(&s, q, q_len, offs, count, m, got);
+            ok = rc == want_rc && (rc || !memcmp(got, want, 2 * count * 8));
+            free(q), free(offs), free(want), free(got);
         } else if (!strcmp(kind, "extend")) { /* rc way qn count query qs cs expected */
             int want_rc = (int)num(), way = (int)num();
             uint64_t qn = num(), count = num();

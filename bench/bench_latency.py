@@ -120,12 +120,14 @@ def measure(idx, pairs, language: str | None, paths: list[str]) -> dict:
             for path in paths if i % 2 == 0 else paths[::-1]:
                 phases.current = {}
                 with kernel.using(path):
+                    faults = major_faults()
                     t = time.perf_counter()
                     found = idx.match(sug, ctx, language=language)
                     ms = (time.perf_counter() - t) * 1000
+                    faults = major_faults() - faults
                 exact[path] = exact[path] and all_exact(found)
                 rows[path].append(
-                    (ms, bool(found), {k: v * 1000 for k, v in phases.current.items()})
+                    (ms, bool(found), {k: v * 1000 for k, v in phases.current.items()}, faults)
                 )
                 answers.append(outputs(found))
             differ += any(a != answers[0] for a in answers[1:])
@@ -144,6 +146,8 @@ def summarize(rows: list, exact: bool, differ: int) -> dict:
         "p90": pct(times, 90),
         "p99": pct(times, 99),
         "max": max(times),
+        "faults_p50": pct([r[3] for r in rows], 50),
+        "faults_p99": pct([r[3] for r in rows], 99),
         "slowest_1pct_ms": {
             "total": sum(r[0] for r in slow) / len(slow),
             **{p: sum(r[2].get(p, 0.0) for r in slow) / len(slow) for p in PHASES},
@@ -254,6 +258,51 @@ def where_bytes(idx) -> dict[str, int]:
     return out
 
 
+MEMORY_CGROUP = Path("/sys/fs/cgroup/memory")  # cgroup v1's memory controller (Linux, root)
+
+
+@contextmanager
+def memory_limited(limit: int):
+    """This process in a memory cgroup of `limit` bytes (its page cache charged there), or
+    an OSError where there is none to make."""
+    group = MEMORY_CGROUP / f"recitation-bench-{os.getpid()}"
+    group.mkdir()
+    try:
+        (group / "memory.limit_in_bytes").write_text(str(limit))
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+        try:
+            yield
+        finally:
+            (MEMORY_CGROUP / "cgroup.procs").write_text(str(os.getpid()))
+    finally:
+        group.rmdir()
+
+
+def rss_anon_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def limited(path: str, pairs, language: str | None, paths: list[str], share: float) -> dict:
+    """Warm lookups with the page cache limited to `share` of the index: this process moved
+    into a memory cgroup holding its own heap (and 256 MB to spare) and that share of the
+    index's bytes, the index's pages dropped first, then every lookup on each path."""
+    idx = open_index(path)
+    size = sum(idx.header.file_sizes.values())
+    limit = rss_anon_bytes() + (256 << 20) + int(share * size)
+    try:
+        with memory_limited(limit):
+            drop_cache(idx)
+            out = measure(idx, pairs, language, paths)
+    except OSError as e:
+        idx.close()
+        return {"skipped": f"no memory cgroup here ({e.strerror or e})"}
+    idx.close()
+    return {"share": share, "limit_mb": limit / 1e6, "index_mb": size / 1e6, "runs": out}
+
+
 def private_rss_mb() -> float | None:
     try:
         text = Path("/proc/self/smaps_rollup").read_text()
@@ -336,6 +385,27 @@ def markdown(results: list[dict], argv: list[str]) -> str:
                     f"{c['p90']:.2f} | {c['p99']:.2f} | {c['max']:.2f} | {c['faults_p50']:.0f} | "
                     f"{c['faults_max']} | {c.get('read_mb_p50', 0):.1f} |"
                 )
+    if any(r.get("limited", {}).get("runs") for r in results):
+        out += [
+            "",
+            "Page cache limited: the same lookups (quoted and novel, language given), this "
+            "process in a memory cgroup holding its heap, 256 MB to spare and a share of the "
+            "index's bytes, the index's pages dropped first; faults: major page faults per "
+            "lookup.",
+            "",
+            "| index | index MB | limit MB | search | n | p50 ms | p90 ms | p99 ms | max ms "
+            "| faults p50 | faults p99 | same |",
+            "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for r in results:
+            lim = r.get("limited") or {}
+            for path, m in (lim.get("runs") or {}).items():
+                out.append(
+                    f"| {r['name']} | {lim['index_mb']:,.0f} | {lim['limit_mb']:,.0f} | {path} | "
+                    f"{m['n']} | {m['p50']:.2f} | {m['p90']:.2f} | {m['p99']:.2f} | "
+                    f"{m['max']:.2f} | {m['faults_p50']:.0f} | {m['faults_p99']:.0f} | "
+                    f"{m['n'] - m['differ']} |"
+                )
     out += [
         "",
         "Where the bytes go (bytes per word):",
@@ -368,6 +438,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--cold", type=int, default=0, help="cold lookups per index (Linux)")
     ap.add_argument("--out", help="write markdown here (and JSON beside it)")
+    ap.add_argument(
+        "--cache-share", type=float, default=0.0,
+        help="also: warm lookups with the page cache limited to this share of the index "
+        "(a memory cgroup; Linux, root)",
+    )  # fmt: skip
     ap.add_argument(
         "--search", default="native,python",
         help="search paths measured side by side, comma-separated (native, python)",
@@ -414,6 +489,10 @@ def main() -> None:
         if args.cold:
             row["cold"] = cold(path, work["quoted"][: args.cold], "python", paths)
             print(f"{name} cold: {row['cold']}", flush=True)
+        if args.cache_share:
+            pairs = work["quoted"] + work["novel"]
+            row["limited"] = limited(path, pairs, "python", paths, args.cache_share)
+            print(f"{name} page cache limited: {row['limited']}", flush=True)
         row["private_rss_mb"] = private_rss_mb()
         results.append(row)
     text = markdown(results, sys.argv[1:])

@@ -52,6 +52,25 @@ def test_stats_json(built):
     assert r.returncode == 0 and "all files match" in r.stdout
 
 
+@pytest.mark.parametrize(
+    "env, said",
+    [
+        ({"RECITATION_SEARCH": ""}, "search: native (libkernel-"),
+        ({"RECITATION_SEARCH": "python"}, "search: python (chosen by RECITATION_SEARCH=python)"),
+        (
+            {"RECITATION_KERNEL": "/nonexistent/libkernel.so"},
+            "search: python (libkernel.so is missing",
+        ),
+    ],
+)
+def test_stats_say_which_search_runs(built, env, said):
+    r = run("stats", built["out"], env=env)
+    assert r.returncode == 0, r.stderr
+    assert said in r.stdout
+    s = json.loads(run("stats", built["out"], "--json", env=env).stdout)
+    assert s["search"].startswith(said.removeprefix("search: "))
+
+
 def test_query_json(built, tmp_path):
     ctx = tmp_path / "ctx.py"
     ctx.write_text("import math\n")

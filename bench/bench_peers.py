@@ -46,6 +46,7 @@ from bench_scaling import tree_rss_mb  # noqa: E402
 
 from index_tools import open_index  # noqa: E402
 from index_tools.build.sources import open_source  # noqa: E402
+from index_tools.match import kernel  # noqa: E402
 from index_tools.store import generations as store  # noqa: E402
 from index_tools.text.words import WORD_RE, tokenize  # noqa: E402
 
@@ -223,17 +224,24 @@ def run_recitation(corpus_dir: Path, work: Path, queries: list[dict], words: int
     with open_index(out) as idx:
         for q in queries[:5]:
             idx.match(q["text"], "")
-        for q in queries:
-            t = time.perf_counter()
-            ms = idx.match(q["text"], "", min_tokens=MIN_WORDS)
-            dt = (time.perf_counter() - t) * 1000
+        for i, q in enumerate(queries):
+            # the compiled search and the Python one in turn (alternating), same answers
+            times, answers = {}, []
+            for path in ("native", "python") if i % 2 == 0 else ("python", "native"):
+                with kernel.using(path):
+                    t = time.perf_counter()
+                    ms = idx.match(q["text"], "", min_tokens=MIN_WORDS)
+                    times[path] = (time.perf_counter() - t) * 1000
+                answers.append([m.to_dict() for m in ms])
             paths = {s.path for m in ms for s in m.sources}
             per.append(
                 {
                     "id": q["id"],
                     "detected": bool(ms),
                     "source_found": q["source"] in paths,
-                    "ms": dt,
+                    "ms": times["native"],
+                    "python_ms": times["python"],
+                    "same_on_both_paths": answers[0] == answers[1],
                 }
             )
     return {
@@ -460,6 +468,11 @@ def summarize(name: str, r: dict, queries: list[dict], reference: dict | None) -
         ref = {x["id"]: x for x in reference["per_query"]}
         same = sum(per[q["id"]]["detected"] == ref[q["id"]]["detected"] for q in queries)
         row["agreement_with_recitation"] = round(same / len(queries), 3)
+    py = [x["python_ms"] for x in r["per_query"] if "python_ms" in x]
+    if py:  # Recitation's Python search, on the same lookups in turn
+        row["python_search_p50_ms"] = round(pct(py, 50), 2)
+        row["python_search_p99_ms"] = round(pct(py, 99), 2)
+        row["same_on_both_paths"] = sum(x["same_on_both_paths"] for x in r["per_query"])
     for k in ("indexer_s", "tokenize_s", "min_kgrams", "clones"):
         if k in r:
             row[k] = r[k]
@@ -498,6 +511,15 @@ def render_md(report: dict) -> str:
             f"| {r['quoted_source_found']:.0%} | {r['unindexed_detected']:.0%} "
             f"| {r.get('agreement_with_recitation', 1.0):.0%} |"
         )
+    for r in report["rows"]:
+        if "python_search_p50_ms" in r:
+            out += [
+                "",
+                f"{r['tool']} with its Python search instead of the compiled one, the same "
+                f"lookups in turn: p50 / p99 {r['python_search_p50_ms']} / "
+                f"{r['python_search_p99_ms']} ms; outputs identical on "
+                f"{r['same_on_both_paths']} of {len(report['per_query'][r['tool']])} lookups.",
+            ]
     out += ["", "How each was run:", ""]
     out += [f"- {r['tool']}: `{r['command']}`" for r in report["rows"] if "command" in r]
     return "\n".join(out) + "\n"

@@ -192,9 +192,11 @@ class Index:
                 stored = txn.stat(self._dbs["meta"])["entries"]
             if stored != h.documents:
                 raise ValueError(f"{stored} documents stored, the header says {h.documents}")
-            self._text = self._map(store.TEXT_NAME)
+            # (maps read at random places: a fault reads its page, not megabytes around it)
+            self._text = self._map(store.TEXT_NAME, random=True)
+            vocabulary = (files.WORDS_NAME, files.OFFSETS_NAME, files.LOOKUP_NAME)
             self.vocabulary = files.Vocabulary(
-                *(self._map(n) for n in (files.WORDS_NAME, files.OFFSETS_NAME, files.LOOKUP_NAME)),
+                *(self._map(n, random=True) for n in vocabulary),
                 h.vocabulary,
             )
             self.occurrences = np.frombuffer(self._map(files.OCCURRENCES_NAME), dtype="<u4")
@@ -226,8 +228,8 @@ class Index:
                 f"index at {self.root} is damaged ({reason}); rebuild it"
             ) from None
 
-    def _map(self, name: str):
-        m = store.map_file(self.gen / name)
+    def _map(self, name: str, random: bool = False):
+        m = store.map_file(self.gen / name, random)
         self._maps.append(m)
         return m
 
@@ -243,13 +245,13 @@ class Index:
         stride: int,
         top: str,
     ) -> ShardView:
-        array = self._map(files.shard_file(i, sa))
+        array = self._map(files.shard_file(i, sa), random=True)
         table = None
         if self.header.top_step:  # read into memory: the first probes of every search
             keys = np.frombuffer(self._map(files.shard_file(i, top)), dtype=np.uint8).copy()
             table = (keys, self.header.top_step, self.header.top_bytes)
         return ShardView(
-            self._map(files.shard_file(i, ids)),
+            self._map(files.shard_file(i, ids), random=True),
             memoryview(array).cast("I") if len(array) else memoryview(b"").cast("I"),
             starts,
             first,
@@ -358,6 +360,8 @@ class Index:
             ):
                 raise ValueError("document record")
             table = np.frombuffer(txn.get(key, db=dbs["blocks"]), dtype="<u4").reshape(-1, 2)
+            if isinstance(self._text, mmap.mmap):
+                store.will_need(self._text, o, z)  # its pages read at once
             ztext = self._text[o : o + z]
             if len(ztext) != z:
                 raise IndexOpenError(f"index at {self.root} is damaged (text of {doc_id} cut)")

@@ -403,7 +403,7 @@ class Counts:
         k = kernel.active()
         if k is None or any(sh.native is None for sh in self.shards):
             return
-        todo = [s for s in starts if 0 <= s and s + w <= self.n and (s, s + w) not in self.memo]
+        todo = [s for s in starts if s >= 0 and s + w <= self.n and (s, s + w) not in self.memo]
         if not todo:
             return
         at = np.array(todo, dtype=np.uint64)

@@ -98,6 +98,8 @@ def run_check(args, idx, version: str) -> int:
     from .sarif import sarif_report
 
     kind_actions = parse_severities(args.severity or [])
+    if args.format in ("spdx", "spdx-tv", "cyclonedx"):
+        _sbom_options(args, version)  # bad options fail before the files are read
     try:
         collected = collect_files(args.paths, args.exclude or [])
     except FileNotFoundError as e:
@@ -188,6 +190,8 @@ def run_check(args, idx, version: str) -> int:
             notes=[_untracked_line(folder, count) for folder, count in collected.untracked],
         )
         print(json.dumps(report, indent=2, ensure_ascii=False))
+    elif args.format in ("spdx", "spdx-tv", "cyclonedx"):
+        _print_sbom(args, shown, version, n_checked, not_checked, collected.untracked)
     else:
         _print_text(shown, args.show_suppressed)
         for n in not_checked:
@@ -201,6 +205,39 @@ def run_check(args, idx, version: str) -> int:
 
 
 EXIT_NOT_CHECKED = 3
+
+
+def _sbom_options(args, version: str, notes: list[str] = ()):
+    from .sbom import SbomError, SbomOptions, pinned_namespace, project_name
+
+    try:
+        return SbomOptions(
+            project=args.sbom_name or project_name(),
+            tool_version=version,
+            namespace=pinned_namespace(args.sbom_namespace),
+            notes=tuple(notes),
+        )
+    except SbomError as e:
+        raise CheckUsageError(str(e)) from None
+
+
+def _print_sbom(args, shown, version, n_checked, not_checked, untracked) -> None:
+    """The SBOM of the quotes shown (suppressed ones marked), with what was not checked."""
+    from .sbom import Quoted, SbomError, write_sbom
+
+    notes = [f"{n_checked} file(s) checked."]
+    notes += [_not_checked_line(n) for n in not_checked]
+    notes += [_untracked_line(folder, count) for folder, count in untracked]
+    options = _sbom_options(args, version, notes)
+    try:
+        text, left_out = write_sbom(
+            (Quoted(r.shown, r.path, r.match, r.verdict) for r in shown), args.format, options
+        )
+    except SbomError as e:
+        raise CheckUsageError(str(e)) from None
+    sys.stdout.write(text)
+    for line in left_out:
+        print(f"left out of the SBOM: {line}", file=sys.stderr)
 
 
 def _judged(

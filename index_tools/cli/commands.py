@@ -25,6 +25,7 @@ from ..store.generations import IndexOpenError
 from ..store.paths import DEFAULT_SOURCES, default_index_path
 from ..store.shards import RENAMED_STRIDE
 from ..store.small_files import read_small_file, size_text
+from .sbom_cli import add_references_parser, add_sbom_options
 from .show import add_show_parser, show_view
 from .text_report import match_details
 
@@ -48,6 +49,7 @@ examples:
   git show HEAD:src/geo.py | recitation-index query ./idx
   git show HEAD:src/geo.py | recitation-index show ./idx --match 1
   recitation-index check . --format sarif > recitation.sarif
+  recitation-index check . --format spdx > quotes.spdx.json     # or cyclonedx, spdx-tv
 
 The default index lives in the user cache directory; RECITATION_INDEX overrides it."""
 
@@ -278,6 +280,16 @@ def cmd_check(args) -> int:
             return run_check(args, idx, _version())
         except CheckUsageError as e:
             raise UsageError(str(e)) from None
+
+
+def cmd_references(args) -> int:
+    from .references_log import run_references
+    from .sbom import SbomError
+
+    try:
+        return run_references(args, _version())
+    except SbomError as e:
+        raise UsageError(str(e)) from None
 
 
 def cmd_serve(args) -> int:
@@ -559,11 +571,21 @@ exit status:
 
 adopting it on an existing codebase:
   recitation-index check . --baseline .recitation-baseline.json --update-baseline
-  recitation-index check . --baseline .recitation-baseline.json   # only new quotes fail""",
+  recitation-index check . --baseline .recitation-baseline.json   # only new quotes fail
+
+what the project quotes, for compliance (a bill of materials; decisions marked):
+  recitation-index check . --format spdx > quotes.spdx.json      # SPDX 2.3 snippets
+  recitation-index check . --format cyclonedx > quotes.cdx.json  # CycloneDX 1.6""",
     )
     c.add_argument("paths", nargs="+", metavar="PATH", help="files and folders to scan")
     c.add_argument("--index", metavar="DIR", help="default: the default index")
-    c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    c.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "spdx", "spdx-tv", "cyclonedx"),
+        default="text",
+        help="text, json, sarif (code scanning), or a bill of materials of what is quoted: "
+        "spdx (SPDX 2.3 JSON), spdx-tv (SPDX 2.3 tag-value), cyclonedx (CycloneDX 1.6 JSON)",
+    )
     c.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
     c.add_argument(
         "--exclude",
@@ -619,7 +641,9 @@ adopting it on an existing codebase:
         help="language of the files (default: from each file's extension); "
         "copies with renamed identifiers are reported for supported ones",
     )
+    add_sbom_options(c)
     c.set_defaults(func=cmd_check)
+    add_references_parser(sub, cmd_references)
     return p
 
 

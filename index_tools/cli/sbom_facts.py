@@ -7,6 +7,7 @@ words every format uses to say what a quote is. Untrusted metadata goes through 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -106,6 +107,14 @@ def slug(text: str, digest_of: str, width: int = 40) -> str:
     return f"{part}-{digest}" if part else digest
 
 
+@functools.lru_cache(maxsize=1)
+def _licensing():
+    from license_expression import get_spdx_licensing
+
+    return get_spdx_licensing()
+
+
+@functools.lru_cache(maxsize=4096)
 def spdx_expression(license: str) -> str:
     """`license` as an SPDX expression whose every license is on the SPDX License List (as
     spdx-tools validates them), normalized (`mit` -> `MIT`); "" for anything else —
@@ -113,10 +122,8 @@ def spdx_expression(license: str) -> str:
     text = " ".join((license or "").split())
     if not text or text.upper() in ("NOASSERTION", "NONE") or len(text) > 300:
         return ""
-    from license_expression import get_spdx_licensing
-
     try:
-        info = get_spdx_licensing().validate(text)
+        info = _licensing().validate(text)
     except Exception:  # the library raises several kinds of errors on bad text
         return ""
     normalized = info.normalized_expression or ""

@@ -92,7 +92,7 @@ def _occurrence(q: QuoteFacts, f: FileFacts):
     from cyclonedx.model.component_evidence import Occurrence
 
     p = q.place
-    where = f"Lines {p.first_line}-{p.last_line}, bytes {p.byte_start}-{p.byte_end}"
+    where = f"Lines {p.first_line}-{p.last_line}, bytes [{p.byte_start}, {p.byte_end})"
     return Occurrence(
         bom_ref=f"quote-{q.ref}",
         location=safe(f.shown, 4000),

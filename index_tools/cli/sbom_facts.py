@@ -71,7 +71,9 @@ class QuoteFacts:
 
     @property
     def is_hint(self) -> bool:
-        if self.verdict is not None:
+        """Shown as a hint only: by its open verdict, else by its kind (an attributed
+        quote shows as a hint whatever its kind)."""
+        if self.verdict is not None and self.verdict.state == "open":
             return self.verdict.action == "hint"
         return self.match.kind != "recitation"
 

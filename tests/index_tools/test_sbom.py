@@ -151,6 +151,7 @@ def test_spdx_document_validates_with_the_snippets_files_lines_licenses_and_sour
     assert [str(x) for x in geo.license_info_in_snippet] == ["MIT"]
     assert geo.attribution_texts == [ATTRIBUTION.strip()]
     assert "Verdict: attributed, attributed on line 3" in geo.comment
+    assert "Kind: recitation (code quoted from public code)\n" in geo.comment  # no hint kind
     assert "Found in 3 files of the index" in geo.comment
     sources = copied_from(document, geo)
     widgets, rel = sources["acme/widgets"]

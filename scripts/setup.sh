@@ -24,3 +24,8 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   fi
   touch "$stamp"
 fi
+# the search kernel (built by the install above): built again when kernel.c changed since
+lib=$(ls index_tools/match/libkernel-* 2>/dev/null | head -n 1 || true)
+if [[ -z "$lib" || index_tools/match/kernel.c -nt "$lib" ]]; then
+  .venv/bin/python scripts/build_kernel.py host >/dev/null
+fi

@@ -248,7 +248,7 @@ async function statusMenu(status: StatusItem): Promise<void> {
         { label: '$(checklist) Decisions…', description: 'dismissed quotes, allowed sources, license policy', command: 'recitation.showDecisions' },
         { label: '$(references) Open Code References Log', command: 'recitation.showReferences' },
         { label: '$(diff) Compare a Logged Quote with Its Source…', description: 'offline, from the index', command: 'recitation.compareReference' },
-        { label: '$(export) Export Code References…', description: 'CSV or JSON', command: 'recitation.exportReferences' },
+        { label: '$(export) Export Code References…', description: 'CSV, JSON, SPDX or CycloneDX', command: 'recitation.exportReferences' },
         {
             label: '$(database) Build Default Index',
             description: noIndex ? 'no index yet: the Python standard library, in a minute or less' : undefined,

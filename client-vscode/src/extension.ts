@@ -5,7 +5,9 @@
 import * as vscode from 'vscode';
 
 import { CompareView } from './compare';
+import { planReferencesSbom } from './launch';
 import { ReferencesLog } from './referencesLog';
+import { exportSbom } from './referencesSbom';
 import { REFERENCES_FILE, ReferencesStore } from './referencesStore';
 import { RecitationServer } from './serverClient';
 import { StatusItem } from './statusItem';
@@ -21,12 +23,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const status = new StatusItem();
     context.subscriptions.push(log, references, status);
 
-    server = new RecitationServer(context, log, references, status);
-    context.subscriptions.push(server);
-    registerCommands(context, server, references, log, status);
-    new CompareView(server, references, log).register(context);
+    const client = new RecitationServer(context, log, references, status);
+    server = client;
+    context.subscriptions.push(client);
+    // SBOM exports of the log run `recitation-index references` with the server's Python
+    references.setSbomWriter(async (logJson, format, root) => {
+        const python = client.python ?? (await client.findInterpreter());
+        const plan = (logFile: string) =>
+            planReferencesSbom(python.command, python.info, client.layout, logFile, format, root, process.env);
+        return exportSbom(plan, logJson, root);
+    });
+    registerCommands(context, client, references, log, status);
+    new CompareView(client, references, log).register(context);
 
-    await server.start();
+    await client.start();
 }
 
 export async function deactivate(): Promise<void> {

@@ -147,6 +147,25 @@ export function planBuildIndex(
     return { command, args: [...lead, ...buildIndexArgs()], env: pythonEnv(layout, info, baseEnv, host) };
 }
 
+/** `-m index_tools.cli references LOG --format F --root DIR`: the references log as an SBOM. */
+export function referencesSbomArgs(logFile: string, format: string, root: string): string[] {
+    return ['-m', 'index_tools.cli', 'references', logFile, '--format', format, '--root', root];
+}
+
+export function planReferencesSbom(
+    interpreter: string[],
+    info: PythonInfo,
+    layout: Layout,
+    logFile: string,
+    format: string,
+    root: string,
+    baseEnv: Record<string, string | undefined>,
+    host: Host = thisHost,
+): LaunchPlan {
+    const [command, ...lead] = interpreter;
+    return { command, args: [...lead, ...referencesSbomArgs(logFile, format, root)], env: pythonEnv(layout, info, baseEnv, host) };
+}
+
 /**
  * How to stop the index build: SIGINT on POSIX so that Python cleans up what it began (it
  * raises KeyboardInterrupt); Windows has no signals for that, and Node ends the process.

@@ -1,4 +1,5 @@
-// The code references log exported to CSV (for a spreadsheet) or JSON (for tools).
+// The code references log exported to CSV (for a spreadsheet) or JSON (for tools); the
+// SBOM formats are written from the JSON by `recitation-index references` (referencesSbom.ts).
 // Corpus metadata (paths, licenses, quoted text) is untrusted: CSV fields are quoted as
 // RFC 4180 says, and a field a spreadsheet would read as a formula is neutralized.
 
@@ -65,7 +66,32 @@ export function referencesToJson(entries: readonly ReferenceEntry[], label: Path
     }, null, 2) + '\n';
 }
 
-/** CSV unless the chosen file name ends in `.json`. */
-export function exportFormat(fileName: string): 'csv' | 'json' {
+/** What the log exports to: CSV and JSON here; SBOMs through `recitation-index references`. */
+export type ExportFormat = 'csv' | 'json' | 'spdx' | 'spdx-tv' | 'cyclonedx';
+
+/** The save dialog's choices, by file name ending (the name decides the format). */
+export const EXPORT_FILTERS: Record<string, string[]> = {
+    'CSV (spreadsheets)': ['csv'],
+    JSON: ['json'],
+    'SPDX 2.3 SBOM (JSON)': ['spdx.json'],
+    'SPDX 2.3 SBOM (tag-value)': ['spdx'],
+    'CycloneDX 1.6 SBOM (JSON)': ['cdx.json'],
+};
+
+/** By the chosen file name: `.spdx.json`, `.spdx`, `.cdx.json` are SBOMs, `.json` JSON, else CSV. */
+export function exportFormat(fileName: string): ExportFormat {
+    if (/\.spdx\.json$/i.test(fileName)) {
+        return 'spdx';
+    }
+    if (/\.spdx$/i.test(fileName)) {
+        return 'spdx-tv';
+    }
+    if (/\.(cdx|cyclonedx|bom)\.json$/i.test(fileName)) {
+        return 'cyclonedx';
+    }
     return /\.json$/i.test(fileName) ? 'json' : 'csv';
+}
+
+export function isSbom(format: ExportFormat): format is 'spdx' | 'spdx-tv' | 'cyclonedx' {
+    return format === 'spdx' || format === 'spdx-tv' || format === 'cyclonedx';
 }

@@ -1,13 +1,18 @@
 // The "Recitation: Code References" output channel: one block per match. The matches are
 // also kept on disk (ReferencesStore, in the workspace's storage folder): the channel
-// shows the earlier sessions' entries at activation, and the log exports to CSV or JSON.
+// shows the earlier sessions' entries at activation, and the log exports to CSV or JSON, or
+// to an SBOM (SPDX 2.3, CycloneDX 1.6) through the Python CLI (setSbomWriter).
 
 import * as vscode from 'vscode';
 
 import { formatMatch } from './format';
 import type { MatchParams } from './protocol';
-import { exportFormat, referencesToCsv, referencesToJson } from './referencesExport';
+import { EXPORT_FILTERS, exportFormat, isSbom, referencesToCsv, referencesToJson } from './referencesExport';
+import type { SbomResult } from './referencesSbom';
 import { toEntry, type ReferenceEntry, type ReferencesStore } from './referencesStore';
+
+/** Writes the log's JSON export as an SBOM (`recitation-index references`), run in `root`. */
+export type SbomWriter = (logJson: string, format: 'spdx' | 'spdx-tv' | 'cyclonedx', root: string) => Promise<SbomResult>;
 
 const HEADER = 'Code that entered your documents and quotes indexed public code, with its sources.\n' +
     'To see one beside its source: "Recitation: Compare a Logged Quote with Its Source".';
@@ -15,6 +20,7 @@ const HEADER = 'Code that entered your documents and quotes indexed public code,
 export class ReferencesLog implements vscode.Disposable {
     readonly channel: vscode.OutputChannel;
     private written = 0;
+    private sbomWriter?: SbomWriter;
 
     constructor(private readonly store: ReferencesStore, private readonly log?: vscode.LogOutputChannel) {
         this.channel = vscode.window.createOutputChannel('Recitation: Code References', 'log');
@@ -65,11 +71,16 @@ export class ReferencesLog implements vscode.Disposable {
         this.channel.appendLine('');
     }
 
+    /** How SBOMs are written (the extension gives the server's Python). */
+    setSbomWriter(writer: SbomWriter): void {
+        this.sbomWriter = writer;
+    }
+
     show(): void {
         this.channel.show(true);
     }
 
-    /** Asks where, then writes the log as CSV or JSON (by the file's extension). */
+    /** Asks where, then writes the log as CSV, JSON or an SBOM (by the file name's ending). */
     async export(): Promise<vscode.Uri | undefined> {
         const entries = this.store.entries;
         if (entries.length === 0) {
@@ -81,17 +92,54 @@ export class ReferencesLog implements vscode.Disposable {
             title: 'Export Code References',
             saveLabel: 'Export',
             defaultUri: folder ? vscode.Uri.joinPath(folder, 'code-references.csv') : undefined,
-            filters: { 'CSV (spreadsheets)': ['csv'], JSON: ['json'] },
+            filters: EXPORT_FILTERS,
         });
         if (!target) {
             return undefined;
         }
-        const text = exportFormat(target.path) === 'json' ? referencesToJson(entries, labelUri) : referencesToCsv(entries, labelUri);
+        const format = exportFormat(target.path);
+        let text: string;
+        let note = '';
+        if (isSbom(format)) {
+            const result = await this.sbom(entries, format, folder ?? vscode.Uri.joinPath(target, '..'));
+            if (!result) {
+                return undefined;
+            }
+            text = result.text;
+            const left = result.notes.filter((n) => n.startsWith('left out of the SBOM:')).length;
+            note = left > 0 ? ` (${left} left out: no longer in their files, see the Recitation log)` : '';
+        } else {
+            text = format === 'json' ? referencesToJson(entries, labelUri) : referencesToCsv(entries, labelUri);
+        }
         await vscode.workspace.fs.writeFile(target, Buffer.from(text, 'utf8'));
         void vscode.window.showInformationMessage(
-            `Recitation: ${entries.length} code reference${entries.length === 1 ? '' : 's'} exported to ${target.fsPath || target.toString()}.`,
+            `Recitation: ${entries.length} code reference${entries.length === 1 ? '' : 's'} exported to ${target.fsPath || target.toString()}${note}.`,
         );
         return target;
+    }
+
+    /** The SBOM of the entries, or undefined after saying why not. */
+    private async sbom(entries: readonly ReferenceEntry[], format: 'spdx' | 'spdx-tv' | 'cyclonedx', root: vscode.Uri): Promise<SbomResult | undefined> {
+        if (!this.sbomWriter) {
+            void vscode.window.showErrorMessage('Recitation: SBOMs are written by the language server\'s Python, which is not set up yet.');
+            return undefined;
+        }
+        const writer = this.sbomWriter;
+        try {
+            const result = await vscode.window.withProgress(
+                { location: vscode.ProgressLocation.Notification, title: 'Recitation: writing the SBOM' },
+                () => writer(referencesToJson(entries, labelUri), format, root.fsPath),
+            );
+            for (const line of result.notes) {
+                this.log?.info(`[SBOM export] ${line}`);
+            }
+            return result;
+        } catch (err) {
+            const message = err instanceof Error ? err.message : String(err);
+            this.log?.error(`SBOM export failed: ${message}`);
+            void vscode.window.showErrorMessage(`Recitation: the SBOM could not be written: ${message}`);
+            return undefined;
+        }
     }
 
     /** Empties the log, on disk too, after asking. */

@@ -63,3 +63,14 @@ export const ALL_TARGETS = Object.keys(TARGETS);
 
 /** Python packages that only some platforms need (a dependency marker), by platform prefix. */
 export const PLATFORM_ONLY: Record<string, string> = { colorama: 'win32-' };
+
+/**
+ * Python packages one target leaves out for one Python version (a dependency marker in
+ * pyproject.toml: a requirement of theirs publishes no wheel there), by target and version.
+ */
+export const VERSION_GAPS: Record<string, Record<string, string[]>> = {
+    // spdx-tools (SPDX SBOMs) needs PyYAML, which has no CPython 3.11 wheel for Windows on Arm
+    'win32-arm64': {
+        '3.11': ['spdx_tools', 'beartype', 'click', 'ply', 'pyparsing', 'rdflib', 'semantic_version', 'uritools', 'xmltodict'],
+    },
+};

@@ -9,6 +9,7 @@ import {
     parseProgress,
     parseProgressLabel,
     planBuildIndex,
+    planReferencesSbom,
     planServer,
     serverArgs,
     type Layout,
@@ -119,6 +120,14 @@ describe('planBuildIndex', () => {
     it('runs the index CLI with the same libraries', () => {
         const plan = planBuildIndex(['/usr/bin/python3.11'], py311, bundled, {});
         assert.deepEqual(plan.args, ['-m', 'index_tools.cli', 'build', '--default']);
+        assert.equal(plan.env.PYTHONPATH, '/ext/bundled/libs/cp311:/ext/bundled/tool');
+    });
+});
+
+describe('planReferencesSbom', () => {
+    it('runs the references command of the index CLI with the same libraries', () => {
+        const plan = planReferencesSbom(['/usr/bin/python3.11'], py311, bundled, '/tmp/r/log.json', 'cyclonedx', '/p', {});
+        assert.deepEqual(plan.args, ['-m', 'index_tools.cli', 'references', '/tmp/r/log.json', '--format', 'cyclonedx', '--root', '/p']);
         assert.equal(plan.env.PYTHONPATH, '/ext/bundled/libs/cp311:/ext/bundled/tool');
     });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { CSV_COLUMNS, csvField, exportFormat, referencesToCsv, referencesToJson } from '../../src/referencesExport';
+import { CSV_COLUMNS, EXPORT_FILTERS, csvField, exportFormat, isSbom, referencesToCsv, referencesToJson } from '../../src/referencesExport';
 import type { ReferenceEntry } from '../../src/referencesStore';
 
 const label = (uri: string) => uri.replace('file:///p/', '');
@@ -147,5 +147,16 @@ describe('exportFormat', () => {
         assert.equal(exportFormat('/tmp/refs.JSON'), 'json');
         assert.equal(exportFormat('/tmp/refs.csv'), 'csv');
         assert.equal(exportFormat('/tmp/refs'), 'csv');
+    });
+
+    it('is an SBOM for the SPDX and CycloneDX endings, each offered by the dialog', () => {
+        assert.equal(exportFormat('/tmp/refs.spdx.json'), 'spdx');
+        assert.equal(exportFormat('C:\\refs.SPDX.json'), 'spdx');
+        assert.equal(exportFormat('/tmp/refs.spdx'), 'spdx-tv');
+        assert.equal(exportFormat('/tmp/refs.cdx.json'), 'cyclonedx');
+        assert.equal(exportFormat('/tmp/refs.cyclonedx.json'), 'cyclonedx');
+        const endings = Object.values(EXPORT_FILTERS).flat();
+        assert.deepEqual(endings.map((e) => exportFormat(`/tmp/refs.${e}`)), ['csv', 'json', 'spdx', 'spdx-tv', 'cyclonedx']);
+        assert.ok(isSbom('cyclonedx') && !isSbom('json'));
     });
 });

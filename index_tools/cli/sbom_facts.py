@@ -179,7 +179,7 @@ def gather(quoted: Iterable[Quoted], options: SbomOptions) -> tuple[Facts, list[
         used: dict[str, int] = {}
         for q in items:
             m = q.match
-            if data.text[m.char_start : m.char_end] != m.text:
+            if data.text[m.char_start : m.char_end].replace("\0", " ") != m.text:
                 left_out.append(f"{safe(shown)}: a quote is no longer where it was found")
                 continue
             facts = _quote(q, data, lines, f.ref, used)

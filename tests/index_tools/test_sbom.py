@@ -23,6 +23,7 @@ from registry_helpers import PypiServer, sdist  # noqa: E402
 
 from index_tools import DecisionsFile, QuoteIdentity  # noqa: E402
 from index_tools.cli.sbom import Quoted, SbomError, SbomOptions, write_sbom  # noqa: E402
+from index_tools.cli.sbom_packages import package_of  # noqa: E402
 from index_tools.cli.sbom_places import FileBytes  # noqa: E402
 from index_tools.model import Match, Source  # noqa: E402
 
@@ -349,3 +350,29 @@ def test_byte_offsets_follow_the_encoding_and_undecodable_bytes(data):
         piece = data[f.byte_offset(i) : f.byte_offset(i + 1)]
         assert ch == "\ufffd" or piece.decode(f.encoding) == ch
     assert f.byte_offset(len(f.text)) == len(data)
+
+
+def source(repository: str, url: str = "", commit: str = "1.0") -> Source:
+    return Source(repository, "pkg/mod.py", commit, "MIT", url, 1, 9)
+
+
+def test_sources_become_packages_with_purls_and_download_locations():
+    files = "/packages/ab/cd/" + "e" * 60 + "/demo-1.0.tar.gz"
+    public = source("pypi:Demo_Pkg==1.0",
+                    f"https://inspector.pypi.io/project/demo-pkg/1.0{files}/demo-1.0/mod.py#line.1-9")  # fmt: skip
+    p = package_of(public)
+    assert (p.name, p.version, p.purl) == ("Demo_Pkg", "1.0", "pkg:pypi/demo-pkg@1.0")
+    assert p.download == f"https://files.pythonhosted.org{files}"
+    assert package_of(source("pypi:demo==1.0")).download == ""  # another registry: not known
+    npm = package_of(source("npm:@babel/core@7.1.0",
+                            "https://app.unpkg.com/@babel/core@7.1.0/files/lib/index.js#L1-9"))  # fmt: skip
+    assert npm.purl == "pkg:npm/%40babel/core@7.1.0"
+    assert npm.download == "https://registry.npmjs.org/@babel/core/-/core-7.1.0.tgz"
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    lab = package_of(source("g/r", f"https://gitlab.com/g/r/-/blob/{sha}/pkg/mod.py#L1-9", sha))
+    assert (
+        lab.vcs == "https://gitlab.com/g/r" and lab.download == f"git+https://gitlab.com/g/r@{sha}"
+    )
+    assert lab.purl.startswith(f"pkg:generic/r@{sha}?vcs_url=git%2Bhttps://gitlab.com/g/r")
+    for hostile in ("pypi:x==1.0 ; rm", "npm:../../x@1", "acme/w\n"):
+        assert not package_of(source(hostile, "javascript:alert(1)")).purl

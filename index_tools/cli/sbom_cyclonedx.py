@@ -35,8 +35,8 @@ SOURCE_TYPES = {
 def cyclonedx_text(facts: Facts) -> str:
     try:
         from cyclonedx.output.json import JsonV1Dot6
-    except ImportError:
-        raise missing_library("cyclonedx-python-lib", "cyclonedx") from None
+    except ImportError as e:
+        raise missing_library("cyclonedx-python-lib", "cyclonedx", e) from None
     bom = _bom(facts)
     with warnings.catch_warnings():
         # "the described component has no dependencies": files and sources are not

@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..judge.attribution import find_region_attribution, plain_attribution, source_groups
+from ..judge.attribution import (
+    find_region_attribution,
+    plain_attribution,
+    source_groups,
+    split_lines,
+)
 from ..judge.verdict import Verdict
 from ..model import Match, Source, count_phrase, describe_kind
 from ..safe_text import clean_link, printable
@@ -175,7 +180,7 @@ def gather(quoted: Iterable[Quoted], options: SbomOptions) -> tuple[Facts, list[
             left_out.append(f"{safe(shown)}: cannot read it again: {safe(why, 200)}")
             continue
         f = FileFacts(shown, slug(shown, shown), data.sha1, data.sha256)
-        lines = data.text.splitlines() if any(q.verdict for q in items) else []
+        lines = split_lines(data.text) if any(q.verdict for q in items) else []
         used: dict[str, int] = {}
         for q in items:
             m = q.match
@@ -240,7 +245,7 @@ def default_namespace(facts: Facts) -> str:
                     f.shown,
                     f.sha1,
                     [[q.ref, q.state, q.place.byte_start, q.place.byte_end] for q in f.quotes],
-                ]  # fmt: skip
+                ]
                 for f in facts.files
             ],
             [p.key for p in facts.packages],
@@ -333,8 +338,11 @@ def attribution_texts(q: QuoteFacts) -> list[str]:
     return [safe(plain_attribution(clean))]
 
 
-def missing_library(name: str, fmt: str) -> SbomError:
+def missing_library(name: str, fmt: str, error: ImportError) -> SbomError:
+    """`--format` asked for a document whose library (or one it needs) cannot be imported."""
+    own = (error.name or "").startswith(name.split("-")[0])
+    what = "is not installed" if own else f"cannot be imported ({printable(error, 200)})"
     return SbomError(
-        f"--format {fmt} needs the Python package {name}, which is not installed: "
-        f"pip install '{name}' (or reinstall recitation)"
+        f"--format {fmt} needs the Python package {name}, which {what}: pip install '{name}' "
+        "(or reinstall recitation)"
     )

@@ -32,8 +32,8 @@ def spdx_text(facts: Facts, tag_value: bool = False) -> str:
     """The document as JSON (or tag-value), validated: no validation message, or an error."""
     try:
         from spdx_tools.spdx.validation.document_validator import validate_full_spdx_document
-    except ImportError:
-        raise missing_library("spdx-tools", "spdx-tv" if tag_value else "spdx") from None
+    except ImportError as e:
+        raise missing_library("spdx-tools", "spdx-tv" if tag_value else "spdx", e) from None
     document = _document(facts)
     messages = validate_full_spdx_document(document)
     if messages:

@@ -98,7 +98,7 @@ def _source(d: object) -> Source | None:
 
 def _file_of(entry: dict, root: Path) -> Path | None:
     """The file an entry names: its file:// URI when that file is here, else its
-    workspace-relative `file` (the export's) under `root`."""
+    workspace-relative `file` (the export's) under `root` (never outside it)."""
     uri = entry.get("uri")
     if isinstance(uri, str) and uri.lower().startswith("file:"):
         parts = urllib.parse.urlsplit(uri)
@@ -110,7 +110,8 @@ def _file_of(entry: dict, root: Path) -> Path | None:
     label = entry.get("file")
     if isinstance(label, str) and label and not Path(label).is_absolute():
         candidate = root / label
-        if candidate.is_file():
+        inside = candidate.resolve().is_relative_to(root.resolve())
+        if inside and candidate.is_file():
             return candidate
     return None
 

@@ -257,10 +257,16 @@ def test_the_references_log_exports_through_the_same_writer(world, tmp_path):
     r = check(world["index"], world["project"], "--format", "json")
     results = {x["file"]: x for x in json.loads(r.stdout)["results"]}
     gone = _log_entry(world, results["src/geo.py"], uri="file:///nowhere/x.py", file="x.py")
+    out_of_root = _log_entry(
+        world, results["src/geo.py"], uri="untitled:1", file="../widgets/src/geo.py"
+    )
+    entries = [_log_entry(world, results[f]) for f in sorted(results)]
+    # exported on another machine: the workspace-relative path under --root finds it
+    entries[-1]["uri"] = "file:///elsewhere/src/table.py"
     log = {
         "format": "recitation-code-references",
         "version": 1,
-        "references": [_log_entry(world, results[f]) for f in sorted(results)] + [gone, 7],
+        "references": [*entries, gone, out_of_root, 7],
     }
     (tmp_path / "refs.json").write_text(json.dumps(log))
     # the file changed since: two lines above the quote; the log's range is stale
@@ -274,8 +280,9 @@ def test_the_references_log_exports_through_the_same_writer(world, tmp_path):
         (world["project"] / "src" / "geo.py").write_text(GEO)
     assert out.returncode == 0, out.stderr
     assert "left out of the SBOM: x.py: no such file here" in out.stderr
-    assert "left out of the SBOM: entry 5: not a logged quote" in out.stderr
-    assert "5 logged quote(s), 3 found in their files as they are now" in out.stderr
+    assert "left out of the SBOM: ../widgets/src/geo.py: no such file here" in out.stderr
+    assert "left out of the SBOM: entry 6: not a logged quote" in out.stderr
+    assert "6 logged quote(s), 3 found in their files as they are now" in out.stderr
     document = spdx_parsed(out.stdout, ".spdx.json", tmp_path)
     geo = snippet_of(document, "./src/geo.py")
     assert geo.line_range == (line_of(GEO, "def haversine") + 2, line_of(GEO, "return c * r") + 2)

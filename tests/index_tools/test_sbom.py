@@ -383,3 +383,11 @@ def test_sources_become_packages_with_purls_and_download_locations():
     assert lab.purl.startswith(f"pkg:generic/r@{sha}?vcs_url=git%2Bhttps://gitlab.com/g/r")
     for hostile in ("pypi:x==1.0 ; rm", "npm:../../x@1", "acme/w\n"):
         assert not package_of(source(hostile, "javascript:alert(1)")).purl
+
+
+def test_check_help_lists_the_sbom_formats():
+    r = run("check", "--help")
+    assert r.returncode == 0
+    for word in ("spdx", "spdx-tv", "cyclonedx", "--sbom-namespace", "SOURCE_DATE_EPOCH"):
+        assert word in r.stdout
+    assert "recitation-index references" in run("references", "--help").stdout

@@ -11,7 +11,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
-from ..build.sources.npm import UNPKG_APP
+from ..build.sources.npm import PUBLIC_REGISTRY_HOST, UNPKG_APP
 from ..build.sources.pypi import INSPECTOR, PUBLIC_FILES_HOST
 from ..model import Source
 from ..safe_text import clean_link, printable
@@ -81,7 +81,7 @@ def _npm(key: str, name: str, version: str, url: str) -> SourcePackage:
     download = home = ""
     if clean_link(url).startswith(UNPKG_APP):  # a package of the public registry
         base = name.rsplit("/", 1)[-1]
-        download = clean_link(f"https://registry.npmjs.org/{name}/-/{base}-{version}.tgz")
+        download = clean_link(f"https://{PUBLIC_REGISTRY_HOST}/{name}/-/{base}-{version}.tgz")
         home = clean_link(f"https://www.npmjs.com/package/{name}/v/{version}")
     scope, _, bare = name.rpartition("/")
     purl = _purl(type="npm", namespace=scope or None, name=bare, version=version)

@@ -6,7 +6,8 @@ Zig's C compiler) and for each of the six VS Code targets by the packaging
 Where none loads, the Python search in suffix.py runs instead and `status()` says why: the
 CLI's `stats` prints it and the language server logs it once. The Python search is the
 reference: `RECITATION_SEARCH=python` (or `use("python")`) chooses it, and the tests run
-every reference comparison on both.
+every reference comparison on both. `RECITATION_KERNEL` names another library file (a
+sanitizer build, say).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from ..store.generations import IndexOpenError
 VERSION = 4  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS = 0, 1, 2
 HERE = Path(__file__).resolve().parent
-TARGETS = ("linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64", "win32-arm64")
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
 
 
@@ -76,7 +76,7 @@ class Kernel:
         if lib.rc_version() != VERSION:
             raise OSError(f"version {lib.rc_version()}, this engine needs {VERSION}")
         self.path = path
-        p_shard, p_u64, p_i64 = POINTER(Shard), POINTER(c_uint64), c_void_p
+        p_shard, p_u64, p_i64 = POINTER(Shard), POINTER(c_uint64), c_void_p  # (numpy data)
         self.interval = lib.rc_interval
         self.interval.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_uint64, c_uint64,
                                   c_uint64, p_u64]  # fmt: skip
@@ -119,6 +119,9 @@ def _load() -> tuple[Kernel | None, str]:
 
 _kernel, _loaded = _load()
 _choice = os.environ.get("RECITATION_SEARCH", "").strip().lower() or "auto"
+if _choice not in ("auto", "native", "python"):  # said in the status, never an error
+    _loaded += f"; RECITATION_SEARCH={_choice[:20]!r} is none of auto, native, python"
+    _choice = "auto"
 
 
 def use(choice: str) -> None:

@@ -169,6 +169,10 @@ def download(name: str, target: Target, version: str, deps: list[str]) -> dict:
     Returns {"wheels": [paths]} or {"missing": [requirements without a wheel]}.
     """
     flags = pip_flags(target, version)
+    env = marker_env(target, version)
+    # pip evaluates markers for this machine: a requirement the target goes without (its
+    # marker false there) is left out here, one it alone needs is fetched below
+    deps = [d for d in deps if not Requirement(d).marker or Requirement(d).marker.evaluate(env)]
     key = hashlib.sha256(json.dumps([deps, flags]).encode()).hexdigest()[:16]
     folder = wheel_folder(name, version)
     stamp = folder / f"complete-{key}.json"
@@ -190,7 +194,6 @@ def download(name: str, target: Target, version: str, deps: list[str]) -> dict:
         result = {"missing": missing or [run.stderr.strip().splitlines()[-1]]}
         stamp.write_text(json.dumps(result) + "\n")
         return result
-    env = marker_env(target, version)
     while True:
         wheels = {wheel_name(w): w for w in folder.glob("*.whl")}
         needed, missing = closure(wheels, deps, env)

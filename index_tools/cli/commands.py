@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -323,6 +324,29 @@ def cmd_serve(args) -> int:
     return 0
 
 
+def _number(kind: type, low: float, high: float, *, above: bool = False):
+    """An option's type: a finite int or float from `low` (past it, with `above`) to
+    `high`, or the one-line usage error naming the option."""
+    what = "an integer" if kind is int else "a number"
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not math.isfinite(value) or value < low or (above and value == low) or value > high:
+            span = f"above {low:g} and at most {high:g}" if above else f"from {low:g} to {high:g}"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} {span}")
+        return value
+
+    return parse
+
+
+SECONDS = _number(float, 0, 86_400, above=True)  # a timeout: positive, at most a day
+COUNT = _number(int, 1, 1_000_000)
+BYTES = _number(int, 1, 1 << 40)
+
+
 def add_serve_parser(sub) -> None:
     v = sub.add_parser(
         "serve",
@@ -333,8 +357,12 @@ def add_serve_parser(sub) -> None:
     )
     v.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
     v.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
-    v.add_argument("--port", type=int, default=8765, help="(default: %(default)s)")
-    v.add_argument("--workers", type=int, default=1, help="worker processes (%(default)s)")
+    v.add_argument(
+        "--port", type=_number(int, 0, 65535), default=8765, help="(default: %(default)s)"
+    )
+    v.add_argument(
+        "--workers", type=_number(int, 1, 256), default=1, help="worker processes (%(default)s)"
+    )
     v.add_argument(
         "--http",
         choices=("auto", "httptools", "h11"),
@@ -345,26 +373,30 @@ def add_serve_parser(sub) -> None:
     v.add_argument("--token-file", metavar="F", help="require this bearer token")
     v.add_argument("--certfile", metavar="F", help="TLS certificate chain (PEM)")
     v.add_argument("--keyfile", metavar="F", help="TLS private key (PEM)")
-    v.add_argument("--max-request-bytes", type=int, default=1 << 20, help="larger requests get 413")
     v.add_argument(
-        "--read-timeout", type=float, default=10.0, help="seconds to receive a request (408)"
-    )
-    v.add_argument("--lookup-timeout", type=float, default=10.0, help="seconds for a lookup (503)")
-    v.add_argument(
-        "--max-pending", type=int, default=64, help="lookups queued per worker before 503"
+        "--max-request-bytes", type=BYTES, default=1 << 20, help="larger requests get 413"
     )
     v.add_argument(
-        "--max-header-bytes", type=int, default=16 * 1024, help="larger request heads get 431"
+        "--read-timeout", type=SECONDS, default=10.0, help="seconds to receive a request (408)"
+    )
+    v.add_argument(
+        "--lookup-timeout", type=SECONDS, default=10.0, help="seconds for a lookup (503)"
+    )
+    v.add_argument(
+        "--max-pending", type=COUNT, default=64, help="lookups queued per worker before 503"
+    )
+    v.add_argument(
+        "--max-header-bytes", type=BYTES, default=16 * 1024, help="larger request heads get 431"
     )
     v.add_argument(
         "--header-timeout",
-        type=float,
+        type=SECONDS,
         default=10.0,
         help="seconds for a request's head to arrive (then 408 and closed)",
     )
     v.add_argument(
         "--max-connections",
-        type=int,
+        type=COUNT,
         default=1000,
         help="connections per worker, kept below the descriptor limit; at the limit the one "
         "idle longest is closed (%(default)s)",
@@ -390,11 +422,15 @@ def _parser() -> argparse.ArgumentParser:
 
     def build_opts(sp, params: bool):
         sp.add_argument(
-            "--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)"
+            "--jobs",
+            "-j",
+            type=_number(int, 1, 1024),
+            default=None,
+            help="worker processes (default: all cores)",
         )
         sp.add_argument(
             "--max-file-bytes",
-            type=int,
+            type=BYTES,
             default=1_000_000,
             help="skip larger files (default: %(default)s)",
         )
@@ -426,17 +462,20 @@ def _parser() -> argparse.ArgumentParser:
             "else packages/ in the user cache directory)",
         )
         pk.add_argument(
-            "--fetch-jobs", type=int, default=4, help="downloads at a time (default: %(default)s)"
+            "--fetch-jobs",
+            type=_number(int, 1, 64),
+            default=4,
+            help="downloads at a time (default: %(default)s)",
         )
         pk.add_argument(
             "--max-download-mb",
-            type=int,
+            type=_number(int, 1, 1 << 20),
             default=1024,
             help="leave out a package archive larger than this (default: %(default)s)",
         )
         pk.add_argument(
             "--max-unpacked-mb",
-            type=int,
+            type=_number(int, 1, 1 << 20),
             default=1024,
             help="refuse a package archive that expands past this (default: %(default)s)",
         )

@@ -71,6 +71,43 @@ def test_stats_say_which_search_runs(built, env, said):
     assert s["search"].startswith(said.removeprefix("search: "))
 
 
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["serve", "{idx}", "--header-timeout", "nan"], "--header-timeout: 'nan' is not a number"),
+        (
+            ["serve", "{idx}", "--lookup-timeout", "-1"],
+            "--lookup-timeout: '-1' is not a number above 0",
+        ),
+        (
+            ["serve", "{idx}", "--read-timeout", "-1"],
+            "--read-timeout: '-1' is not a number above 0",
+        ),
+        (
+            ["serve", "{idx}", "--port", "70000"],
+            "--port: '70000' is not an integer from 0 to 65535",
+        ),
+        (["serve", "{idx}", "--workers", "0"], "--workers: '0' is not an integer from 1"),
+        (["serve", "{idx}", "--max-pending", "inf"], "--max-pending: 'inf' is not an integer"),
+        (
+            ["serve", "{idx}", "--max-header-bytes", "-5"],
+            "--max-header-bytes: '-5' is not an integer",
+        ),
+        (["serve", "{idx}", "--max-connections", "0"], "--max-connections: '0' is not an integer"),
+        (["build", "{idx}", "--out", "{idx}", "--jobs", "0"], "--jobs/-j: '0' is not an integer"),
+        (["build", "pypi:x", "--out", "{idx}", "--fetch-jobs", "nan"], "--fetch-jobs: 'nan'"),
+        (["build", "pypi:x", "--out", "{idx}", "--max-download-mb", "1e99"], "--max-download-mb"),
+    ],
+)
+def test_numeric_options_are_checked_before_anything_starts(built, args, said):
+    """Out-of-range, NaN and infinite values are refused in one line with exit 2 (a server
+    that started with them answered nothing, or bound another port)."""
+    r = run(*[a.replace("{idx}", str(built["out"])) for a in args])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert said in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_query_json(built, tmp_path):
     ctx = tmp_path / "ctx.py"
     ctx.write_text("import math\n")

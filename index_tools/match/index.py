@@ -360,8 +360,7 @@ class Index:
             ):
                 raise ValueError("document record")
             table = np.frombuffer(txn.get(key, db=dbs["blocks"]), dtype="<u4").reshape(-1, 2)
-            if isinstance(self._text, mmap.mmap):
-                store.will_need(self._text, o, z)  # its pages read at once
+            store.will_need(self._text, o, z)  # its pages read at once
             ztext = self._text[o : o + z]
             if len(ztext) != z:
                 raise IndexOpenError(f"index at {self.root} is damaged (text of {doc_id} cut)")

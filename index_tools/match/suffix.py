@@ -110,14 +110,18 @@ class ShardView:
             self.native = None
         self.sa.release()
 
+    def compiled(self):
+        """The kernel this shard's searches call now, None for the Python search."""
+        return kernel.active() if self.native is not None else None
+
     def interval(self, pattern: bytes, lo: int, hi: int, known: int = 0) -> tuple[int, int]:
         """The suffixes in [lo, hi) that start with `pattern` (big-endian ids), all of
         which start with its first `known` words: only the words after them are read."""
         n = len(pattern)
         tok, width = self.tok, self.width
         skip = known * width
-        k = kernel.active()
-        if k is not None and self.native is not None:
+        k = self.compiled()
+        if k is not None:
             return kernel.interval(k, self.native, pattern, skip, lo, hi)
         pattern = pattern[skip:]
 
@@ -162,14 +166,14 @@ class ShardView:
         document of its block of 2**BLOCK_BITS words' first word, then of the few that start
         in the block before it (a binary search for each place costs four times as much:
         its cache misses)."""
-        k = kernel.active() if self.native is not None else None
+        k = self.compiled()
         if hi - lo < 256 and k is None:
             return self.documents(self.positions(lo, hi)).astype(np.int32)
-        self.block_table()
+        blocks = self.block_table()
         if k is not None:
-            return kernel.documents(k, self.native, self.starts, self._blocks, BLOCK_BITS, lo, hi)
+            return kernel.documents(k, self.native, self.starts, blocks, BLOCK_BITS, lo, hi)
         places = self.places(lo, hi)
-        docs = self._blocks[places >> BLOCK_BITS]
+        docs = blocks[places >> BLOCK_BITS]
         for _ in range(3):
             later = self._bounds[docs + 1] <= places
             if not later.any():
@@ -400,8 +404,8 @@ class Counts:
         """The windows [s, s + w) of these starts searched together, one call of the
         compiled search per shard (its probes interleaved), so that `get` finds them
         memoized; nothing on the Python search (`get` searches each then)."""
-        k = kernel.active()
-        if k is None or any(sh.native is None for sh in self.shards):
+        ks = [sh.compiled() for sh in self.shards]
+        if None in ks:
             return
         todo = [s for s in starts if s >= 0 and s + w <= self.n and (s, s + w) not in self.memo]
         if not todo:
@@ -409,7 +413,7 @@ class Counts:
         at = np.array(todo, dtype=np.uint64)
         found = [
             kernel.intervals(k, sh.native, self.qb[sh.width], at * sh.width, w * sh.width)
-            for sh in self.shards
+            for k, sh in zip(ks, self.shards)
         ]
         for j, s in enumerate(todo):
             ivs = [(int(f[j, 0]), int(f[j, 1])) for f in found]
@@ -426,8 +430,8 @@ FEW_PLACES = 8  # up to this many places are extended one at a time, by their by
 def _equal_right(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray) -> np.ndarray:
     """How many words are equal from query position qs and corpus position cs on."""
     n, size = counts.n, sh.size
-    k = kernel.active()
-    if k is not None and sh.native is not None:
+    k = sh.compiled()
+    if k is not None:
         return kernel.extend(k, sh.native, counts.qb[sh.width], n, qs, cs, 1)
     if len(qs) <= FEW_PLACES:  # a quote's own documents: bisection on equal byte slices
         return _equal_bytes(sh, counts, qs, cs, 1)
@@ -450,8 +454,8 @@ def _equal_right(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray) 
 
 def _equal_left(sh: ShardView, counts: Counts, qe: np.ndarray, ce: np.ndarray) -> np.ndarray:
     """How many words are equal before query position qe and corpus position ce."""
-    k = kernel.active()
-    if k is not None and sh.native is not None:
+    k = sh.compiled()
+    if k is not None:
         return kernel.extend(k, sh.native, counts.qb[sh.width], counts.n, qe, ce, -1)
     if len(qe) <= FEW_PLACES:
         return _equal_bytes(sh, counts, qe, ce, -1)

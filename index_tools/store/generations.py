@@ -660,7 +660,7 @@ def map_file(path: Path, random: bool = False):
 
 def will_need(m, start: int, length: int) -> None:
     """Ask for the pages of [start, start + length) of a map made `random` at once (one read
-    instead of a fault per page), where the system offers it."""
+    instead of a fault per page), where the system offers it (an empty file's b"" has none)."""
     if length > 0 and hasattr(m, "madvise") and hasattr(mmap, "MADV_WILLNEED"):
         first = start - start % mmap.PAGESIZE
         m.madvise(mmap.MADV_WILLNEED, first, start + length - first)

@@ -3,6 +3,8 @@
 // Corpus metadata (paths, licenses, quoted text) is untrusted: CSV fields are quoted as
 // RFC 4180 says, and a field a spreadsheet would read as a formula is neutralized.
 
+import * as fs from 'fs';
+
 import { formatLines } from './format';
 import type { ReferenceEntry } from './referencesStore';
 
@@ -94,4 +96,46 @@ export function exportFormat(fileName: string): ExportFormat {
 
 export function isSbom(format: ExportFormat): format is 'spdx' | 'spdx-tv' | 'cyclonedx' {
     return format === 'spdx' || format === 'spdx-tv' || format === 'cyclonedx';
+}
+
+function kindOf(st: fs.Stats): string {
+    if (st.isDirectory()) {
+        return 'a folder';
+    }
+    if (st.isFIFO()) {
+        return 'a named pipe';
+    }
+    if (st.isCharacterDevice() || st.isBlockDevice()) {
+        return 'a device';
+    }
+    return st.isSocket() ? 'a socket' : 'a special file';
+}
+
+/**
+ * Why an export must not be written at `file` (a path on disk), or undefined when it may:
+ * the rule of the Python tools (README, "Files the tools write"). Nothing but a regular file
+ * is written through or replaced: a folder, named pipe, device or socket there, or a link to
+ * one, to nothing or in a loop, is refused; a link to a regular file is followed.
+ */
+export function unwritableExportTarget(file: string): string | undefined {
+    let st: fs.Stats;
+    try {
+        st = fs.lstatSync(file);
+    } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        return code === 'ENOENT' ? undefined : (err as Error).message;
+    }
+    if (st.isFile()) {
+        return undefined;
+    }
+    if (!st.isSymbolicLink()) {
+        return `${kindOf(st)}, not a regular file`;
+    }
+    try {
+        st = fs.statSync(file);
+    } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        return code === 'ENOENT' ? 'a link to a missing file' : code === 'ELOOP' ? 'a link loop' : (err as Error).message;
+    }
+    return st.isFile() ? undefined : `a link to ${kindOf(st)}, not a regular file`;
 }

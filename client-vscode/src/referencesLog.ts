@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 
 import { formatMatch } from './format';
 import type { MatchParams } from './protocol';
-import { EXPORT_FILTERS, exportFormat, isSbom, referencesToCsv, referencesToJson } from './referencesExport';
+import { EXPORT_FILTERS, exportFormat, isSbom, referencesToCsv, referencesToJson, unwritableExportTarget } from './referencesExport';
 import type { SbomResult } from './referencesSbom';
 import { toEntry, type ReferenceEntry, type ReferencesStore } from './referencesStore';
 
@@ -95,6 +95,11 @@ export class ReferencesLog implements vscode.Disposable {
             filters: EXPORT_FILTERS,
         });
         if (!target) {
+            return undefined;
+        }
+        const refused = target.scheme === 'file' ? unwritableExportTarget(target.fsPath) : undefined;
+        if (refused) {
+            void vscode.window.showErrorMessage(`Recitation: not exported: ${target.fsPath} is ${refused}.`);
             return undefined;
         }
         const format = exportFormat(target.path);

@@ -35,6 +35,7 @@ from ..safe_text import printable
 from ..store import generations as store
 from ..store import shards as files
 from ..store.lock import IndexBusyError, WriterLock
+from ..store.small_files import NotRegularFile, writable_target
 from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
 from .held import described, sort_sources
@@ -476,7 +477,7 @@ def _finish(
         tmp = p.with_suffix(".compact")
         env.copy(str(tmp), compact=True)
         env.close()
-        os.replace(tmp, p)
+        os.replace(tmp, writable_target(p, follow_links=False))
     store.finalize_generation(gen, h)
     store.publish(root, gen)
     summary.bytes = sum(h.file_sizes.values())
@@ -527,8 +528,10 @@ def writing(root: Path):
     except IndexBusyError as e:
         raise BuildError(str(e)) from None
     except OSError as e:
-        raise BuildError(f"cannot write to {root}: {e.strerror or e}") from None
+        raise BuildError(f"cannot write to {root}: {write_failure(e)}") from None
     try:
+        # CURRENT is replaced at the end: a special file or a link there fails now
+        writable_target(root / store.CURRENT_NAME, follow_links=False)
         store.clean(root)
         yield
     except SourceError as e:
@@ -546,6 +549,8 @@ def write_failure(e: BaseException) -> str:
     """Why a write failed, in words: a full disk said so whatever the error says (LMDB
     reports a short write on a full disk as `Input/output error`)."""
     reason = getattr(e, "strerror", None) or str(e)
+    if isinstance(e, NotRegularFile):  # a path where the index keeps a file: say which
+        return f"{e.filename}: {reason}"
     errno_ = getattr(e, "errno", None)
     if errno_ == errno.ENOSPC:
         return f"disk full ({reason})"

@@ -100,6 +100,13 @@ def run_check(args, idx, version: str) -> int:
     kind_actions = parse_severities(args.severity or [])
     if args.format in ("spdx", "spdx-tv", "cyclonedx"):
         _sbom_options(args, version)  # bad options fail before the files are read
+    if args.update_baseline:
+        if not args.baseline:
+            raise CheckUsageError("--update-baseline needs --baseline FILE")
+        try:  # a baseline that cannot be written there fails before the files are read
+            Baseline.check_writable(args.baseline)
+        except ValueError as e:
+            raise CheckUsageError(str(e)) from None
     try:
         collected = collect_files(args.paths, args.exclude or [])
     except FileNotFoundError as e:
@@ -147,14 +154,15 @@ def run_check(args, idx, version: str) -> int:
     not_checked = [NotChecked(s, _skipping_allowed(args, finder, s)) for s in skipped]
 
     if args.update_baseline:
-        if not args.baseline:
-            raise CheckUsageError("--update-baseline needs --baseline FILE")
         kept = [
             (r.path, r.quote, describe_match(r.match))
             for r in results
             if r.verdict.state == "open" and r.verdict.action != "off"
         ]
-        Baseline.write(args.baseline, kept)
+        try:
+            Baseline.write(args.baseline, kept)
+        except ValueError as e:
+            raise CheckUsageError(str(e)) from None
         for n in not_checked:
             print(_not_checked_line(n), file=sys.stderr)
         print(f"wrote {len(kept)} quote(s) to the baseline {args.baseline}", file=sys.stderr)

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..judge.decisions import FILE_NAME, Decisions, load_decisions
 from ..judge.quote_identity import QuoteIdentity
 from ..safe_text import printable
-from ..store.small_files import kind_of, read_small_file
+from ..store.small_files import kind_of, read_small_file, replace_file, writable_target
 
 SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"}
 BASELINE_FORMAT = 1
@@ -346,26 +346,22 @@ class Baseline:
                 for e in entries
             ],
         }
-        _replace_file(p, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+        try:
+            replace_file(p, text.encode("utf-8"))
+        except OSError as e:
+            raise ValueError(cannot_write_baseline(path, e)) from None
         return cls(p, entries)
 
+    @staticmethod
+    def check_writable(path: str) -> None:
+        """ValueError, one line, when the baseline cannot be written there (a folder, a
+        named pipe, a device... see `replace_file`): said before the files are read."""
+        try:
+            writable_target(path)
+        except OSError as e:
+            raise ValueError(cannot_write_baseline(path, e)) from None
 
-def _replace_file(path: Path, text: str) -> None:
-    """Write `path` anew, atomically: a named pipe or a link there is replaced, never
-    written through; a file there keeps its mode."""
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode) if path.is_file() else None
-    except OSError:
-        mode = None
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        if mode is not None and hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+
+def cannot_write_baseline(path: str, e: OSError) -> str:
+    return f"{printable(path, 1000)}: cannot write the baseline: {e.strerror or e}"

@@ -36,13 +36,10 @@ keeps the user's comments and layout, a byte order mark and the file's mode.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import fnmatch
 import os
 import re
-import secrets
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +47,7 @@ from typing import Literal
 
 from ..model import Source
 from ..safe_text import printable
-from ..store.small_files import read_small_file
+from ..store.small_files import read_small_file, replace_file
 from .license_categories import CATEGORIES, is_known_license, license_category, normalize_license
 from .quote_identity import QuoteIdentity
 
@@ -463,23 +460,13 @@ class DecisionsFile:
         text = tomlkit.dumps(doc)
         decisions = parse_decisions(text, str(self.path))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode = stat.S_IMODE(os.stat(self.path).st_mode)
-        except OSError:
-            mode = None
-        tmp = self.path.parent / f".recitation-{secrets.token_hex(6)}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        fd = os.open(tmp, flags, 0o666)  # the umask applies, as to any new file
-        try:
-            if mode is not None and hasattr(os, "fchmod"):
-                os.fchmod(fd, mode)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write((_BOM if getattr(self, "_bom", False) else "") + text)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        data = ((_BOM if getattr(self, "_bom", False) else "") + text).encode("utf-8")
+        try:  # never through a special file: see `replace_file`
+            replace_file(self.path, data)
+        except OSError as e:
+            raise DecisionsError(
+                f"{os.fspath(self.path)}: cannot write: {e.strerror or e}"
+            ) from None
         return decisions
 
     def dismiss(self, identity: QuoteIdentity, quote: str, source: str, license: str) -> Decisions:

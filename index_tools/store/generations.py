@@ -73,6 +73,7 @@ from .shards import (
     expected_sizes,
     shard_files,
 )
+from .small_files import replace_file
 
 FORMAT_VERSION = 6
 HEADER_NAME = "HEADER.json"
@@ -689,27 +690,20 @@ def finalize_generation(gen: Path, header: Header) -> None:
             header.file_mtimes[p.name] = st.st_mtime_ns
             header.file_hashes[p.name] = file_digest(p)
     header.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    tmp = gen / (HEADER_NAME + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(header.to_json())
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, gen / HEADER_NAME)
+    replace_file(gen / HEADER_NAME, header.to_json().encode("utf-8"), follow_links=False)
 
 
 def publish(root: Path, gen: Path) -> None:
     """Make `gen` the live generation atomically, then remove the others. The caller
     holds the index's writer lock (`lock.WriterLock`)."""
-    tmp = root / f".{CURRENT_NAME}.{uuid.uuid4().hex[:8]}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(gen.name + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        _retrying(os.replace, tmp, root / CURRENT_NAME)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    # CURRENT is never written through a link or in place of a special file (a named pipe
+    # there is refused, not replaced)
+    replace_file(
+        root / CURRENT_NAME,
+        (gen.name + "\n").encode("utf-8"),
+        follow_links=False,
+        replace=lambda tmp, target: _retrying(os.replace, tmp, target),
+    )
     with contextlib.suppress(OSError, AttributeError):
         dfd = os.open(root, os.O_RDONLY)  # Windows cannot open a folder: nothing to sync
         try:

@@ -9,11 +9,15 @@ worker that outlives a killed builder does not keep the index locked.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import socket
+import stat
 import time
 from pathlib import Path
+
+from .small_files import NotRegularFile, kind_of, writable_target
 
 LOCK_NAME = ".lock"
 _WINDOWS_LOCK_OFFSET = 1 << 30  # the byte locked on Windows, past the holder's description
@@ -75,7 +79,18 @@ class WriterLock:
 
     def acquire(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        writable_target(self.path, follow_links=False)  # no link, pipe or device: one line
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(self.path, flags, 0o644)
+        try:  # (what came there since the check)
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise NotRegularFile(
+                    errno.EINVAL, f"{kind_of(mode)}, not a regular file", str(self.path)
+                )
+        except BaseException:
+            os.close(fd)
+            raise
         if not _try_lock(fd):
             os.close(fd)
             raise IndexBusyError(

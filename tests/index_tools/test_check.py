@@ -329,9 +329,9 @@ def test_a_baseline_that_is_no_small_regular_file_is_one_line(index, repo, kind)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     why = "larger than 64 MiB" if kind == "huge" else "not a regular file"
     assert "baseline.json: cannot read the baseline: " in r.stderr and why in r.stderr
-    if kind == "fifo":  # written anew, never through the pipe
+    if kind == "fifo":  # refused, never written through nor replaced (see below)
         r = check(index, "src", "--baseline", "baseline.json", "--update-baseline", cwd=repo)
-        assert r.returncode == 0 and path.is_file()
+        assert r.returncode == 2 and path.is_fifo()
 
 
 def test_sarif_keeps_a_backslash_in_a_file_name(index, repo):
@@ -351,3 +351,61 @@ def test_a_decisions_file_with_a_byte_order_mark_is_read(index, repo):
     (repo / ".recitation.toml").write_bytes(b'\xef\xbb\xbf[allow]\nsources = ["acme/widgets"]\n')
     r = check(index, "src", cwd=repo)
     assert r.returncode == 0 and "(1 allowed)" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes, links")
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [
+        ("fifo", "a named pipe, not a regular file"),
+        ("dev-null", "a link to a device, not a regular file"),
+        ("folder", "a folder, not a regular file"),
+        ("socket", "a socket, not a regular file"),
+        ("dangling", "a link to a missing file"),
+        ("loop", "a link loop"),
+    ],
+)
+def test_update_baseline_never_replaces_a_special_file(index, repo, kind, why, monkeypatch):
+    """`--baseline /dev/null --update-baseline` once replaced /dev/null with a regular file
+    (as root, that breaks the machine); a named pipe or a link there was replaced too."""
+    import os
+    import socket
+
+    path = repo / "baseline.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-null":
+        path.symlink_to(os.devnull)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "socket":
+        s = socket.socket(socket.AF_UNIX)
+        monkeypatch.chdir(repo)  # (a socket's path is short)
+        s.bind("baseline.json")
+        s.close()
+    elif kind == "dangling":
+        path.symlink_to("missing.json")
+    else:
+        path.symlink_to("baseline.json")
+    before = os.lstat(path)
+    r = check(index, "src", "--baseline", "baseline.json", "--update-baseline", cwd=repo)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == f"recitation-index: baseline.json: cannot write the baseline: {why}\n"
+    after = os.lstat(path)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert not (repo / "missing.json").exists()
+    assert not [p for p in repo.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_update_baseline_through_a_link_writes_its_target(index, repo):
+    """The README's rule: a link to a regular file is followed; the link stays."""
+    (repo / "shared").mkdir()
+    (repo / "shared" / "baseline.json").write_text("{}\n")
+    (repo / "baseline.json").symlink_to("shared/baseline.json")
+    r = check(index, "src", "--baseline", "baseline.json", "--update-baseline", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    assert (repo / "baseline.json").is_symlink()
+    written = json.loads((repo / "shared" / "baseline.json").read_text())
+    assert [e["file"] for e in written["results"]] == ["../src/geo.py"]
+    r = check(index, "src", "--baseline", "baseline.json", cwd=repo)
+    assert r.returncode == 0 and "(1 baseline)" in r.stderr, r.stderr

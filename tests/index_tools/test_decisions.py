@@ -211,6 +211,30 @@ def test_a_decisions_file_that_is_no_regular_file_is_one_line(tmp_path, kind):
         DecisionsFile(tmp_path).allow("acme/widgets")
 
 
+@pytest.mark.skipif(__import__("os").name != "posix", reason="links")
+def test_an_edit_writes_a_links_target_and_never_replaces_a_link_to_nothing(tmp_path):
+    """`allow` once replaced a link to a shared decisions file by a copy of it, and a
+    dangling link by a new file."""
+    import os
+
+    shared = tmp_path / "shared.toml"
+    shared.write_text("# the team's decisions\nversion = 1\n")
+    path = tmp_path / ".recitation.toml"
+    path.symlink_to("shared.toml")
+    DecisionsFile(tmp_path).allow("acme/widgets")
+    assert path.is_symlink() and os.readlink(path) == "shared.toml"
+    assert shared.read_text().startswith("# the team's decisions\n")
+    assert load_decisions(tmp_path).allowed == ("acme/widgets",)
+
+    path.unlink()
+    path.symlink_to("missing.toml")
+    with pytest.raises(DecisionsError) as e:
+        DecisionsFile(tmp_path).allow("acme/widgets")
+    assert str(e.value) == f"{path}: cannot write: a link to a missing file"
+    assert path.is_symlink() and not (tmp_path / "missing.toml").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_a_byte_order_mark_is_read_and_kept(tmp_path):
     """Saved by an editor with a UTF-8 BOM: once "Empty key"."""
     path = tmp_path / ".recitation.toml"

@@ -904,3 +904,99 @@ def test_add_is_not_refused_when_the_generation_it_first_saw_is_replaced(tmp_pat
     add_to_index(idx, [corpus(tmp_path / "new", "new")], BuildOptions(**OPTS))
     monkeypatch.undo()
     assert finds(idx, "new") and finds(idx, "old")
+
+
+# --- never through a special file (`store.small_files.replace_file`) ------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("command", ["build", "add"])
+@pytest.mark.parametrize(
+    ("name", "make", "why"),
+    [
+        ("CURRENT", os.mkfifo, "a named pipe, not a regular file"),
+        ("CURRENT", lambda p: p.symlink_to(os.devnull), "a link, not a regular file"),
+        ("CURRENT", lambda p: p.symlink_to("elsewhere"), "a link, not a regular file"),
+        (".lock", lambda p: p.symlink_to("../victim.txt"), "a link, not a regular file"),
+        (".lock", os.mkfifo, "a named pipe, not a regular file"),
+    ],
+)
+def test_a_special_file_where_the_index_keeps_one_is_refused_not_replaced(
+    tmp_path, command, name, make, why
+):
+    """A named pipe or a link at CURRENT was replaced by the publish; a link at .lock had
+    its target truncated and written."""
+    idx = tmp_path / "idx"
+    if command == "add":
+        build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(**OPTS))
+        (idx / name).unlink()
+    else:
+        idx.mkdir()
+    (tmp_path / "victim.txt").write_text("keep me\n")
+    (tmp_path / "elsewhere").write_text("keep me\n")
+    make(idx / name)
+    before = os.lstat(idx / name)
+    args = [str(idx), corpus(tmp_path / "new", "new")]
+    r = run_cli(command, *(args if command == "add" else [args[1], "--out", args[0]]), "-q")
+    assert r.returncode == 2, r.stderr
+    if command == "build":
+        what = "write to" if name == ".lock" else "write the index at"
+        assert r.stderr == f"recitation-index: cannot {what} {idx}: {idx / name}: {why}\n"
+    else:  # (`add` reads CURRENT first: a link there can be refused as it is read)
+        assert len(r.stderr.splitlines()) == 1 and f"{idx / name}: {why}\n" in r.stderr
+    after = os.lstat(idx / name)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert (tmp_path / "victim.txt").read_text() == "keep me\n"
+    assert (tmp_path / "elsewhere").read_text() == "keep me\n"
+    if command == "build":  # refused before anything was built
+        assert sorted(p.name for p in idx.iterdir()) == sorted({".lock", name})
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_replace_file_refuses_what_is_no_regular_file_and_follows_a_link_to_one(tmp_path):
+    """The one way the tools write a file (baselines, decisions, CURRENT, headers)."""
+    import socket
+
+    from index_tools.store.small_files import NotRegularFile, replace_file
+
+    def refused(path, **kw) -> str:
+        with pytest.raises(NotRegularFile) as e:
+            replace_file(path, b"new\n", **kw)
+        assert e.value.filename == str(path)
+        return e.value.strerror
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "to-null").symlink_to(os.devnull)
+    (tmp_path / "to-fifo").symlink_to("fifo")
+    (tmp_path / "dangling").symlink_to("missing")
+    (tmp_path / "loop").symlink_to("loop")
+    with socket.socket(socket.AF_UNIX) as s:
+        cwd = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            s.bind("socket")
+        finally:
+            os.chdir(cwd)
+    assert refused(tmp_path / "fifo") == "a named pipe, not a regular file"
+    assert refused(tmp_path / "folder") == "a folder, not a regular file"
+    assert refused(tmp_path / "socket") == "a socket, not a regular file"
+    assert refused(tmp_path / "to-null") == "a link to a device, not a regular file"
+    assert refused(tmp_path / "to-fifo") == "a link to a named pipe, not a regular file"
+    assert refused(tmp_path / "dangling") == "a link to a missing file"
+    assert refused(tmp_path / "loop") == "a link loop"
+    assert not (tmp_path / "missing").exists()
+
+    (tmp_path / "real").write_text("old\n")
+    os.chmod(tmp_path / "real", 0o640)
+    (tmp_path / "link").symlink_to("real")
+    assert refused(tmp_path / "link", follow_links=False) == "a link, not a regular file"
+    assert replace_file(tmp_path / "link", b"new\n") == tmp_path / "real"
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "real").read_text() == "new\n"
+    assert os.stat(tmp_path / "real").st_mode & 0o777 == 0o640  # the file's mode is kept
+    assert replace_file(tmp_path / "fresh", b"x") == tmp_path / "fresh"
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(
+        ["fifo", "folder", "to-null", "to-fifo", "dangling", "loop", "socket", "real", "link",
+         "fresh"]
+    )  # fmt: skip

@@ -305,3 +305,27 @@ async def test_underline_first_line_only(client, fixture_index, workspace):
         )
     )
     assert hover is not None and hover.range.end.line > 8
+
+
+async def test_a_quick_fix_never_replaces_a_special_decisions_file_and_says_so(
+    client, fixture_index, workspace
+):
+    """Dismiss once replaced a dangling link at .recitation.toml with a new file (and a
+    link to a shared file with a copy of it)."""
+    folder = workspace["a"]
+    decisions = folder / ".recitation.toml"
+    decisions.symlink_to("missing.toml")
+    await start_session(client, index=fixture_index, folders=[folder])
+    uri = (folder / "linked.py").as_uri()
+    diag = await flagged(client, uri, BEFORE, HULL)
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="recitation.dismiss", arguments=[uri, diag.data["id"]])
+    )
+    said = f"{decisions}: cannot write: a link to a missing file"
+    assert result == {"dismissed": 0, "error": said}
+    error = await wait_for(
+        lambda: next((m for m in client.messages if said in m.message), None), what="the error"
+    )
+    assert error.type == types.MessageType.Error
+    assert decisions.is_symlink() and not (folder / "missing.toml").exists()
+    assert len(client.diagnostics[uri]) == 1  # still flagged

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { CSV_COLUMNS, EXPORT_FILTERS, csvField, exportFormat, isSbom, referencesToCsv, referencesToJson } from '../../src/referencesExport';
+import { CSV_COLUMNS, EXPORT_FILTERS, csvField, exportFormat, isSbom, referencesToCsv, referencesToJson, unwritableExportTarget } from '../../src/referencesExport';
 import type { ReferenceEntry } from '../../src/referencesStore';
 
 const label = (uri: string) => uri.replace('file:///p/', '');
@@ -158,5 +163,39 @@ describe('exportFormat', () => {
         const endings = Object.values(EXPORT_FILTERS).flat();
         assert.deepEqual(endings.map((e) => exportFormat(`/tmp/refs.${e}`)), ['csv', 'json', 'spdx', 'spdx-tv', 'cyclonedx']);
         assert.ok(isSbom('cyclonedx') && !isSbom('json'));
+    });
+});
+
+describe('unwritableExportTarget', { skip: process.platform === 'win32' }, () => {
+    it('refuses what is no regular file and follows a link to one (the README\'s rule)', async () => {
+        // an export to a link to /dev/null, a named pipe or a folder was written through
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'export-'));
+        try {
+            execFileSync('mkfifo', [path.join(dir, 'fifo')]);
+            fs.mkdirSync(path.join(dir, 'folder'));
+            fs.symlinkSync('/dev/null', path.join(dir, 'to-null'));
+            fs.symlinkSync('missing.csv', path.join(dir, 'dangling'));
+            fs.symlinkSync('loop', path.join(dir, 'loop'));
+            fs.writeFileSync(path.join(dir, 'real.csv'), 'old');
+            fs.symlinkSync('real.csv', path.join(dir, 'link.csv'));
+            const server = net.createServer();
+            await new Promise<void>((resolve) => server.listen(path.join(dir, 'socket'), resolve));
+            const said = (name: string) => unwritableExportTarget(path.join(dir, name));
+            try {
+                assert.equal(said('socket'), 'a socket, not a regular file');
+            } finally {
+                server.close();
+            }
+            assert.equal(said('fifo'), 'a named pipe, not a regular file');
+            assert.equal(said('folder'), 'a folder, not a regular file');
+            assert.equal(said('to-null'), 'a link to a device, not a regular file');
+            assert.equal(said('dangling'), 'a link to a missing file');
+            assert.equal(said('loop'), 'a link loop');
+            assert.equal(said('real.csv'), undefined);
+            assert.equal(said('link.csv'), undefined);
+            assert.equal(said('new.csv'), undefined);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 });

@@ -21,8 +21,9 @@
 #define RC_OK 0
 #define RC_DAMAGED 1 /* an entry of a mapped file points outside the mapping */
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
+#define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 4 /* raised when a signature or a struct below changes */
+#define RC_VERSION 5 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -325,6 +326,176 @@ RC_EXPORT int rc_documents(const rc_shard *s, const int64_t *starts, uint64_t nd
                 e = mid - 1;
         }
         out[i - lo] = (int32_t)d;
+    }
+    return RC_OK;
+}
+
+/* Words equal from query word qa and shard word c on, at most `lim`. */
+static uint64_t equal_right(const rc_shard *s, const uint8_t *q, uint64_t qa, uint64_t c,
+                            uint64_t lim)
+{
+    const uint64_t w = s->width;
+    const uint8_t *x = q + qa * w, *y = s->tok + c * w;
+    uint64_t bytes = lim * w, j = 0;
+    for (; j + 8 <= bytes; j += 8) {
+        uint64_t u, v;
+        memcpy(&u, x + j, 8);
+        memcpy(&v, y + j, 8);
+        if (u != v)
+            break;
+    }
+    while (j < bytes && x[j] == y[j])
+        j++;
+    return j / w;
+}
+
+/* One end e of the query's words [s, e) and [s - 1, e) (none when s = 0): their intervals
+ * in the suffix array; both empty past the query. */
+typedef struct {
+    uint64_t e, lo, hi, lo1, hi1;
+} rc_point;
+
+static uint64_t places_not_left(const rc_point *p) { return (p->hi - p->lo) - (p->hi1 - p->lo1); }
+
+/* The point at end e, searched within the intervals of `from` (from->e <= e: its words are
+ * known equal and not compared again). */
+static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
+                    const rc_point *from, uint64_t e, rc_point *out)
+{
+    const uint64_t w = s->width;
+    uint64_t iv[2] = {0, 0};
+    int err;
+    out->e = e;
+    out->lo = out->hi = out->lo1 = out->hi1 = 0;
+    if (e > qn)
+        return RC_OK;
+    if (from->hi > from->lo) {
+        err = rc_interval(s, q + start * w, (e - start) * w, (from->e - start) * w, from->lo,
+                          from->hi, iv);
+        if (err)
+            return err;
+        out->lo = iv[0];
+        out->hi = iv[1];
+    }
+    if (start && from->hi1 > from->lo1) {
+        uint64_t known = from->e > start ? from->e - start + 1 : 0; /* (none from `all`) */
+        err = rc_interval(s, q + (start - 1) * w, (e - start + 1) * w, known * w, from->lo1,
+                          from->hi1, iv);
+        if (err)
+            return err;
+        out->lo1 = iv[0];
+        out->hi1 = iv[1];
+    }
+    return RC_OK;
+}
+
+/* Appends (e, 1) for each place of x's interval of [start, x.e) that extends neither left
+ * nor right and ends before y_e; then sorts what it appended and merges equal ends. */
+static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
+                       const rc_point *x, uint64_t y_e, uint64_t *out_e, uint64_t *out_m,
+                       uint64_t cap, uint64_t *count)
+{
+    const uint64_t w = s->width, size = s->tok_len / w, from = *count;
+    for (uint64_t i = x->lo; i < x->hi; i++) {
+        uint64_t p = s->sa[i];
+        if (p >= size || size - p < x->e - start)
+            return RC_DAMAGED;
+        uint64_t c = p + (x->e - start), lim = qn - x->e < size - c ? qn - x->e : size - c;
+        uint64_t e = x->e + equal_right(s, q, x->e, c, lim);
+        if (e >= y_e)
+            continue;
+        /* extends left: the word before it is the query's word before start (a separator,
+         * all zero bytes, is in no place) */
+        if (start && p) {
+            const uint8_t *before = s->tok + (p - 1) * w, *want = q + (start - 1) * w;
+            uint64_t zero = 0;
+            if (!memcmp(before, want, (size_t)w) && memcmp(before, &zero, (size_t)w))
+                continue;
+        }
+        if (*count >= cap)
+            return RC_FULL;
+        out_e[*count] = e;
+        out_m[*count] = 1;
+        (*count)++;
+    }
+    /* insertion sort of the few appended (at most read_places), then equal ends merged */
+    for (uint64_t i = from + 1; i < *count; i++)
+        for (uint64_t j = i; j > from && out_e[j - 1] > out_e[j]; j--) {
+            uint64_t t = out_e[j];
+            out_e[j] = out_e[j - 1];
+            out_e[j - 1] = t;
+        }
+    uint64_t k = from;
+    for (uint64_t i = from; i < *count; i++) {
+        if (k > from && out_e[k - 1] == out_e[i])
+            out_m[k - 1]++;
+        else {
+            out_e[k] = out_e[i];
+            out_m[k] = 1;
+            k++;
+        }
+    }
+    *count = k;
+    return RC_OK;
+}
+
+/* The ends e in [first, qn] at which places of the query's words [start, e) extend neither
+ * left nor right (maximal there), with how many do: out_e[k], out_m[k] ascending, *count
+ * of them. These are the steps of f(e) = c(start, e) - c(start - 1, e), the places of
+ * [start, e) that do not extend left, which can only drop as e grows (suffix.py's
+ * _crowded_spans, for one shard): found by bisection, each point's intervals searched
+ * within the last one's, and read place by place once `few` places are left. The suffix
+ * array holds every place (the exact view's, not a sampled one) and the query no separator. */
+RC_EXPORT int rc_maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
+                              uint64_t first, uint64_t few, uint64_t *out_e, uint64_t *out_m,
+                              uint64_t cap, uint64_t *count)
+{
+    if (!shard_ok(s) || !count || (qn && !q) || start >= qn || first <= start ||
+        (cap && (!out_e || !out_m)))
+        return RC_ARGS;
+    *count = 0;
+    if (first > qn)
+        return RC_OK;
+    rc_point all = {start, 0, s->sa_len, 0, s->sa_len}; /* the empty words: every place */
+    rc_point stack[2 * 64 + 2][2];                       /* ranges [x, y) still to split */
+    uint64_t depth = 0;
+    rc_point x, y = {qn + 1, 0, 0, 0, 0};
+    int err = point_at(s, q, qn, start, &all, first, &x);
+    if (err)
+        return err;
+    stack[depth][0] = x;
+    stack[depth][1] = y;
+    depth++;
+    while (depth) {
+        depth--;
+        x = stack[depth][0];
+        y = stack[depth][1];
+        uint64_t fx = places_not_left(&x), fy = places_not_left(&y);
+        if (fx == fy)
+            continue; /* no step between: f moves one way only */
+        if (x.hi - x.lo <= few) {
+            err = read_places(s, q, qn, start, &x, y.e, out_e, out_m, cap, count);
+            if (err)
+                return err;
+            continue;
+        }
+        if (y.e - x.e == 1) {
+            if (*count >= cap)
+                return RC_FULL;
+            out_e[*count] = x.e;
+            out_m[*count] = fx - fy;
+            (*count)++;
+            continue;
+        }
+        rc_point m;
+        err = point_at(s, q, qn, start, &x, x.e + (y.e - x.e) / 2, &m);
+        if (err)
+            return err;
+        stack[depth][0] = m; /* the right half, taken after the left: ascending ends */
+        stack[depth][1] = y;
+        stack[depth + 1][0] = x;
+        stack[depth + 1][1] = m;
+        depth += 2;
     }
     return RC_OK;
 }

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..store.generations import IndexOpenError
 
-VERSION = 4  # kernel.c's RC_VERSION: a library of another version is not used
-RC_OK, RC_DAMAGED, RC_ARGS = 0, 1, 2
+VERSION = 5  # kernel.c's RC_VERSION: a library of another version is not used
+RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 HERE = Path(__file__).resolve().parent
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
 
@@ -89,7 +89,10 @@ class Kernel:
         self.documents = lib.rc_documents
         self.documents.argtypes = [p_shard, c_void_p, c_uint64, c_void_p, c_uint64, c_int,
                                    c_uint64, c_uint64, c_void_p]  # fmt: skip
-        for f in (self.interval, self.intervals, self.extend, self.documents):
+        self.maximal_ends = lib.rc_maximal_ends
+        self.maximal_ends.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_uint64, c_uint64,
+                                      c_uint64, c_void_p, c_void_p, c_uint64, p_u64]  # fmt: skip
+        for f in (self.interval, self.intervals, self.extend, self.documents, self.maximal_ends):
             f.restype = c_int32
 
 
@@ -232,6 +235,21 @@ def documents(kernel: Kernel, shard: NativeShard, starts: np.ndarray, blocks: np
     if rc:
         _raise(rc, "suffix array or document starts")
     return out
+
+
+def maximal_ends(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, start: int,
+                 first: int, few: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The ends e from `first` to `qn` at which places of the query's words [start, e)
+    extend neither left nor right, ascending, and how many places do (see kernel.c)."""
+    cap = max(0, qn + 1 - first) + few + 1
+    ends = np.empty(cap, dtype=np.uint64)
+    many = np.empty(cap, dtype=np.uint64)
+    count = c_uint64(0)
+    rc = kernel.maximal_ends(shard.ref, q, qn, start, first, few, ends.ctypes.data,
+                             many.ctypes.data, cap, ctypes.byref(count))  # fmt: skip
+    if rc:
+        _raise(rc, "suffix array")
+    return ends[: count.value], many[: count.value]
 
 
 def _raise(rc: int, what: str):

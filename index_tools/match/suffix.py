@@ -625,13 +625,58 @@ def _steps(f, x: int, y: int, settle=lambda x, y: False) -> list[int]:
     return out
 
 
+def _maximal_ends(counts: Counts, s: int, first: int) -> list[tuple[int, int]]:
+    """The ends e from `first` on at which places of the query's words [s, e) extend
+    neither left nor right, ascending, with how many places do (the dead documents'
+    too): c(s, e) - c(s, e + 1) - c(s - 1, e) + c(s - 1, e + 1) > 0."""
+    ks = [sh.compiled() for sh in counts.shards]
+    if None not in ks:  # each shard's bisection in one call of the compiled search
+        found: dict[int, int] = {}
+        for k, sh in zip(ks, counts.shards):
+            ends, many = kernel.maximal_ends(
+                k, sh.native, counts.qb[sh.width], counts.n, s, first, READ_PLACES
+            )
+            for e, m in zip(ends.tolist(), many.tolist()):
+                found[e] = found.get(e, 0) + m
+        return sorted(found.items())
+    n = counts.n
+
+    def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
+        return counts.get(s, e)[0]
+
+    ends: set[int] = set()
+
+    def read_ends(x: int, y: int) -> bool:
+        """Few places left: their ends read directly."""
+        if c(s, x) > READ_PLACES:
+            return False
+        for i, (lo, hi) in enumerate(counts.get(s, x)[1]):
+            if hi > lo:
+                sh = counts.shards[i]
+                pos = sh.positions(lo, hi) + (x - s)
+                more = _equal_right(sh, counts, np.full(len(pos), x), pos)
+                ends.update(e for e in (x + more).tolist() if e < y)
+        return True
+
+    # places of [s, e) that do not extend left: only where their number drops can a
+    # place be maximal, so ends are searched where it drops (a periodic query against
+    # a periodic file has places ending every few words, few of them left-maximal)
+    ends.update(_steps(lambda e: c(s, e) - c(s - 1, e), first, n + 1, read_ends))
+    out = []
+    for e in sorted(ends):
+        maximal = c(s, e) - c(s, e + 1) - c(s - 1, e) + c(s - 1, e + 1)
+        if maximal > 0:
+            out.append((e, maximal))
+    return out
+
+
 def _crowded_spans(
     counts: Counts, a: int, lowest: int, w: int, t: int, tail: int, check=lambda: None
 ) -> list[tuple[int, int]]:
     """Spans (s, e) whose first anchor searched is `a` (s from `lowest` to a), held by a
     place that extends neither left nor right; those of at least `t` words ending past
     `tail` (no end before is looked for)."""
-    n, e0 = counts.n, a + w
+    e0 = a + w
 
     def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
         return counts.get(s, e)[0]
@@ -641,28 +686,7 @@ def _crowded_spans(
     out = []
     for s in starts:
         check()
-        ends: set[int] = set()
-
-        def read_ends(x: int, y: int, s=s, ends=ends) -> bool:
-            """Few places left: their ends read directly."""
-            if c(s, x) > READ_PLACES:
-                return False
-            for i, (lo, hi) in enumerate(counts.get(s, x)[1]):
-                if hi > lo:
-                    sh = counts.shards[i]
-                    pos = sh.positions(lo, hi) + (x - s)
-                    more = _equal_right(sh, counts, np.full(len(pos), x), pos)
-                    ends.update(e for e in (x + more).tolist() if e < y)
-            return True
-
-        # places of [s, e) that do not extend left: only where their number drops can a
-        # place be maximal, so ends are searched where it drops (a periodic query against
-        # a periodic file has places ending every few words, few of them left-maximal)
-        first = max(e0, s + t, tail + 1)
-        ends.update(_steps(lambda e, s=s: c(s, e) - c(s - 1, e), first, n + 1, read_ends))
-        for e in sorted(ends):
-            here = c(s, e) - c(s, e + 1)
-            before = c(s - 1, e) - c(s - 1, e + 1)
-            if here > before and counts.live_maximal(s, e, here - before):
+        for e, maximal in _maximal_ends(counts, s, max(e0, s + t, tail + 1)):
+            if counts.live_maximal(s, e, maximal):
                 out.append((s, e))
     return out

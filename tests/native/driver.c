@@ -40,6 +40,8 @@ typedef int (*extend_fn)(const rc_shard *, const uint8_t *, uint64_t, const int6
                          const int64_t *, uint64_t, int, int64_t *);
 typedef int (*documents_fn)(const rc_shard *, const int64_t *, uint64_t, const int32_t *,
                             uint64_t, int, uint64_t, uint64_t, int32_t *);
+typedef int (*maximal_ends_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
+                               uint64_t, uint64_t *, uint64_t *, uint64_t, uint64_t *);
 
 static FILE *in;
 
@@ -87,7 +89,8 @@ int main(int argc, char **argv)
     intervals_fn intervals = (intervals_fn)SYMBOL(lib, "rc_intervals");
     extend_fn extend = (extend_fn)SYMBOL(lib, "rc_extend");
     documents_fn documents = (documents_fn)SYMBOL(lib, "rc_documents");
-    if (!version || !interval || !intervals || !extend || !documents) {
+    maximal_ends_fn maximal_ends = (maximal_ends_fn)SYMBOL(lib, "rc_maximal_ends");
+    if (!version || !interval || !intervals || !extend || !documents || !maximal_ends) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -176,6 +179,20 @@ int main(int argc, char **argv)
             int rc = extend(&s, q, qn, qs, cs, count, way, got);
             ok = rc == want_rc && (rc || !memcmp(got, want, count * 8));
             free(q), free(qs), free(cs), free(want), free(got);
+        } else if (!strcmp(kind, "maximal_ends")) { /* rc qn start first few query count
+                                                          (end, places) pairs */
+            int want_rc = (int)num();
+            uint64_t qn = num(), start = num(), first = num(), few = num();
+            uint8_t *q = bytes(qn * s.width);
+            uint64_t count = num(), cap = qn + few + 2, got_count = 0;
+            uint64_t *want = array(2 * count + 1, 8), *ends = array(cap, 8), *many = array(cap, 8);
+            for (uint64_t i = 0; i < 2 * count; i++)
+                want[i] = (uint64_t)num();
+            int rc = maximal_ends(&s, q, qn, start, first, few, ends, many, cap, &got_count);
+            ok = rc == want_rc && (rc || got_count == count);
+            for (uint64_t i = 0; ok && !rc && i < count; i++)
+                ok = ends[i] == want[2 * i] && many[i] == want[2 * i + 1];
+            free(q), free(want), free(ends), free(many);
         } else if (!strcmp(kind, "documents")) { /* rc lo hi expected */
             int want_rc = (int)num();
             uint64_t lo = num(), hi = num();

@@ -77,22 +77,40 @@ def _report(stdin: str, context: str, args, idx) -> dict:
     return query_report(stdin, context, matches)
 
 
+class NotAReport(ValueError):
+    """JSON on stdin shaped like a query report whose matches cannot be read."""
+
+
+def _objects(value, where: str) -> list[dict]:
+    """`value` as a list of JSON objects (absent: none), or NotAReport naming `where`."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
+        raise NotAReport(
+            f"the query report on stdin cannot be read: {where} is not a list of objects"
+        )
+    return value
+
+
 def _pick(report: dict, args) -> tuple[dict, dict, bool] | str:
-    """(match, source, exact), or what is missing."""
-    matches = [m for m in report["matches"] if isinstance(m, dict)]
+    """(match, source, exact), or what is missing; NotAReport when the report's matches,
+    parts or sources are not lists of objects."""
+    matches = _objects(report["matches"], "`matches`")
     if not matches:
         return "no quoted span to show"
     if not 1 <= args.match <= len(matches):
         return f"there are {len(matches)} matches; --match {args.match} is none of them"
     m = matches[args.match - 1]
+    where = f"match {args.match}"
     span, exact = m, m.get("exact", True) is not False
     if args.part is not None:
-        parts = m.get("parts") or []
+        parts = _objects(m.get("parts"), f"`parts` of {where}")
         if not 1 <= args.part <= len(parts):
             return f"match {args.match} has {len(parts)} parts; --part {args.part} is none"
         span = parts[args.part - 1]
+        where = f"part {args.part} of {where}"
         exact = span.get("exact", True) is not False
-    sources = [s for s in span.get("sources") or [] if isinstance(s, dict)]
+    sources = _objects(span.get("sources"), f"`sources` of {where}")
     if not 1 <= args.source <= len(sources):
         return f"that span has {len(sources)} sources; --source {args.source} is none of them"
     return m, sources[args.source - 1], exact
@@ -104,7 +122,11 @@ def show_view(args, idx, stdin: str, context: str) -> int:
     from ..service.remote import RemoteIndex
 
     report = _report(stdin, context, args, idx)
-    picked = _pick(report, args)
+    try:
+        picked = _pick(report, args)
+    except NotAReport as exc:
+        print(f"recitation-index: {exc}", file=sys.stderr)
+        return 2
     if isinstance(picked, str):
         print(f"recitation-index: {picked}", file=sys.stderr)
         return 1

@@ -247,7 +247,13 @@ def parse_decisions(text: str, where: str = FILE_NAME) -> Decisions:
     except tomllib.TOMLDecodeError as e:
         _parse_with_tomlkit(text, where)  # its messages name the line the same way always
         raise DecisionsError(f"{where}: {e}") from None
+    except RecursionError:
+        raise DecisionsError(_too_deep(where)) from None
     return _decisions_of(data, text, where)
+
+
+def _too_deep(where: str) -> str:
+    return f"{where}: arrays or tables nested too deeply to read"
 
 
 def _parse_with_tomlkit(text: str, where: str):
@@ -258,6 +264,8 @@ def _parse_with_tomlkit(text: str, where: str):
         return tomlkit.parse(text)
     except ParseError as e:
         raise DecisionsError(f"{where}: line {e.line}: {_reason(e)}") from None
+    except RecursionError:
+        raise DecisionsError(_too_deep(where)) from None
 
 
 def _parse(text: str, where: str):

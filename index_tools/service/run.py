@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..match.index import open_index
+from ..store.small_files import read_small_file
 from .app import CONFIG_ENV, ServiceConfig, read_token
 from .metrics import METRICS_DIR_ENV
 
@@ -47,6 +48,43 @@ def require_uvicorn():
     return uvicorn
 
 
+MAX_PEM_BYTES = 1 << 20  # a certificate chain or a key
+
+
+def check_tls(certfile: str, keyfile: str) -> None:
+    """ServeError, one line naming the file, unless the certificate chain and the key load
+    as uvicorn will load them (a raw SSLError "PEM lib" named neither)."""
+    import ssl
+
+    for option, path, marker, what in (
+        ("--certfile", certfile, b"-----BEGIN CERTIFICATE-----", "a PEM certificate"),
+        ("--keyfile", keyfile, b"PRIVATE KEY-----", "a PEM private key"),
+    ):
+        try:
+            data = read_small_file(path, MAX_PEM_BYTES)
+        except OSError as exc:
+            raise ServeError(f"{option} {path}: cannot read it: {exc.strerror or exc}") from None
+        if marker not in data:
+            raise ServeError(f"{option} {path}: not {what}")
+
+    def no_passphrase():
+        raise ServeError(
+            f"--keyfile {keyfile}: the key needs a passphrase (give an unencrypted one)"
+        )
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(certfile, keyfile, no_passphrase)
+    except ssl.SSLError as exc:
+        why = (
+            "the key does not match the certificate"
+            if exc.reason == "KEY_VALUES_MISMATCH"
+            else (f"cannot be loaded ({exc.reason or exc})")
+        )
+        raise ServeError(f"--certfile {certfile} with --keyfile {keyfile}: {why}") from None
+    except OSError as exc:
+        raise ServeError(f"--certfile {certfile}: cannot read it: {exc.strerror or exc}") from None
+
+
 def serve(config: ServiceConfig, listen: Listen) -> None:
     """Run until interrupted. Checks first what a worker would fail on, with one message."""
     uvicorn = require_uvicorn()
@@ -59,6 +97,8 @@ def serve(config: ServiceConfig, listen: Listen) -> None:
             raise ServeError(f"cannot read the token: {exc}") from None
     with open_index(config.index) as index:  # IndexOpenError: one line from the CLI
         generation = index.generation
+    if listen.certfile and listen.keyfile:
+        check_tls(listen.certfile, listen.keyfile)
     if listen.host not in LOOPBACK_HOSTS and listen.certfile is None:
         logging.getLogger("recitation.service").warning(
             "serving plain HTTP on %s: clients accept http:// only on loopback; "

@@ -108,6 +108,46 @@ def test_numeric_options_are_checked_before_anything_starts(built, args, said):
     assert "Traceback" not in r.stderr
 
 
+def _pem_pair(folder, name: str) -> tuple:
+    """A self-signed certificate and its key, made by the openssl command."""
+    import shutil
+
+    if not shutil.which("openssl"):
+        pytest.skip("needs the openssl command")
+    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=localhost", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_tls_files_that_cannot_be_used_are_one_line_naming_the_file(built, tmp_path):
+    """`serve --certfile /etc/passwd` once ended in a raw `SSLError: [SSL] PEM lib`, after
+    printing "serving … on https://…"."""
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    cert, key = _pem_pair(tmp_path, "one")
+    other_cert, _ = _pem_pair(tmp_path, "two")
+    cases = [
+        (passwd, passwd, f"--certfile {passwd}: not a PEM certificate"),
+        (cert, passwd, f"--keyfile {passwd}: not a PEM private key"),
+        (tmp_path, key, f"--certfile {tmp_path}: cannot read it: a folder, not a regular file"),
+        (cert, tmp_path / "none.key", f"--keyfile {tmp_path / 'none.key'}: cannot read it: "),
+        (
+            other_cert,
+            key,
+            f"--certfile {other_cert} with --keyfile {key}: the key does not match the certificate",
+        ),
+    ]
+    for certfile, keyfile, said in cases:
+        r = run("serve", built["out"], "--port", "0", "--certfile", certfile, "--keyfile", keyfile)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert r.stderr.startswith(f"recitation-index: {said}"), r.stderr
+        assert len(r.stderr.splitlines()) == 1 and "serving" not in r.stdout, r.stdout
+
+
 def test_query_json(built, tmp_path):
     ctx = tmp_path / "ctx.py"
     ctx.write_text("import math\n")

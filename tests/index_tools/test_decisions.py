@@ -235,6 +235,21 @@ def test_an_edit_writes_a_links_target_and_never_replaces_a_link_to_nothing(tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.parametrize(("opening", "closing"), [("[", "]"), ("{a = ", "}"), ("[", "")])
+def test_a_decisions_file_nested_too_deeply_is_one_line_naming_it(tmp_path, opening, closing):
+    """`a = [[[[…` 100,000 deep once ended in RecursionError (in the editor, an error
+    popup without file or line)."""
+    path = tmp_path / ".recitation.toml"
+    path.write_text("version = 1\na = " + opening * 100_000 + closing * 100_000 + "\n")
+    expected = f"{path}: arrays or tables nested too deeply to read"
+    with pytest.raises(DecisionsError) as e:
+        load_decisions(tmp_path)
+    assert str(e.value) == expected
+    with pytest.raises(DecisionsError) as e:
+        DecisionsFile(tmp_path).allow("acme/widgets")
+    assert str(e.value) == expected
+
+
 def test_a_byte_order_mark_is_read_and_kept(tmp_path):
     """Saved by an editor with a UTF-8 BOM: once "Empty key"."""
     path = tmp_path / ".recitation.toml"

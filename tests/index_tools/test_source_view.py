@@ -295,6 +295,28 @@ def test_show_prints_the_lines_with_the_quote_marked(index, served, tmp_path):
     assert past.returncode == 1 and "--source 9" in past.stderr
 
 
+@pytest.mark.parametrize(
+    ("report", "args", "said"),
+    [
+        (
+            {"matches": [{"parts": [{"sources": 5}]}]},
+            ["--part", "1"],
+            "`sources` of part 1 of match 1",
+        ),
+        ({"matches": [{"sources": 5}]}, [], "`sources` of match 1"),
+        ({"matches": [{"sources": [1, 2]}]}, [], "`sources` of match 1"),
+        ({"matches": [{"parts": {"a": 1}}]}, ["--part", "1"], "`parts` of match 1"),
+        ({"matches": [5]}, [], "`matches`"),
+    ],
+)
+def test_show_reads_a_malformed_report_as_one_line(index, report, args, said):
+    """`show --part 1` fed JSON with `"sources": 5` once ended in a TypeError."""
+    r = cli("show", str(index.root), *args, input=json.dumps(report))
+    assert r.returncode == 2
+    expected = f"recitation-index: the query report on stdin cannot be read: {said} is not a list of objects\n"
+    assert r.stderr == expected
+
+
 def test_show_keeps_hostile_text_off_the_terminal(tmp_path):
     hostile = (
         "def drain(queue, limit):\n"

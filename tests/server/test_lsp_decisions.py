@@ -329,3 +329,27 @@ async def test_a_quick_fix_never_replaces_a_special_decisions_file_and_says_so(
     assert error.type == types.MessageType.Error
     assert decisions.is_symlink() and not (folder / "missing.toml").exists()
     assert len(client.diagnostics[uri]) == 1  # still flagged
+
+
+async def test_a_decisions_file_nested_too_deeply_is_reported_with_its_name(
+    client, fixture_index, workspace
+):
+    """`a = [[[[…` 100,000 deep once showed an error without the file's name
+    (RecursionError)."""
+    folder = workspace["a"]
+    decisions = folder / ".recitation.toml"
+    decisions.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    await start_session(client, index=fixture_index, folders=[folder])
+    uri = (folder / "deep.py").as_uri()
+    await flagged(client, uri, BEFORE, HULL)  # checked, with the defaults
+    said = f"{decisions}: arrays or tables nested too deeply to read"
+    warning = await wait_for(
+        lambda: next((m for m in client.messages if said in m.message), None),
+        what="the nesting reported with the file's name",
+    )
+    assert warning.type == types.MessageType.Warning
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="recitation.allowSource", arguments=[uri, "acme"])
+    )
+    assert result == {"allowed": False, "error": said}
+    assert decisions.read_text().startswith("a = [[[")

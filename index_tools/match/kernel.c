@@ -446,9 +446,9 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
  * _crowded_spans, for one shard): found by bisection, each point's intervals searched
  * within the last one's, and read place by place once `few` places are left. The suffix
  * array holds every place (the exact view's, not a sampled one) and the query no separator. */
-RC_EXPORT int rc_maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
-                              uint64_t first, uint64_t few, uint64_t *out_e, uint64_t *out_m,
-                              uint64_t cap, uint64_t *count)
+static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
+                        uint64_t first, uint64_t few, uint64_t *out_e, uint64_t *out_m,
+                        uint64_t cap, uint64_t *count)
 {
     if (!shard_ok(s) || !count || (qn && !q) || start >= qn || first <= start ||
         (cap && (!out_e || !out_m)))
@@ -495,6 +495,84 @@ RC_EXPORT int rc_maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, 
         stack[depth][1] = y;
         stack[depth + 1][0] = x;
         stack[depth + 1][1] = m;
+        depth += 2;
+    }
+    return RC_OK;
+}
+
+/* Places of the query's words [start, e) in the whole array: *n (0 past the query). */
+static int count_places(const rc_shard *s, const uint8_t *q, uint64_t qn, int64_t start,
+                        uint64_t e, uint64_t *n)
+{
+    uint64_t iv[2] = {0, 0};
+    *n = 0;
+    if (start < 0 || e > qn)
+        return RC_OK;
+    int err = rc_interval(s, q + (uint64_t)start * s->width, (e - (uint64_t)start) * s->width,
+                          0, 0, s->sa_len, iv);
+    *n = iv[1] - iv[0];
+    return err;
+}
+
+/* The spans of one crowded anchor, in this shard (suffix.py's _crowded_spans): the starts s
+ * in [lowest, a] where c(s, e0) rises over c(s - 1, e0), found by bisection (c(., e0) can
+ * only drop as the start moves left), each with its maximal ends from
+ * max(e0, s + t, least_end) on (maximal_ends above): out_s[k], out_e[k], out_m[k], ascending.
+ * Summed over shards these are the spans' maximal places: a start where no place of this
+ * shard is left-maximal has no maximal place here. */
+RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
+                               uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end, uint64_t few,
+                               uint64_t *out_s, uint64_t *out_e, uint64_t *out_m, uint64_t cap,
+                               uint64_t *count)
+{
+    if (!shard_ok(s) || !count || (qn && !q) || lowest > a || a >= e0 || e0 > qn ||
+        (cap && (!out_s || !out_e || !out_m)))
+        return RC_ARGS;
+    *count = 0;
+    /* ranges (x, y] of starts still to split, with c(x, e0) and c(y, e0) */
+    struct {
+        int64_t x, y;
+        uint64_t cx, cy;
+    } stack[2 * 64 + 2];
+    uint64_t depth = 0, cx, cy;
+    int err = count_places(s, q, qn, (int64_t)lowest - 1, e0, &cx);
+    if (!err)
+        err = count_places(s, q, qn, (int64_t)a, e0, &cy);
+    if (err)
+        return err;
+    stack[0].x = (int64_t)lowest - 1, stack[0].y = (int64_t)a, stack[0].cx = cx, stack[0].cy = cy;
+    depth = 1;
+    while (depth) {
+        depth--;
+        int64_t x = stack[depth].x, y = stack[depth].y;
+        cx = stack[depth].cx, cy = stack[depth].cy;
+        if (cx == cy)
+            continue;
+        if (y - x == 1) { /* a start: y */
+            uint64_t start = (uint64_t)y, first = e0;
+            if (start + t > first)
+                first = start + t;
+            if (least_end > first)
+                first = least_end;
+            uint64_t k = *count;
+            if (k > cap)
+                return RC_FULL;
+            err = maximal_ends(s, q, qn, start, first, few, out_e + k, out_m + k, cap - k, count);
+            if (err)
+                return err;
+            for (uint64_t i = 0; i < *count; i++)
+                out_s[k + i] = start;
+            *count += k;
+            continue;
+        }
+        int64_t m = x + (y - x) / 2;
+        uint64_t cm;
+        err = count_places(s, q, qn, m, e0, &cm);
+        if (err)
+            return err;
+        stack[depth].x = m, stack[depth].y = y, stack[depth].cx = cm, stack[depth].cy = cy;
+        stack[depth + 1].x = x, stack[depth + 1].y = m, stack[depth + 1].cx = cx;
+        stack[depth + 1].cy = cm;
         depth += 2;
     }
     return RC_OK;

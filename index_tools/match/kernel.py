@@ -89,10 +89,10 @@ class Kernel:
         self.documents = lib.rc_documents
         self.documents.argtypes = [p_shard, c_void_p, c_uint64, c_void_p, c_uint64, c_int,
                                    c_uint64, c_uint64, c_void_p]  # fmt: skip
-        self.maximal_ends = lib.rc_maximal_ends
-        self.maximal_ends.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_uint64, c_uint64,
-                                      c_uint64, c_void_p, c_void_p, c_uint64, p_u64]  # fmt: skip
-        for f in (self.interval, self.intervals, self.extend, self.documents, self.maximal_ends):
+        self.crowded_spans = lib.rc_crowded_spans
+        self.crowded_spans.argtypes = [p_shard, ctypes.c_char_p] + [c_uint64] * 7 + [
+            c_void_p, c_void_p, c_void_p, c_uint64, p_u64]  # fmt: skip
+        for f in (self.interval, self.intervals, self.extend, self.documents, self.crowded_spans):
             f.restype = c_int32
 
 
@@ -237,19 +237,23 @@ def documents(kernel: Kernel, shard: NativeShard, starts: np.ndarray, blocks: np
     return out
 
 
-def maximal_ends(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, start: int,
-                 first: int, few: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """The ends e from `first` to `qn` at which places of the query's words [start, e)
-    extend neither left nor right, ascending, and how many places do (see kernel.c)."""
-    cap = max(0, qn + 1 - first) + few + 1
-    ends = np.empty(cap, dtype=np.uint64)
-    many = np.empty(cap, dtype=np.uint64)
-    count = c_uint64(0)
-    rc = kernel.maximal_ends(shard.ref, q, qn, start, first, few, ends.ctypes.data,
-                             many.ctypes.data, cap, ctypes.byref(count))  # fmt: skip
+def crowded_spans(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, lowest: int, a: int,
+                  e0: int, t: int, least_end: int, few: int) -> np.ndarray:  # fmt: skip
+    """The spans of a crowded anchor in one shard (see kernel.c): rows (start, end, maximal
+    places), ascending."""
+    cap = 4 * (qn + 1) + few + 1
+    while True:
+        out = np.empty((3, cap), dtype=np.uint64)
+        count = c_uint64(0)
+        rc = kernel.crowded_spans(shard.ref, q, qn, lowest, a, e0, t, least_end, few,
+                                  out[0].ctypes.data, out[1].ctypes.data, out[2].ctypes.data,
+                                  cap, ctypes.byref(count))  # fmt: skip
+        if rc != RC_FULL:
+            break
+        cap *= 4  # (a periodic query: many starts with many ends)
     if rc:
         _raise(rc, "suffix array")
-    return ends[: count.value], many[: count.value]
+    return out[:, : count.value].T
 
 
 def _raise(rc: int, what: str):

@@ -628,17 +628,8 @@ def _steps(f, x: int, y: int, settle=lambda x, y: False) -> list[int]:
 def _maximal_ends(counts: Counts, s: int, first: int) -> list[tuple[int, int]]:
     """The ends e from `first` on at which places of the query's words [s, e) extend
     neither left nor right, ascending, with how many places do (the dead documents'
-    too): c(s, e) - c(s, e + 1) - c(s - 1, e) + c(s - 1, e + 1) > 0."""
-    ks = [sh.compiled() for sh in counts.shards]
-    if None not in ks:  # each shard's bisection in one call of the compiled search
-        found: dict[int, int] = {}
-        for k, sh in zip(ks, counts.shards):
-            ends, many = kernel.maximal_ends(
-                k, sh.native, counts.qb[sh.width], counts.n, s, first, READ_PLACES
-            )
-            for e, m in zip(ends.tolist(), many.tolist()):
-                found[e] = found.get(e, 0) + m
-        return sorted(found.items())
+    too): c(s, e) - c(s, e + 1) - c(s - 1, e) + c(s - 1, e + 1) > 0. (The compiled search
+    finds them in `_crowded_spans`: kernel.c's maximal_ends.)"""
     n = counts.n
 
     def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
@@ -677,6 +668,17 @@ def _crowded_spans(
     place that extends neither left nor right; those of at least `t` words ending past
     `tail` (no end before is looked for)."""
     e0 = a + w
+    ks = [sh.compiled() for sh in counts.shards]
+    if None not in ks:  # each shard's in one call of the compiled search, summed
+        found: dict[tuple[int, int], int] = {}
+        for k, sh in zip(ks, counts.shards):
+            qb, least_end = counts.qb[sh.width], max(0, tail + 1)
+            rows = kernel.crowded_spans(
+                k, sh.native, qb, counts.n, lowest, a, e0, t, least_end, READ_PLACES
+            )
+            for s, e, m in rows.tolist():
+                found[(s, e)] = found.get((s, e), 0) + m
+        return [span for span, m in sorted(found.items()) if counts.live_maximal(*span, m)]
 
     def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
         return counts.get(s, e)[0]

@@ -20,7 +20,7 @@ from index_tools.store.shards import id_bytes, top_keys
 
 @dataclass
 class Case:
-    kind: str  # interval, intervals, extend, maximal_ends, documents
+    kind: str  # interval, intervals, extend, crowded_spans, documents
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -132,7 +132,7 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
                 f = suffix._equal_right if way == 1 else suffix._equal_left
                 answer = f(view, counts, qs, cs).tolist()
                 sh.cases.append(Case("extend", (counts.qb[width], len(q), qs, cs, way), 0, answer))
-        # the ends of maximal places of one start (full suffix arrays: the exact view's)
+        # a crowded anchor's spans (full suffix arrays: the exact view's)
         for _ in range(each // 4 if view.stride == 1 else 0):
             at = int(rng.integers(0, max(1, size - 120)))
             q = sh.ids[at : at + int(rng.integers(2, 120))].copy()
@@ -140,25 +140,30 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
                 q = np.array([1, 1], dtype=np.uint32)
             q[rng.random(len(q)) < 0.03] = 1
             q[q == 0] = 1  # (a query holds no separator)
-            start = int(rng.integers(0, len(q) - 1))
-            first = int(rng.integers(start + 1, len(q) + 1))
+            n = len(q)
+            e0 = int(rng.integers(1, n + 1))
+            a = int(rng.integers(0, e0))
+            lowest = int(rng.integers(0, a + 1))
+            t = int(rng.integers(1, n + 1))
+            least_end = int(rng.integers(0, n + 2))
             few = int(rng.choice([0, 1, 4, 512]))
             qb = id_bytes(q, width).tobytes()
-            args = (qb, len(q), start, first, few)
+            args = (qb, n, lowest, a, e0, t, least_end, few)
             if sh.damaged:
-                sh.cases.append(Case("maximal_ends", args, kernel.RC_DAMAGED))
+                sh.cases.append(Case("crowded_spans", args, kernel.RC_DAMAGED))
                 continue
             counts = Counts([view], q)
 
             def c(s: int, e: int, counts=counts) -> int:
                 return counts.get(s, e)[0]
 
-            answer = []  # every end, by the definition: no bisection, nothing read
-            for e in range(first, len(q) + 1):
-                m = c(start, e) - c(start, e + 1) - c(start - 1, e) + c(start - 1, e + 1)
-                if m:
-                    answer += [e, m]
-            sh.cases.append(Case("maximal_ends", args, 0, answer))
+            answer = []  # by the definition: every start and end tried, no bisection
+            for s in range(lowest, a + 1):
+                for e in range(max(e0, s + t, least_end), n + 1):
+                    m = c(s, e) - c(s, e + 1) - c(s - 1, e) + c(s - 1, e + 1)
+                    if m:
+                        answer += [s, e, m]
+            sh.cases.append(Case("crowded_spans", args, 0, answer))
         n = len(sh.sa)
         for _ in range(each // 4):
             lo = int(rng.integers(0, n + 1))
@@ -196,10 +201,8 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
         if case.kind == "extend":
             q, qn, qs, cs, way = case.args
             return 0, kernel.extend(k, view.native, q, qn, qs, cs, way).tolist()
-        if case.kind == "maximal_ends":
-            qb, qn, start, first, few = case.args
-            ends, many = kernel.maximal_ends(k, view.native, qb, qn, start, first, few)
-            return 0, np.stack([ends, many], axis=1).reshape(-1).tolist()
+        if case.kind == "crowded_spans":
+            return 0, kernel.crowded_spans(k, view.native, *case.args).reshape(-1).tolist()
         lo, hi = case.args
         blocks = view.block_table()
         docs = kernel.documents(k, view.native, view.starts, blocks, BLOCK_BITS, lo, hi)
@@ -246,11 +249,11 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                     f"extend {c.rc} {way} {qn} {len(qs)} {nums(q)} {nums(qs.tolist())} "
                     f"{nums(cs.tolist())} {nums(answer)}"
                 )
-            elif c.kind == "maximal_ends":
-                qb, qn, start, first, few = c.args
+            elif c.kind == "crowded_spans":
+                qb, qn, lowest, a, e0, t, least_end, few = c.args
                 out.append(
-                    f"maximal_ends {c.rc} {qn} {start} {first} {few} {nums(qb)} "
-                    f"{len(c.answer) // 2} {nums(c.answer)}"
+                    f"crowded_spans {c.rc} {qn} {lowest} {a} {e0} {t} {least_end} {few} "
+                    f"{nums(qb)} {len(c.answer) // 3} {nums(c.answer)}"
                 )
             else:
                 lo, hi = c.args

@@ -40,8 +40,9 @@ typedef int (*extend_fn)(const rc_shard *, const uint8_t *, uint64_t, const int6
                          const int64_t *, uint64_t, int, int64_t *);
 typedef int (*documents_fn)(const rc_shard *, const int64_t *, uint64_t, const int32_t *,
                             uint64_t, int, uint64_t, uint64_t, int32_t *);
-typedef int (*maximal_ends_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
-                               uint64_t, uint64_t *, uint64_t *, uint64_t, uint64_t *);
+typedef int (*crowded_spans_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
+                                uint64_t, uint64_t, uint64_t, uint64_t, uint64_t *, uint64_t *,
+                                uint64_t *, uint64_t, uint64_t *);
 
 static FILE *in;
 
@@ -89,8 +90,8 @@ int main(int argc, char **argv)
     intervals_fn intervals = (intervals_fn)SYMBOL(lib, "rc_intervals");
     extend_fn extend = (extend_fn)SYMBOL(lib, "rc_extend");
     documents_fn documents = (documents_fn)SYMBOL(lib, "rc_documents");
-    maximal_ends_fn maximal_ends = (maximal_ends_fn)SYMBOL(lib, "rc_maximal_ends");
-    if (!version || !interval || !intervals || !extend || !documents || !maximal_ends) {
+    crowded_spans_fn crowded_spans = (crowded_spans_fn)SYMBOL(lib, "rc_crowded_spans");
+    if (!version || !interval || !intervals || !extend || !documents || !crowded_spans) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -179,20 +180,23 @@ int main(int argc, char **argv)
             int rc = extend(&s, q, qn, qs, cs, count, way, got);
             ok = rc == want_rc && (rc || !memcmp(got, want, count * 8));
             free(q), free(qs), free(cs), free(want), free(got);
-        } else if (!strcmp(kind, "maximal_ends")) { /* rc qn start first few query count
-                                                          (end, places) pairs */
+        } else if (!strcmp(kind, "crowded_spans")) { /* rc qn lowest a e0 t least_end few query
+                                                           count (start, end, places) */
             int want_rc = (int)num();
-            uint64_t qn = num(), start = num(), first = num(), few = num();
+            uint64_t qn = num(), lowest = num(), a = num(), e0 = num(), t = num();
+            uint64_t least_end = num(), few = num();
             uint8_t *q = bytes(qn * s.width);
-            uint64_t count = num(), cap = qn + few + 2, got_count = 0;
-            uint64_t *want = array(2 * count + 1, 8), *ends = array(cap, 8), *many = array(cap, 8);
-            for (uint64_t i = 0; i < 2 * count; i++)
+            uint64_t count = num(), cap = (qn + 2) * (qn + 2) + few, got_count = 0;
+            uint64_t *want = array(3 * count + 1, 8), *got = array(3 * cap, 8);
+            for (uint64_t i = 0; i < 3 * count; i++)
                 want[i] = (uint64_t)num();
-            int rc = maximal_ends(&s, q, qn, start, first, few, ends, many, cap, &got_count);
+            int rc = crowded_spans(&s, q, qn, lowest, a, e0, t, least_end, few, got, got + cap,
+                                   got + 2 * cap, cap, &got_count);
             ok = rc == want_rc && (rc || got_count == count);
             for (uint64_t i = 0; ok && !rc && i < count; i++)
-                ok = ends[i] == want[2 * i] && many[i] == want[2 * i + 1];
-            free(q), free(want), free(ends), free(many);
+                ok = got[i] == want[3 * i] && got[cap + i] == want[3 * i + 1] &&
+                     got[2 * cap + i] == want[3 * i + 2];
+            free(q), free(want), free(got);
         } else if (!strcmp(kind, "documents")) { /* rc lo hi expected */
             int want_rc = (int)num();
             uint64_t lo = num(), hi = num();

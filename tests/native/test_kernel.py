@@ -30,7 +30,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import build_kernel  # noqa: E402
 
 REQUIRED = os.environ.get("RECITATION_NATIVE_REQUIRED") == "1"
-EXPORTS = {"rc_version", "rc_interval", "rc_intervals", "rc_extend", "rc_documents"}
+EXPORTS = {
+    "rc_version",
+    "rc_interval",
+    "rc_intervals",
+    "rc_extend",
+    "rc_documents",
+    "rc_crowded_spans",
+}
 ARM64_ROOTS = [
     os.environ.get("RECITATION_ARM64_ROOT", ""),
     str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "recitation-arm64-root"),

@@ -11,6 +11,8 @@ text that cannot change the code around it.
   declaration, an editor modeline or a linter's directive (no-qa, the eslint and pylint
   disables, the type checkers' ignore, NO-LINT...), end its comment early or continue it
   onto the next line
+- `escape_name(name)`: a file name as reports show it, every byte that is not UTF-8 as
+  `\xff` (a name is whatever bytes the file system holds)
 """
 
 from __future__ import annotations
@@ -127,6 +129,27 @@ def redact_credentials(text: str) -> str:
     if "=" in text:
         text = _TEXT_SECRET_PARAM.sub("\\1\u2026", text)
     return text
+
+
+def escape_name(name: str) -> str:
+    """A file name (as `os.fsdecode` gives it) as every report shows it: a byte that is not
+    UTF-8 (a surrogate escape, U+DC80..U+DCFF) as `\xff`, any other lone surrogate as
+    `\ud800`; nothing else changes. The result encodes as UTF-8 (JSON, SARIF, SBOMs)."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for ch in name:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _unsafe(ch: str) -> bool:

@@ -10,7 +10,6 @@ file). Every file not checked is listed with the reason, in every format.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from .code_files import (
     read_windows,
     window_matches,
 )
+from .output import json_text
 from .scan import (
     Baseline,
     DecisionsFinder,
@@ -40,6 +40,7 @@ from .scan import (
     collect_files,
     display_path,
     real_parent,
+    relative_path,
 )
 from .text_report import match_details
 
@@ -173,7 +174,7 @@ def run_check(args, idx, version: str) -> int:
     refused = [n for n in not_checked if not n.allowed]
     if args.format == "json":
         print(
-            json.dumps(
+            json_text(
                 {
                     "version": MATCH_JSON_VERSION,
                     "results": [
@@ -185,19 +186,19 @@ def run_check(args, idx, version: str) -> int:
                     "untracked": [
                         {"folder": folder, "files": count} for folder, count in collected.untracked
                     ],
-                },
-                indent=2,
-                ensure_ascii=False,
+                }
             )
         )
     elif args.format == "sarif":
-        report = sarif_report(
-            [(r.shown, r.match, r.verdict) for r in shown],
+        report = sarif_report(  # each file's URI from its name's own bytes
+            [(relative_path(r.path), r.match, r.verdict) for r in shown],
             version,
-            not_checked=[(n.skipped.shown, n.skipped.why, n.allowed) for n in not_checked],
+            not_checked=[
+                (relative_path(n.skipped.path), n.skipped.why, n.allowed) for n in not_checked
+            ],
             notes=[_untracked_line(folder, count) for folder, count in collected.untracked],
         )
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json_text(report))
     elif args.format in ("spdx", "spdx-tv", "cyclonedx"):
         _print_sbom(args, shown, version, n_checked, not_checked, collected.untracked)
     else:

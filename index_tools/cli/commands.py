@@ -7,7 +7,6 @@ Exit status: 0 success (for `check`: nothing found), 1 `check` found quoted code
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import signal
@@ -26,6 +25,7 @@ from ..store.generations import IndexOpenError
 from ..store.paths import DEFAULT_SOURCES, default_index_path
 from ..store.shards import RENAMED_STRIDE
 from ..store.small_files import read_small_file, size_text
+from .output import json_text, reconfigure_output
 from .sbom_cli import add_references_parser, add_sbom_options
 from .show import add_show_parser, show_view
 from .text_report import match_details
@@ -115,7 +115,7 @@ def _registry_options(args):
 
 def _print_summary(summary, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(summary.to_dict(), indent=2))
+        print(json_text(summary.to_dict()))
     else:
         print("\n".join(summary.lines()))
 
@@ -175,7 +175,7 @@ def cmd_stats(args) -> int:
     problems = verify(path) if args.verify else []
     if problems:
         if args.json:
-            print(json.dumps({"path": str(path), "problems": problems}, indent=2))
+            print(json_text({"path": str(path), "problems": problems}))
         else:
             print(f"index: {path}")
             print("verify: " + "; ".join(problems))
@@ -185,7 +185,7 @@ def cmd_stats(args) -> int:
     if args.verify:
         s["problems"] = problems
     if args.json:
-        print(json.dumps(s, indent=2))
+        print(json_text(s))
     else:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(s["skipped"].items())) or "none"
         print(f"index: {s['path']} ({s['name']})")
@@ -252,7 +252,7 @@ def cmd_query(args) -> int:
     sug_words = count_words(suggestion)
     if args.json:
         report = query_report(suggestion, context, matches)
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json_text(report))
     elif not matches:
         print(f"no quoted span of {args.min_tokens}+ words ({sug_words} words checked)")
     else:
@@ -758,6 +758,7 @@ def _ended(status: int, argv: list[str] | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    reconfigure_output()  # a name the output's encoding cannot hold is escaped, not an error
     parser = _parser()
     signals = _Signals("")
     try:

@@ -55,8 +55,10 @@ def _link(url: str) -> str:
 def artifact_uri(path: str) -> str:
     """A file path (`/` separated) as the relative URI reference SARIF asks for:
     percent-encoded, so a name with a newline, an escape sequence, a `%` or a backslash (a
-    name character on POSIX, kept as `%5C`) stays one exact, inert value."""
-    return quote(path, safe="/-._~!$&'()*+,;=@")
+    name character on POSIX, kept as `%5C`) stays one exact, inert value. The name's own
+    bytes are encoded: one that is not UTF-8 (`os.fsdecode` gives its bytes as surrogate
+    escapes) is `%FF` where it has the byte 0xFF."""
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/-._~!$&'()*+,;=@")
 
 
 # a verdict's action as a SARIF level

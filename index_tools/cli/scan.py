@@ -16,6 +16,7 @@ import fnmatch
 import functools
 import json
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterable, Iterator
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from ..judge.decisions import FILE_NAME, Decisions, load_decisions
 from ..judge.quote_identity import QuoteIdentity
-from ..safe_text import printable
+from ..safe_text import escape_name, printable
 from ..store.small_files import kind_of, read_small_file, replace_file, writable_target
 
 SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"}
@@ -114,13 +115,20 @@ def real_parent(path: Path) -> Path:
     return p
 
 
-def display_path(path: Path) -> str:
-    """Relative to the current folder when inside it, `/` separated."""
+def relative_path(path: Path) -> str:
+    """Relative to the current folder when inside it, `/` separated, as the file system
+    names it (what --exclude globs match)."""
     cwd = Path.cwd()
     for base, p in ((cwd, Path(os.path.abspath(path))), (cwd.resolve(), real_parent(path))):
         with contextlib.suppress(ValueError):
             return p.relative_to(base).as_posix()
     return path.as_posix()
+
+
+def display_path(path: Path) -> str:
+    """The path as every report shows it: `relative_path`, bytes that are not UTF-8
+    escaped (`bad\\xff.py`, see `escape_name`)."""
+    return escape_name(relative_path(path))
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -156,7 +164,7 @@ def collect_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Collecte
                 untracked = [
                     f
                     for f in _git_untracked(p)
-                    if f.name != FILE_NAME and not excluded(display_path(f), exclude)
+                    if f.name != FILE_NAME and not excluded(relative_path(f), exclude)
                 ]
                 if untracked:
                     out.untracked.append((display_path(p), len(untracked)))
@@ -167,16 +175,16 @@ def collect_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Collecte
         else:
             raise FileNotFoundError(f"cannot read {arg}: no such file or folder")
         for f in candidates:
-            shown = display_path(f)
-            if shown in seen or excluded(shown, exclude):
+            relative = relative_path(f)
+            if relative in seen or excluded(relative, exclude):
                 continue
-            seen.add(shown)
+            seen.add(relative)
             if f.name == FILE_NAME:
                 continue
             why, real, link = _what_it_is(f, root)
             if why is not None:
                 if why:
-                    out.skipped.append(Skipped(f, shown, why))
+                    out.skipped.append(Skipped(f, escape_name(relative), why))
                 continue
             found.append((f, real, link))
     # a link to a file that is checked anyway is that file: checked once, under its name
@@ -347,6 +355,9 @@ class Baseline:
             ],
         }
         text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+        # a name's bytes that are not UTF-8 (surrogate escapes) as JSON escapes: valid UTF-8
+        # that reads back as the same name
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
         try:
             replace_file(p, text.encode("utf-8"))
         except OSError as e:
@@ -361,6 +372,9 @@ class Baseline:
             writable_target(path)
         except OSError as e:
             raise ValueError(cannot_write_baseline(path, e)) from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def cannot_write_baseline(path: str, e: OSError) -> str:

@@ -21,6 +21,7 @@ import unicodedata
 from ..match.source_view import OK, SourceRequest, SourceView, source_view
 from ..model import query_report
 from ..safe_text import printable
+from .output import json_text
 
 BOLD_GREEN = "\x1b[1;32m"
 BOLD_YELLOW = "\x1b[1;33m"
@@ -148,7 +149,7 @@ def show_view(args, idx, stdin: str, context: str) -> int:
     remote = isinstance(idx, RemoteIndex)
     view = idx.source_view(request) if remote else source_view(idx, request)
     if args.json:
-        print(json.dumps(view.to_dict(quote), indent=2, ensure_ascii=False))
+        print(json_text(view.to_dict(quote)))
         return 0 if view.status == OK else 1
     if view.status != OK:
         print(f"recitation-index: {printable(view.message, 1000)}", file=sys.stderr)

@@ -409,3 +409,78 @@ def test_update_baseline_through_a_link_writes_its_target(index, repo):
     assert [e["file"] for e in written["results"]] == ["../src/geo.py"]
     r = check(index, "src", "--baseline", "baseline.json", cwd=repo)
     assert r.returncode == 0 and "(1 baseline)" in r.stderr, r.stderr
+
+
+FORMATS = ["text", "json", "sarif", "spdx", "spdx-tv", "cyclonedx"]
+
+
+def check_bytes(index, *args, cwd, env=None):
+    """`check` with its output as bytes (the encoding is the test's to decide)."""
+    import os
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "index_tools.cli", "check", *map(str, args), "--index", str(index)],
+        capture_output=True, cwd=cwd, timeout=300, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(__import__("sys").platform in ("win32", "darwin"), reason="byte names")
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_name_that_is_not_utf8_is_reported_escaped_in_every_format(index, repo, fmt):
+    """`check DIR --format sarif` on `bad\\xff\\xfename.py` once ended in `unexpected error:
+    UnicodeEncodeError … surrogates not allowed`; JSON held bytes that are not UTF-8."""
+    import os
+
+    name = os.fsencode(repo / "src") + b"/bad\xff\xfename.py"
+    with open(name, "w") as f:
+        f.write(HAVERSINE)
+    subprocess.run(["git", "-C", str(repo), "add", "--", name], check=True)
+    r = check_bytes(index, "src", "--format", fmt, "--allow-skipped", cwd=repo)
+    assert r.returncode == 1, r.stderr
+    out = r.stdout.decode("utf-8")  # valid UTF-8, whatever the names hold
+    shown = "src/bad\\xff\\xfename.py"
+    if fmt == "json":
+        assert sorted(x["file"] for x in json.loads(out)["results"]) == [shown, "src/geo.py"]
+    elif fmt == "sarif":
+        (run_,) = json.loads(out)["runs"]
+        uris = sorted(
+            x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for x in run_["results"]
+        )
+        assert uris == ["src/bad%FF%FEname.py", "src/geo.py"]  # the name's own bytes
+    elif fmt in ("text", "spdx-tv"):
+        assert f"{shown}:1:1: warning: Quoted:" in out if fmt == "text" else f"/{shown}\n" in out
+    else:  # the SBOMs name the file, escaped
+        assert any(shown in t for t in strings(json.loads(out))), out
+    # the baseline records it and reads it back
+    r = check_bytes(index, "src", "--baseline", "b.json", "--update-baseline", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    (repo / "b.json").read_bytes().decode("utf-8")
+    r = check_bytes(index, "src", "--baseline", "b.json", cwd=repo)
+    assert r.returncode == 0 and b"(2 baseline)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_output_encoding_that_cannot_hold_a_name_escapes_it(index, repo, fmt):
+    """With stdout in cp1252 (a redirected Windows run), `数据.py` made the text and JSON
+    formats crash (UnicodeEncodeError)."""
+    (repo / "src" / "数据.py").write_text(HAVERSINE, encoding="utf-8")
+    git(repo, "add", "src/数据.py")
+    r = check_bytes(index, "src", "--format", fmt, cwd=repo, env={"PYTHONIOENCODING": "cp1252"})
+    assert r.returncode == 1, r.stderr
+    assert b"Traceback" not in r.stderr and b"unexpected error" not in r.stderr
+    out = r.stdout.decode("cp1252")
+    if fmt in ("json", "sarif", "spdx", "cyclonedx"):  # valid JSON, the name as \\u escapes
+        name = "src/%E6%95%B0%E6%8D%AE.py" if fmt == "sarif" else "src/数据.py"
+        assert any(name in t for t in strings(json.loads(out))), out
+    else:
+        assert "src/\\u6570\\u636e.py" in out
+
+
+def strings(value) -> list[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return [s for v in items for s in strings(v)]

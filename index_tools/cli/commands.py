@@ -107,6 +107,7 @@ def _registry_options(args):
             keep_going=args.keep_going,
             limits=ArchiveLimits(max_expanded_bytes=args.max_unpacked_mb << 20),
             max_download_bytes=args.max_download_mb << 20,
+            download_timeout=args.download_timeout,
             progress=False if args.quiet else (True if args.progress else None),
         )
     except SourceError as e:
@@ -276,7 +277,7 @@ def cmd_check(args) -> int:
 
     if args.min_tokens < 1:
         raise UsageError("--min-tokens must be at least 1")
-    with _open(_index_path(args.index)) as idx:
+    with _open(_index_path(args.index), args.token_file) as idx:
         try:
             return run_check(args, idx, _version())
         except CheckUsageError as e:
@@ -322,6 +323,16 @@ def cmd_serve(args) -> int:
     except ServeError as e:
         raise UsageError(str(e)) from None
     return 0
+
+
+def add_token_file_option(parser) -> None:
+    """`--token-file F`, the same for every command that reads an index service."""
+    parser.add_argument(
+        "--token-file",
+        metavar="F",
+        help="bearer token for an index given as an https:// URL (default: "
+        "$RECITATION_INDEX_TOKEN or the file $RECITATION_INDEX_TOKEN_FILE)",
+    )
 
 
 def _number(kind: type, low: float, high: float, *, above: bool = False):
@@ -480,6 +491,14 @@ def _parser() -> argparse.ArgumentParser:
             help="refuse a package archive that expands past this (default: %(default)s)",
         )
         pk.add_argument(
+            "--download-timeout",
+            type=SECONDS,
+            metavar="SECONDS",
+            help="give up a package download (or a registry's answer) that has not finished "
+            "in this time, however slowly it still comes (default: "
+            "$RECITATION_DOWNLOAD_TIMEOUT, else 600)",
+        )
+        pk.add_argument(
             "--keep-going",
             action="store_true",
             help="leave out (and count) the packages of a list that cannot be fetched, "
@@ -578,12 +597,7 @@ def _parser() -> argparse.ArgumentParser:
         "from --context-file's extension",
     )
     q.add_argument("--json", action="store_true")
-    q.add_argument(
-        "--token-file",
-        metavar="F",
-        help="bearer token for an index given as an https:// URL (default: "
-        "$RECITATION_INDEX_TOKEN or the file $RECITATION_INDEX_TOKEN_FILE)",
-    )
+    add_token_file_option(q)
     q.set_defaults(func=cmd_query)
     add_show_parser(sub, cmd_show)
     add_serve_parser(sub)
@@ -618,6 +632,7 @@ what the project quotes, for compliance (a bill of materials; decisions marked):
     )
     c.add_argument("paths", nargs="+", metavar="PATH", help="files and folders to scan")
     c.add_argument("--index", metavar="DIR", help="default: the default index")
+    add_token_file_option(c)
     c.add_argument(
         "--format",
         choices=("text", "json", "sarif", "spdx", "spdx-tv", "cyclonedx"),

@@ -18,9 +18,10 @@ import os
 import sys
 import unicodedata
 
-from ..match.source_view import OK, SourceRequest, SourceView, source_view
+from ..match.source_view import OK, SourceView, source_view
 from ..model import query_report
 from ..safe_text import printable
+from ..service.source_route import read_source_request
 from .output import json_text
 
 BOLD_GREEN = "\x1b[1;32m"
@@ -134,7 +135,7 @@ def show_view(args, idx, stdin: str, context: str) -> int:
     match, src, exact = picked
     quote = match.get("text") if isinstance(match.get("text"), str) else ""
     try:
-        request = SourceRequest.from_dict(
+        request = read_source_request(
             {
                 "source": src,
                 "quote": quote,

@@ -264,6 +264,34 @@ def test_the_service_refuses_as_it_does_for_matches(served):
     assert served.get("/v1/source", ok)[0] == 405
 
 
+@pytest.mark.parametrize(
+    ("field", "said"),
+    [
+        ("commit", "`source.commit` is too long: 10,000 characters, at most 4,000"),
+        ("path", "`source.path` is too long: 10,000 characters, at most 4,000"),
+        ("generation", "`generation` is too long: 10,000 characters, at most 200"),
+    ],
+)
+def test_a_value_too_long_is_said_to_be(served, index, field, said):
+    """A 100,000-character `commit` was answered "must be a string" (10,000 here: the
+    fixture's service takes bodies of 20,000 bytes)."""
+    source = {"repository": REPO, "path": "src/geo.py", "commit": "c1"}
+    request = {"source": source, "quote": "x"}
+    if field == "generation":
+        request["generation"] = "g" * 10_000
+    else:
+        source[field] = "c" * 10_000
+    ok = {"authorization": "Bearer s3cret", "content-type": "application/json"}
+    status, raw, _ = served.request("POST", "/v1/source", json.dumps(request).encode(), ok)
+    assert status == 400 and json.loads(raw)["reason"] == "bad_request"
+    assert json.loads(raw)["error"] == said, raw
+    if field != "generation":  # `show` says the same of a report's source
+        report = {"matches": [{"text": HAVERSINE, "sources": [source]}]}
+        r = cli("show", str(index.root), input=json.dumps(report))
+        assert r.returncode == 2
+        assert r.stderr == f"recitation-index: the match's source cannot be asked for: {said}\n"
+
+
 def test_show_prints_the_lines_with_the_quote_marked(index, served, tmp_path):
     a, b = line_of(GEO, HAVERSINE), line_of(GEO, HAVERSINE, last=True)
     shown = cli("show", str(index.root), "--context-lines", "1", input=HAVERSINE)
@@ -334,3 +362,20 @@ def test_show_keeps_hostile_text_off_the_terminal(tmp_path):
         out = shown.stdout.replace("\x1b[1;32m", "").replace("\x1b[0m", "").replace("\x1b[2m", "")
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
         assert "<U+001B>]0;owned<U+0007><U+001B>[2J <U+202E>evil<U+202C>" in out
+
+
+def test_check_takes_a_token_file_as_query_does(served, tmp_path):
+    """`check` had no `--token-file` while `query` had one."""
+    (tmp_path / "geo.py").write_text(HAVERSINE)
+    clean = {"RECITATION_INDEX_TOKEN": "", "RECITATION_INDEX_TOKEN_FILE": ""}
+    args = ("check", str(tmp_path / "geo.py"), "--index", served.url, "--format", "json")
+    with_token = cli(*args, "--token-file", str(served.token_file), env=clean)
+    assert with_token.returncode == 1, with_token.stderr
+    (found,) = json.loads(with_token.stdout)["results"]
+    assert found["file"].endswith("/geo.py") and found["sources"][0]["path"] == "src/geo.py"
+    without = cli(*args, env=clean)
+    assert without.returncode == 2 and "401" in without.stderr, without.stderr
+    none = tmp_path / "none"
+    missing = cli(*args, "--token-file", str(none), env=clean)
+    assert missing.returncode == 2
+    assert missing.stderr == f"recitation-index: cannot read {none}: No such file or directory\n"

@@ -577,3 +577,65 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
     }
     return RC_OK;
 }
+
+/* Marks the documents of docs[a:b) (their entries' documents), counting the live ones not
+ * marked before. */
+static uint64_t mark_range(const int32_t *docs, uint64_t a, uint64_t b, const uint8_t *alive,
+                           uint8_t *mark)
+{
+    uint64_t added = 0;
+    for (uint64_t i = a; i < b; i++) {
+        int32_t d = docs[i];
+        if (!mark[d]) {
+            mark[d] = 1;
+            added += !alive || alive[d];
+        }
+    }
+    return added;
+}
+
+/* The distinct live documents of nested intervals of the suffix array: levels[2j],
+ * levels[2j + 1] the entries [lo, hi) of level j, each inside the one before (the widest
+ * first; an empty one holds none after it); docs[i] the document of entry levels[0] + i
+ * (rc_documents), each below ndocs; alive[d] nonzero for a live document (NULL: all are).
+ * out[j] = level j's count. Counted from the innermost level out, each entry once: the
+ * places of the crowded spans of one start nest. `mark`: ndocs zero bytes, left zero. */
+RC_EXPORT int rc_distinct(const int32_t *docs, uint64_t ndocs, const uint8_t *alive, uint8_t *mark,
+                          const uint64_t *levels, uint64_t nlevels, uint64_t *out)
+{
+    if (!mark || (nlevels && (!levels || !out)))
+        return RC_ARGS;
+    uint64_t base = nlevels ? levels[0] : 0, used = 0;
+    for (uint64_t j = 0; j < nlevels; j++)
+        out[j] = 0;
+    for (uint64_t j = 0; j < nlevels; j++) {
+        uint64_t lo = levels[2 * j], hi = levels[2 * j + 1];
+        if (hi <= lo)
+            break;
+        if (lo < base || (j && (lo < levels[2 * j - 2] || hi > levels[2 * j - 1])))
+            return RC_ARGS; /* not nested */
+        used = j + 1;
+    }
+    if (!used)
+        return RC_OK;
+    if (!docs)
+        return RC_ARGS;
+    uint64_t end = levels[1] - base;
+    for (uint64_t i = 0; i < end; i++)
+        if (docs[i] < 0 || (uint64_t)docs[i] >= ndocs)
+            return RC_ARGS;
+    uint64_t count = 0, in_lo = 0, in_hi = 0; /* the level inside, relative to base */
+    for (uint64_t j = used; j-- > 0;) {
+        uint64_t lo = levels[2 * j] - base, hi = levels[2 * j + 1] - base;
+        if (j + 1 == used)
+            count += mark_range(docs, lo, hi, alive, mark);
+        else
+            count += mark_range(docs, lo, in_lo, alive, mark) +
+                     mark_range(docs, in_hi, hi, alive, mark);
+        in_lo = lo, in_hi = hi;
+        out[j] = count;
+    }
+    for (uint64_t i = 0; i < end; i++)
+        mark[docs[i]] = 0;
+    return RC_OK;
+}

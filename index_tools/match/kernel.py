@@ -92,7 +92,11 @@ class Kernel:
         self.crowded_spans = lib.rc_crowded_spans
         self.crowded_spans.argtypes = [p_shard, ctypes.c_char_p] + [c_uint64] * 7 + [
             c_void_p, c_void_p, c_void_p, c_uint64, p_u64]  # fmt: skip
-        for f in (self.interval, self.intervals, self.extend, self.documents, self.crowded_spans):
+        self.distinct = lib.rc_distinct
+        self.distinct.argtypes = [c_void_p, c_uint64, c_void_p, c_void_p, c_void_p, c_uint64,
+                                  c_void_p]  # fmt: skip
+        for f in (self.interval, self.intervals, self.extend, self.documents, self.crowded_spans,
+                  self.distinct):  # fmt: skip
             f.restype = c_int32
 
 
@@ -254,6 +258,23 @@ def crowded_spans(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, lowest:
     if rc:
         _raise(rc, "suffix array")
     return out[:, : count.value].T
+
+
+def distinct(kernel: Kernel, docs: np.ndarray, ndocs: int, alive: np.ndarray | None,
+             levels: list[tuple[int, int]]) -> np.ndarray:  # fmt: skip
+    """The distinct live documents of nested intervals of the suffix array (the widest
+    first), `docs` the documents of the widest one's entries (see kernel.c)."""
+    docs = np.ascontiguousarray(docs, dtype=np.int32)
+    bounds = np.ascontiguousarray(levels, dtype=np.uint64).reshape(-1)
+    live = np.ascontiguousarray(alive, dtype=np.uint8) if alive is not None else None
+    mark = np.zeros(ndocs, dtype=np.uint8)  # (per call: lookups may run in threads)
+    out = np.empty(len(levels), dtype=np.uint64)
+    rc = kernel.distinct(docs.ctypes.data, ndocs, live.ctypes.data if live is not None else None,
+                         mark.ctypes.data, bounds.ctypes.data, len(levels),
+                         out.ctypes.data)  # fmt: skip
+    if rc:
+        _raise(rc, "document starts")
+    return out.astype(np.int64)
 
 
 def _raise(rc: int, what: str):

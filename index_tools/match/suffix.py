@@ -296,6 +296,10 @@ class Counts:
             if hi0 <= lo0:
                 continue
             docs = self.documents(i, lo0, hi0)
+            k = sh.compiled()
+            if k is not None:  # each place once, from the innermost interval out
+                held[1:] += kernel.distinct(k, docs, len(sh.starts), sh.alive, ivs)
+                continue
             if MARK_SHARE * len(docs) >= len(sh.starts):  # many places: marked, inside out
                 mark = np.zeros(len(sh.starts), dtype=bool) if sh.alive is None else ~sh.alive
                 dead = int(np.count_nonzero(mark))  # (dead documents marked from the start)

@@ -20,7 +20,7 @@ from index_tools.store.shards import id_bytes, top_keys
 
 @dataclass
 class Case:
-    kind: str  # interval, intervals, extend, crowded_spans, documents
+    kind: str  # interval, intervals, extend, crowded_spans, distinct, documents
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -164,7 +164,23 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
                     if m:
                         answer += [s, e, m]
             sh.cases.append(Case("crowded_spans", args, 0, answer))
-        n = len(sh.sa)
+        n, ndocs = len(sh.sa), len(view.starts)
+        for _ in range(each // 8 if not sh.damaged else 0):  # nested intervals' documents
+            lo = int(rng.integers(0, n + 1))
+            levels = [(lo, int(rng.integers(lo, n + 1)))]
+            for _ in range(int(rng.integers(0, 6))):
+                a, b = levels[-1]
+                x = int(rng.integers(a, b + 1))
+                levels.append((x, int(rng.integers(x, b + 1))))
+            docs = view.documents(view.positions(*levels[0])).astype(np.int32)
+            alive = rng.random(ndocs) < 0.7 if rng.random() < 0.5 else None
+            answer = []
+            for a, b in levels:
+                held = docs[a - lo : b - lo]
+                if alive is not None:
+                    held = held[alive[held]]
+                answer.append(len(np.unique(held)))  # (inside an empty one: empty)
+            sh.cases.append(Case("distinct", (docs, ndocs, alive, levels), 0, answer))
         for _ in range(each // 4):
             lo = int(rng.integers(0, n + 1))
             hi = int(rng.integers(lo, n + 1))
@@ -201,6 +217,9 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
         if case.kind == "extend":
             q, qn, qs, cs, way = case.args
             return 0, kernel.extend(k, view.native, q, qn, qs, cs, way).tolist()
+        if case.kind == "distinct":
+            docs, ndocs, alive, levels = case.args
+            return 0, kernel.distinct(k, docs, ndocs, alive, levels).tolist()
         if case.kind == "crowded_spans":
             return 0, kernel.crowded_spans(k, view.native, *case.args).reshape(-1).tolist()
         lo, hi = case.args
@@ -248,6 +267,13 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                 out.append(
                     f"extend {c.rc} {way} {qn} {len(qs)} {nums(q)} {nums(qs.tolist())} "
                     f"{nums(cs.tolist())} {nums(answer)}"
+                )
+            elif c.kind == "distinct":
+                docs, ndocs, alive, levels = c.args
+                live = "-1" if alive is None else nums(alive.astype(np.uint8).tolist())
+                out.append(
+                    f"distinct {c.rc} {len(docs)} {nums(docs.tolist())} {ndocs} {live} "
+                    f"{len(levels)} {nums(x for lv in levels for x in lv)} {nums(c.answer)}"
                 )
             elif c.kind == "crowded_spans":
                 qb, qn, lowest, a, e0, t, least_end, few = c.args

@@ -40,6 +40,8 @@ typedef int (*extend_fn)(const rc_shard *, const uint8_t *, uint64_t, const int6
                          const int64_t *, uint64_t, int, int64_t *);
 typedef int (*documents_fn)(const rc_shard *, const int64_t *, uint64_t, const int32_t *,
                             uint64_t, int, uint64_t, uint64_t, int32_t *);
+typedef int (*distinct_fn)(const int32_t *, uint64_t, const uint8_t *, uint8_t *,
+                           const uint64_t *, uint64_t, uint64_t *);
 typedef int (*crowded_spans_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
                                 uint64_t, uint64_t, uint64_t, uint64_t, uint64_t *, uint64_t *,
                                 uint64_t *, uint64_t, uint64_t *);
@@ -91,7 +93,9 @@ int main(int argc, char **argv)
     extend_fn extend = (extend_fn)SYMBOL(lib, "rc_extend");
     documents_fn documents = (documents_fn)SYMBOL(lib, "rc_documents");
     crowded_spans_fn crowded_spans = (crowded_spans_fn)SYMBOL(lib, "rc_crowded_spans");
-    if (!version || !interval || !intervals || !extend || !documents || !crowded_spans) {
+    distinct_fn distinct = (distinct_fn)SYMBOL(lib, "rc_distinct");
+    if (!version || !interval || !intervals || !extend || !documents || !crowded_spans ||
+        !distinct) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -197,6 +201,35 @@ int main(int argc, char **argv)
                 ok = got[i] == want[3 * i] && got[cap + i] == want[3 * i + 1] &&
                      got[2 * cap + i] == want[3 * i + 2];
             free(q), free(want), free(got);
+        } else if (!strcmp(kind, "distinct")) { /* rc count docs ndocs alive (or -1) nlevels
+                                                      levels expected */
+            int want_rc = (int)num();
+            uint64_t count = num();
+            int32_t *docs = array(count + 1, 4);
+            for (uint64_t i = 0; i < count; i++)
+                docs[i] = (int32_t)num();
+            uint64_t nd = num();
+            int64_t first = num();
+            uint8_t *alive = NULL, *mark = array(nd + 1, 1);
+            memset(mark, 0, nd + 1);
+            if (first >= 0) {
+                alive = array(nd + 1, 1);
+                alive[0] = (uint8_t)first;
+                for (uint64_t i = 1; i < nd; i++)
+                    alive[i] = (uint8_t)num();
+            }
+            uint64_t nl = num();
+            uint64_t *levels = array(2 * nl + 1, 8), *want = array(nl + 1, 8);
+            uint64_t *got = array(nl + 1, 8);
+            for (uint64_t i = 0; i < 2 * nl; i++)
+                levels[i] = (uint64_t)num();
+            for (uint64_t i = 0; i < nl; i++)
+                want[i] = (uint64_t)num();
+            int rc = distinct(docs, nd, alive, mark, levels, nl, got);
+            ok = rc == want_rc && (rc || !memcmp(got, want, nl * 8));
+            for (uint64_t i = 0; ok && i < nd; i++)
+                ok = !mark[i]; /* left zero */
+            free(docs), free(alive), free(mark), free(levels), free(want), free(got);
         } else if (!strcmp(kind, "documents")) { /* rc lo hi expected */
             int want_rc = (int)num();
             uint64_t lo = num(), hi = num();

@@ -37,6 +37,7 @@ EXPORTS = {
     "rc_extend",
     "rc_documents",
     "rc_crowded_spans",
+    "rc_distinct",
 }
 ARM64_ROOTS = [
     os.environ.get("RECITATION_ARM64_ROOT", ""),

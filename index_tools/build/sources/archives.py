@@ -12,7 +12,8 @@ regular files with a safe name are handed on. Left out, each counted by reason i
 An archive with more members, or more bytes once expanded, than `ArchiveLimits` allows is
 refused as a whole (`ArchiveLimitError`), as is one that cannot be read to its end
 (`ArchiveError`): the checks run on every byte actually decompressed, whatever the headers
-claim. The format is told by the first bytes, not the file name: gzip, bzip2 or xz
+claim, and a sparse tar member counts for its full size (the zeros of its holes would be
+read as its data), however little of it is stored. The format is told by the first bytes, not the file name: gzip, bzip2 or xz
 compressed tar, plain tar, or zip (wheels and old sdists).
 """
 
@@ -186,12 +187,19 @@ def _tar_files(path, fmt, limits, skipped, want, read_max):
         with tarfile.open(fileobj=buffered, mode="r|", errorlevel=2) as tar:
             seen: set[str] = set()
             members = 0
+            holes = 0  # the sparse members' sizes: what their holes expand to
             for info in tar:
                 members += 1
                 if members > limits.max_members:
                     raise ArchiveLimitError(
                         f"the archive holds more than {limits.max_members:,} members"
                     )
+                if info.issparse():
+                    holes += max(0, info.size)
+                    if counted.count + holes > limits.max_expanded_bytes:
+                        raise ArchiveLimitError(
+                            f"the archive expands past {limits.max_expanded_bytes:,} bytes"
+                        )
                 if info.isdir():
                     continue
                 name = safe_member_name(info.name)

@@ -34,7 +34,7 @@ from .filters import is_oversize, text_from_bytes
 from .folder import clean_path, skip_dir
 from .languages import language_for_path
 from .licenses import NOASSERTION, license_from_files
-from .registry_http import Digest, Endpoint, Http, RegistryError, file_digest
+from .registry_http import Digest, Endpoint, Http, RegistryError, deadline_seconds, file_digest
 
 MAX_LIST_BYTES = 64 << 20  # a requirements file, names list or package(-lock).json: at most
 
@@ -69,6 +69,9 @@ class RegistryOptions:
     `PIP_INDEX_URL`; `RECITATION_NPM_REGISTRY`, else npm's `npm_config_registry`), then to
     the public registries. Credentials: `https://user:password@host/...` in the URL, or a
     token (`RECITATION_PYPI_TOKEN`, `RECITATION_NPM_TOKEN`, sent as a Bearer token).
+    `timeout`: seconds for each read; `download_timeout`: seconds for a whole download or
+    registry document (default: `RECITATION_DOWNLOAD_TIMEOUT`, else 600), past which it
+    fails, however slowly the bytes still come.
     """
 
     pypi_url: str = ""
@@ -83,6 +86,7 @@ class RegistryOptions:
     timeout: float = 60.0
     retries: int = 3
     max_download_bytes: int = 1 << 30  # one archive
+    download_timeout: float | None = None  # None: $RECITATION_DOWNLOAD_TIMEOUT, else 600 s
 
     def __post_init__(self) -> None:
         self.pypi_url = self.pypi_url or _env(ENV_PYPI_URL, "PIP_INDEX_URL") or DEFAULT_PYPI_URL
@@ -96,9 +100,10 @@ class RegistryOptions:
         self.cache = self.cache or _env(ENV_CACHE) or str(cache_dir() / "packages")
         if self.jobs < 1:
             raise RegistryError("--fetch-jobs must be at least 1")
+        self.download_timeout = deadline_seconds(self.download_timeout)
 
     def http(self) -> Http:
-        return Http(timeout=self.timeout, retries=self.retries)
+        return Http(timeout=self.timeout, retries=self.retries, deadline=self.download_timeout)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -377,6 +382,7 @@ class PackageSource(CorpusSource):
             what="",
             max_bytes=self.options.max_download_bytes,
             on_bytes=on_bytes,
+            size=resolved.size,
         )
         for pin in w.pinned:  # a list's own digests must hold too
             if file_digest(archive, pin.algorithm) != pin.hex:

@@ -15,7 +15,8 @@
 
 With a language, the same runs are searched in the rename-insensitive view (identifiers
 as one placeholder) where no exact span covers the code, split where the renaming stops
-being consistent, and reported with `exact` false.
+being consistent, stopped where the copy stops (an edge name whose renaming nothing inside
+supports is the code around it: `_trimmed`), and reported with `exact` false.
 """
 
 from __future__ import annotations
@@ -496,40 +497,77 @@ def _consistent(index, words: list[str], ids: list[int], mask: list[bool], run: 
     source maps to one name here and back, every other word is the same (the view gives
     all rare words one id). Names kept as they are never conflict; a part without any
     renamed name is the exact matcher's business. The source's words are read as their
-    ids in the exact view (equal ids: equal words), names only for the renamed ones."""
+    ids in the exact view (equal ids: equal words), names only for the renamed ones.
+
+    Each part stops where the copy stops (`_trimmed`): in this view any name equals any
+    name, so a part would otherwise take in one name of the code around the copy at each
+    edge, and say it renamed."""
     theirs_all = index.document_ids(run.doc, run.doc_start, run.doc_start + run.length)
     out: list[Run] = []
     start, forward, back = run.start, {}, {}
-    same = changed = 0
+    names: list[tuple[int, int, str | None]] = []  # the part's names: (position, theirs, mine)
 
     def close(end: int) -> None:
-        if forward:
-            renamed = tuple((index.word(t), mine) for t, mine in forward.items())
-            out.append(
-                Run(
-                    start, end, run.doc, run.doc_start + start - run.start,
-                    renamed=renamed, same_names=same / (same + changed),
-                )
-            )  # fmt: skip
+        if not forward:
+            return
+        kept = _trimmed(start, end, names)
+        if kept is None:
+            return
+        s, e, inside = kept
+        pairs = {(t, mine): None for _, t, mine in inside if mine is not None}
+        changed = sum(1 for _, _, mine in inside if mine is not None)
+        out.append(
+            Run(
+                s, e, run.doc, run.doc_start + s - run.start,
+                renamed=tuple((index.word(t), mine) for t, mine in pairs),
+                same_names=(len(inside) - changed) / len(inside),
+            )
+        )  # fmt: skip
 
     for i in range(run.start, run.end):
         theirs = theirs_all[i - run.start]
         if not mask[i]:
             if ids[i] != theirs:  # rare words, one id in this view: the copy stops here
                 close(i)
-                start, forward, back = i + 1, {}, {}
-                same = changed = 0
+                start, forward, back, names = i + 1, {}, {}, []
             continue
         if ids[i] == theirs:
-            same += 1
+            names.append((i, theirs, None))
             continue
         mine = words[i]
         if forward.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
             close(i)
-            start, forward, back = i, {}, {}
-            same = changed = 0
+            start, forward, back, names = i, {}, {}, []
         forward[theirs] = mine
         back[mine] = theirs
-        changed += 1
+        names.append((i, theirs, mine))
     close(run.end)
     return out
+
+
+def _trimmed(
+    start: int, end: int, names: list[tuple[int, int, str | None]]
+) -> tuple[int, int, list[tuple[int, int, str | None]]] | None:
+    """A consistent part [start, end) without what lies past the copy at its edges: while
+    the part's first (last) renamed name is renamed by a pairing (source name, name here)
+    that occurs nowhere else in the part, that name and every word before (after) it are
+    left out. A rename nothing inside the copy supports is the code around it, equal in
+    this view because any name is (`import x` before a pasted function, `def main(self):`
+    after it). `names`: the part's names in order, (position, source word id, the name here
+    when renamed, else None). The part left, with its names, or None when no renamed name is
+    left (an exact run)."""
+    count: dict[tuple[int, str], int] = {}
+    for _, t, mine in names:
+        if mine is not None:
+            count[(t, mine)] = count.get((t, mine), 0) + 1
+    renamed = [k for k, (_, _, mine) in enumerate(names) if mine is not None]
+    lo, hi = 0, len(renamed)  # the renamed names kept: renamed[lo:hi]
+    while lo < hi and count[names[renamed[lo]][1:]] == 1:
+        start = names[renamed[lo]][0] + 1
+        lo += 1
+    while hi > lo and count[names[renamed[hi - 1]][1:]] == 1:
+        end = names[renamed[hi - 1]][0]
+        hi -= 1
+    if lo == hi:
+        return None
+    return start, end, [n for n in names if start <= n[0] < end]

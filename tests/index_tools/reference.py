@@ -13,7 +13,14 @@ from itertools import groupby
 
 import numpy as np
 
-from index_tools.match.matcher import MAX_PARTS, PART_SHARE
+from index_tools.match.matcher import (
+    MAX_PARTS,
+    MIN_KEYWORDS,
+    MIN_SAME_NAMES,
+    PART_SHARE,
+    SAME_NAMES_WITHOUT_KEYWORDS,
+)
+from index_tools.text.normalize import identifier_mask, keywords
 from index_tools.text.words import WORD_RE
 
 
@@ -24,6 +31,9 @@ class RefSpan:
     docs: set[int] = field(default_factory=set)  # unique texts holding the span whole
     files: int = 0  # files holding it (identical files counted each)
     words: tuple[str, ...] = ()  # the query's words [start, end)
+    exact: bool = True  # False: a renamed copy (`reference_renamed_spans`)
+    # a renamed span: the renames (source name, name here) of each longest run holding it
+    renamed: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
 
     @property
     def length(self) -> int:
@@ -37,7 +47,12 @@ class RefSpan:
 
 def _runs(query: np.ndarray, doc: np.ndarray) -> list[tuple[int, int]]:
     """Every maximal run of equal words on every diagonal, as query (start, end)."""
-    eq = query[:, None] == doc[None, :]
+    return [(a, b) for a, b, _ in _diagonal_runs(query[:, None] == doc[None, :])]
+
+
+def _diagonal_runs(eq: np.ndarray) -> list[tuple[int, int, int]]:
+    """Every maximal run of True on every diagonal of `eq` (query words by document
+    words), as (query start, query end, document position minus query position)."""
     out = []
     n, m = eq.shape
     for d in range(-(n - 1), m):
@@ -48,7 +63,7 @@ def _runs(query: np.ndarray, doc: np.ndarray) -> list[tuple[int, int]]:
         edges = np.flatnonzero(padded[1:] != padded[:-1])
         q0 = max(0, -d)
         for a, b in zip(edges[0::2].tolist(), edges[1::2].tolist()):
-            out.append((q0 + a, q0 + b))
+            out.append((q0 + a, q0 + b, d))
     return out
 
 
@@ -135,3 +150,124 @@ def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
         parts = sorted(shown[1:], key=lambda s: (s.start, -s.end))
         out.append(RefRegion(min(s.start for s in g), max(s.end for s in g), primary, parts))
     return out
+
+
+def _consistent_parts(
+    q: list[str], qmask: list[bool], d: list[str], a: int, b: int, off: int
+) -> list[tuple[int, int, tuple[tuple[str, str], ...], float]]:
+    """A run [a, b) of the rename-insensitive view on the diagonal where query word i is
+    document word i + off, cut where the renaming stops being consistent (a source name
+    mapped to a second name here, or a name here to a second source name; the parts start
+    at the name that broke it), then each part stopped where the copy stops: while its
+    first (last) renamed name is renamed by a pairing found nowhere else in the part, that
+    name and what lies beyond it are left out. (start, end, renames, share of names kept)
+    of the parts with a renamed name left."""
+    parts = []
+    start, fwd, back, names = a, {}, {}, []
+
+    def close(end: int) -> None:
+        pairs = [(i, (d[i + off], q[i])) for i, kept in names if not kept]
+        lo, hi = start, end
+        while pairs and sum(p == pairs[0][1] for _, p in pairs) == 1:
+            lo = pairs.pop(0)[0] + 1
+        while pairs and sum(p == pairs[-1][1] for _, p in pairs) == 1:
+            hi = pairs.pop()[0]
+        if not pairs:
+            return
+        inside = [kept for i, kept in names if lo <= i < hi]
+        renames = tuple(dict.fromkeys(p for _, p in pairs))
+        parts.append((lo, hi, renames, sum(inside) / len(inside)))
+
+    for i in range(a, b):
+        if not qmask[i]:
+            continue  # equal words (the run compares them exactly)
+        theirs, mine = d[i + off], q[i]
+        if theirs == mine:
+            names.append((i, True))
+            continue
+        if fwd.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
+            close(i)
+            start, fwd, back, names = i, {}, {}, []
+        fwd[theirs], back[mine] = mine, theirs
+        names.append((i, False))
+    close(b)
+    return parts
+
+
+def reference_renamed_spans(
+    files: list[str],
+    context: str,
+    suggestion: str,
+    min_tokens: int,
+    exact: dict[tuple[int, int], RefSpan],
+    language: str = "python",
+) -> dict[tuple[int, int], RefSpan]:
+    """The renamed copies the matcher reports with a language, by (start, end): every
+    maximal run, on every diagonal of every file, of words equal in the rename-insensitive
+    view (a name here facing a name there, any other word equal to itself), cut into
+    consistent parts stopped where the copy stops (`_consistent_parts`); a part is kept when
+    it has `min_tokens` words reaching into the suggestion, keeps `MIN_SAME_NAMES` of its
+    names (and `MIN_KEYWORDS` distinct keywords unless it keeps
+    `SAME_NAMES_WITHOUT_KEYWORDS`), and adds a third of `min_tokens` words that the `exact`
+    spans (`reference_spans`) leave uncovered. A span's documents are those with a kept
+    part around it."""
+    texts: dict[str, int] = {}
+    for t in files:
+        texts[t] = texts.get(t, 0) + 1
+    cw = WORD_RE.findall(context)
+    q = cw + WORD_RE.findall(suggestion)
+    qmask = identifier_mask(q, language).tolist()
+    kws = keywords(language) or frozenset()
+    qnames = np.array(qmask, dtype=bool)
+
+    def view_equal(d: list[str], dmask: list[bool]) -> np.ndarray:
+        names = np.array(dmask, dtype=bool)
+        vocab = {w: k for k, w in enumerate(dict.fromkeys(q + d))}
+        qi = np.array([vocab[w] for w in q], dtype=np.int64)
+        di = np.array([vocab[w] for w in d], dtype=np.int64)
+        both = qnames[:, None] & names[None, :]
+        neither = ~qnames[:, None] & ~names[None, :]
+        return both | (neither & (qi[:, None] == di[None, :]))
+
+    covered = np.zeros(len(q), dtype=bool)
+    for a, b in exact:
+        covered[a:b] = True
+    if covered.all():
+        return {}
+    least = max(1, min_tokens // 3)
+    per_doc: list[tuple[int, list[tuple[int, int, tuple, float]]]] = []
+    for text, n in texts.items():
+        d = WORD_RE.findall(text)
+        dmask = identifier_mask(d, language).tolist()
+        kept = []
+        for a, b, off in _diagonal_runs(view_equal(d, dmask)):
+            if b - a >= min_tokens and b > len(cw):
+                kept += _consistent_parts(q, qmask, d, a, b, off)
+        good = []
+        for s, e, renames, share in kept:
+            if e - s < min_tokens or e <= len(cw) or share < MIN_SAME_NAMES:
+                continue
+            if share < SAME_NAMES_WITHOUT_KEYWORDS and len(kws.intersection(q[s:e])) < MIN_KEYWORDS:
+                continue
+            if (~covered[s:e]).sum() < least:
+                continue
+            good.append((s, e, renames))
+        per_doc.append((n, good))
+    spans: dict[tuple[int, int], RefSpan] = {}
+    for _, parts in per_doc:
+        for s, e, _ in parts:
+            spans.setdefault((s, e), RefSpan(s, e, words=tuple(q[s:e]), exact=False))
+    for span in spans.values():
+        longest = 0
+        for doc, (n, parts) in enumerate(per_doc):
+            around = [p for p in parts if p[0] <= span.start and p[1] >= span.end]
+            if not around:
+                continue
+            span.docs.add(doc)
+            span.files += n
+            best = max(e - s for s, e, _ in around)
+            if best > longest:
+                longest, span.renamed = best, []
+            if best == longest:
+                span.renamed += [r for s, e, r in around if e - s == best]
+    return spans

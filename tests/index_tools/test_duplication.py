@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference import reference_regions, reference_spans
+from reference import reference_regions, reference_renamed_spans, reference_spans
 
 from index_tools import (
     BuildOptions,
@@ -495,3 +495,45 @@ def test_sampled_renamed_view_answers_as_a_full_one(tmp_path, monkeypatch, seed)
     assert answers[1] == answers[0] and answers[2] == answers[0]
     # renamed copies were among the answers
     assert any(not m["exact"] for answer in answers[0] for m in answer)
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
+def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
+    """Renamed copies of randomized corpora (queries cut across files, names renamed
+    consistently, code around them) are the brute-force reference's, edges exactly: every
+    renamed span reported is a consistent part stopped where the copy stops (no edge name
+    whose renaming nothing inside supports), with its files and renames; the regions are
+    the reference's."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 10**9)  # no anchor left out as a shape
+    rng = random.Random(7000 + seed)
+    files = random_corpus(rng, look_alikes=rng.randint(1, 40))
+    texts = [as_text(f) for f in files]
+    corpus = write_files(tmp_path / "src", {f"f{i:03d}.py": t for i, t in enumerate(texts)})
+    shard_words = (150, 1 << 27)[seed % 2]
+    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=shard_words, **OPTS))
+    renamed_seen = 0
+    with open_index(tmp_path / "idx") as idx:
+        for k in range(12):
+            context, suggestion = renamed_query(rng, files)
+            t = (10, 12, 14)[k % 3]
+            exact = reference_spans(texts, context, suggestion, t)
+            renamed = reference_renamed_spans(texts, context, suggestion, t, exact)
+            matches = idx.match(suggestion, context, t, language="python")
+            for m in matches:
+                spans = [(m.primary_start, m.primary_end, m.exact, m.file_count, m.renamed)]
+                spans += [(p.query_start, p.query_end, p.exact, p.file_count, p.renamed)
+                          for p in m.parts]  # fmt: skip
+                for a, b, is_exact, count, names in spans:
+                    truth = (exact if is_exact else renamed).get((a, b))
+                    assert truth is not None, f"query {k}: span {a}-{b} is not the reference's"
+                    assert count == truth.files, f"query {k}: span {a}-{b}"
+                    if not is_exact:
+                        assert tuple(names) in truth.renamed, f"query {k}: span {a}-{b}"
+                        renamed_seen += 1
+            want = reference_regions({**exact, **renamed})
+            assert [(m.query_start, m.query_end) for m in matches] == [
+                (r.start, r.end) for r in want
+            ], f"query {k}"
+    assert renamed_seen, "no renamed copy among the answers"

@@ -38,9 +38,12 @@ from __future__ import annotations
 
 import datetime
 import fnmatch
+import functools
+import hashlib
 import os
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -180,16 +183,28 @@ class Decisions:
     check: CheckSettings = field(default_factory=CheckSettings)
 
     def dismissal_for(self, quote: QuoteIdentity) -> Dismissal | None:
-        return next((d for d in self.dismissed if d.identity.covers(quote)), None)
+        """The first dismissal that covers `quote` (the same id, or fingerprints that hold
+        all of its own), found through an index, not by reading every dismissal."""
+        return self._dismissals.first_covering(quote)
 
     def allowed_by(self, sources: Iterable[Source]) -> str | None:
-        """The first allow pattern naming one of `sources`, or None."""
+        """The first allow pattern naming one of `sources`, or None (for each source in
+        turn, the first pattern in the file's order), in time independent of how many
+        patterns there are (`AllowIndex`)."""
         for source in sources:
-            names = source_names(source)
-            for pattern in self.allowed:
-                if any(_matches(pattern, name) for name in names):
-                    return pattern
+            pattern = self._allow.first_match(source_names(source))
+            if pattern is not None:
+                return pattern
         return None
+
+    # built once per Decisions (it is immutable), on first use
+    @functools.cached_property
+    def _allow(self) -> AllowIndex:
+        return AllowIndex(self.allowed)
+
+    @functools.cached_property
+    def _dismissals(self) -> DismissalIndex:
+        return DismissalIndex(self.dismissed)
 
     def to_dict(self) -> dict:
         return {
@@ -220,15 +235,96 @@ def literal_pattern(text: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
-def _matches(pattern: str, name: str) -> bool:
+def _normal_pattern(pattern: str) -> str:
+    """What an allow pattern is compared as: lower case, without slashes around it or a
+    scheme ("" matches nothing)."""
     p = pattern.strip().strip("/").lower()
     if "://" in p:
         p = p.split("://", 1)[1]
-    if not p:
-        return False
-    if any(c in p for c in "*?["):
-        return fnmatch.fnmatchcase(name, p)
-    return name == p or name.startswith(p + "/")
+    return p
+
+
+_GLOB_CHAR = re.compile(r"[*?\[]")
+
+
+def _leading_folders(name: str) -> Iterator[str]:
+    """`name`'s prefixes ending before a `/`, then `name` itself: `a`, `a/b`, `a/b/c`."""
+    at = name.find("/")
+    while at >= 0:
+        yield name[:at]
+        at = name.find("/", at + 1)
+    yield name
+
+
+class AllowIndex:
+    """The allow patterns, indexed. A pattern names a name when, compared as
+    `_normal_pattern` makes it, it is a glob matching the whole name (`*` crosses `/`), or
+    it is plain and is the name or one of its leading folders. Plain patterns are kept by
+    themselves; a glob under the folders before its first wildcard (`github.com/acme/*`
+    under `github.com/acme`), so that a name is compared with the globs under its own
+    leading folders only. `first_match`: the first pattern, in the file's order, that names
+    one of the names."""
+
+    def __init__(self, patterns: Iterable[str]):
+        self.patterns = tuple(patterns)
+        self._plain: dict[str, int] = {}  # pattern -> its first position
+        self._globs: dict[str, list[tuple[int, str]]] = {}  # its fixed folders -> globs
+        plain = self._plain
+        for i, pattern in enumerate(self.patterns):
+            p = _normal_pattern(pattern)
+            if not p:
+                continue
+            if "*" not in p and "?" not in p and "[" not in p:
+                if p not in plain:
+                    plain[p] = i
+                continue
+            fixed = _GLOB_CHAR.split(p, 1)[0]
+            folders = fixed.rsplit("/", 1)[0] if "/" in fixed else ""
+            self._globs.setdefault(folders, []).append((i, p))
+
+    def first_match(self, names: Iterable[str]) -> str | None:
+        best: int | None = None
+        for name in names:
+            keys = ["", *_leading_folders(name)]
+            for key in keys[1:]:
+                i = self._plain.get(key)
+                if i is not None and (best is None or i < best):
+                    best = i
+            for key in keys:
+                for i, glob in self._globs.get(key, ()):
+                    if best is not None and i >= best:
+                        break
+                    if fnmatch.fnmatchcase(name, glob):
+                        best = i
+                        break
+        return self.patterns[best] if best is not None else None
+
+
+class DismissalIndex:
+    """Dismissals by id and by fingerprint. A quote is covered by a dismissal of its id, or
+    by one whose fingerprints hold all of the quote's (`QuoteIdentity.covers`): such a one
+    holds the quote's smallest fingerprint, so only the dismissals holding it are compared.
+    Answers as reading the dismissals in order would: the first that covers the quote."""
+
+    def __init__(self, dismissed: Iterable[Dismissal]):
+        self.dismissed = tuple(dismissed)
+        self._by_id: dict[str, int] = {}
+        self._by_fingerprint: dict[int, list[int]] = {}
+        for i, d in enumerate(self.dismissed):
+            self._by_id.setdefault(d.id, i)
+            for h in d.identity.fingerprints:
+                self._by_fingerprint.setdefault(h, []).append(i)
+
+    def first_covering(self, quote: QuoteIdentity) -> Dismissal | None:
+        best = self._by_id.get(quote.id)
+        if quote.fingerprints:
+            for i in self._by_fingerprint.get(min(quote.fingerprints), ()):
+                if best is not None and i >= best:
+                    break
+                if self.dismissed[i].identity.covers(quote):
+                    best = i
+                    break
+        return self.dismissed[best] if best is not None else None
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -432,13 +528,37 @@ def read_decisions_text(path: str | os.PathLike) -> str:
 
 
 def load_decisions(folder: str | os.PathLike) -> Decisions | None:
-    """The decisions of a folder, None when it has no decisions file."""
+    """The decisions of a folder, None when it has no decisions file. A file read again
+    with the same text is not parsed again (`parsed_decisions`)."""
     path = Path(folder) / FILE_NAME
     try:
         text = read_decisions_text(path)
     except FileNotFoundError:
         return None
-    return parse_decisions(text, str(path))
+    return parsed_decisions(text, str(path))
+
+
+_PARSED: dict[str, tuple[bytes, Decisions]] = {}  # where -> (its text's digest, decisions)
+_PARSED_LOCK = threading.Lock()
+_PARSED_FILES = 64  # the files whose last text is kept parsed
+
+
+def parsed_decisions(text: str, where: str = FILE_NAME) -> Decisions:
+    """`parse_decisions(text, where)`, parsed once per text of a file: the last text read
+    of each file is kept with its decisions (by a digest of the text, so that a change of
+    any size, at any time, is parsed). A file with an error is parsed again each time."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _PARSED_LOCK:
+        kept = _PARSED.get(where)
+    if kept is not None and kept[0] == digest:
+        return kept[1]
+    decisions = parse_decisions(text, where)
+    with _PARSED_LOCK:
+        _PARSED.pop(where, None)
+        _PARSED[where] = (digest, decisions)
+        while len(_PARSED) > _PARSED_FILES:
+            del _PARSED[next(iter(_PARSED))]
+    return decisions
 
 
 # -- writing -----------------------------------------------------------------------------

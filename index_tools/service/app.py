@@ -67,6 +67,12 @@ class Refused(Exception):
         self.status, self.reason, self.headers = status, reason, headers or {}
 
 
+def _too_large(limit: int) -> Refused:
+    """A body over the limit is answered before it is read: the connection is closed after
+    the answer (the rest of the body would otherwise be read as the next request's head)."""
+    return Refused(413, "too_large", f"the request is over {limit} bytes", {"connection": "close"})
+
+
 def read_token(path: str) -> str:
     """The token in a file (a regular file of at most 64 KiB); OSError otherwise."""
     token = read_small_file(path, 64 << 10).decode("utf-8", errors="replace").strip()
@@ -200,7 +206,7 @@ class IndexService:
             if not declared.isdigit():
                 raise Refused(400, "bad_request", "Content-Length is not a number")
             if int(declared) > limit:
-                raise Refused(413, "too_large", f"the request is over {limit} bytes")
+                raise _too_large(limit)
         chunks: list[bytes] = []
         size = 0
 
@@ -214,7 +220,7 @@ class IndexService:
                 chunk = message.get("body", b"")
                 size += len(chunk)
                 if size > limit:
-                    raise Refused(413, "too_large", f"the request is over {limit} bytes")
+                    raise _too_large(limit)
                 chunks.append(chunk)
                 more = message.get("more_body", False)
 
@@ -301,6 +307,8 @@ class IndexService:
         summary.pop("path", None)  # where the files are is the server's business
         summary.pop("sources", None)  # source specs can name the server's folders
         summary["api_version"] = API_VERSION
+        # what a client may send: larger texts are sent in windows (remote_windows.py)
+        summary["max_request_bytes"] = self.config.max_body_bytes
         return summary
 
     async def health(self, headers: dict, receive):

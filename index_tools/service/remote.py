@@ -24,12 +24,16 @@ from ..model import Match
 from ..store.generations import IndexOpenError
 from ..store.small_files import read_small_file
 from ..text.words import tokenize
+from .remote_windows import TooLarge, Windows
 
 TOKEN_ENV = "RECITATION_INDEX_TOKEN"
 TOKEN_FILE_ENV = "RECITATION_INDEX_TOKEN_FILE"
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 15.0
 MAX_TOKEN_BYTES = 64 << 10  # a token file larger than this is refused
+# a service's body limit until it says its own (/v1/stats `max_request_bytes`) or answers 413
+DEFAULT_MAX_REQUEST_BYTES = 1 << 20
+MIN_REQUEST_BYTES = 4 << 10  # a 413 below this is not taken as the service's limit
 
 
 class IndexServiceError(IndexOpenError):
@@ -70,7 +74,13 @@ def default_token() -> str | None:
 
 class RemoteIndex:
     """An index served over HTTP. `match` returns the engine's `Match` objects, as a local
-    `Index.match` does; failures raise `IndexServiceError` (never hang: timeouts)."""
+    `Index.match` does; failures raise `IndexServiceError` (never hang: timeouts), never an
+    empty answer.
+
+    A text whose request would pass the service's body limit is matched in windows
+    (remote_windows.py), each request under the limit: the limit the service names in
+    /v1/stats once `summary` has asked, else 1 MiB, lowered when the service answers 413.
+    Text is sent as UTF-8 JSON, unescaped (a CJK character: 3 bytes)."""
 
     def __init__(
         self,
@@ -101,30 +111,87 @@ class RemoteIndex:
         self._local = threading.local()
         self._connections: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
+        self.max_request_bytes = DEFAULT_MAX_REQUEST_BYTES
 
     # --- the Index interface used by the CLI and the server --------------------------------
 
     def match(
         self, suggestion: str, context: str = "", min_tokens: int = 60, language: str | None = None
     ) -> list[Match]:
-        found = [Match.from_dict(m) for m in self.query(suggestion, context, min_tokens, language)]
-        return with_char_offsets(found, suggestion, context)
+        body = self._match_body(suggestion, context, min_tokens, language)
+        if len(body) <= self.max_request_bytes:
+            try:
+                found = [Match.from_dict(m) for m in self._matches(body)]
+                return with_char_offsets(found, suggestion, context)
+            except TooLarge:
+                pass  # the service's limit is lower: windows under it
+        return self._windowed(suggestion, context, min_tokens, language, len(body))
 
     def query(
         self, suggestion: str, context: str = "", min_tokens: int = 60, language: str | None = None
     ) -> list[dict]:
         """The matches as JSON dicts (what `Match.to_dict` makes)."""
+        body = self._match_body(suggestion, context, min_tokens, language)
+        if len(body) <= self.max_request_bytes:
+            try:
+                return self._matches(body)
+            except TooLarge:
+                pass
+        found = self._windowed(suggestion, context, min_tokens, language, len(body))
+        return [m.to_dict() for m in found]
+
+    def _match_body(
+        self, suggestion: str, context: str, min_tokens: int, language: str | None
+    ) -> bytes:
         body = {
             "suggestion": suggestion,
             "context": context,
             "language": language or None,
             "min_tokens": min_tokens,
         }
-        answer = self._request("POST", "/v1/match", body)
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+    def _matches(self, body: bytes) -> list[dict]:
+        """One /v1/match request; TooLarge when the service refused it for its size (its
+        limit, lowered to below this request, is then `max_request_bytes`)."""
+        try:
+            answer = self._request("POST", "/v1/match", body)
+        except IndexServiceError as exc:
+            if exc.status == 413 and len(body) > MIN_REQUEST_BYTES:
+                self.max_request_bytes = max(
+                    MIN_REQUEST_BYTES, min(self.max_request_bytes, len(body) * 3 // 4)
+                )
+                raise TooLarge(str(exc)) from None
+            raise
         matches = answer.get("matches") if isinstance(answer, dict) else None
         if not isinstance(matches, list):
             raise IndexServiceError(f"{self.url}: an answer without matches", False)
         return matches
+
+    def _windowed(
+        self, suggestion: str, context: str, min_tokens: int, language: str | None, size: int
+    ) -> list[Match]:
+        """The matches of a text too large for one request, from windows of it."""
+
+        def lookup(text: str, before: str) -> list[Match]:
+            body = self._match_body(text, before, min_tokens, language)
+            return [Match.from_dict(m) for m in self._matches(body)]
+
+        def fits(text: str, before: str) -> bool:
+            body = self._match_body(text, before, min_tokens, language)
+            return len(body) <= self.max_request_bytes
+
+        # characters a request holds at first: the limit at this text's bytes per character
+        chars = int(self.max_request_bytes * 0.9 * len(context + suggestion) / max(size, 1))
+        try:
+            return Windows(suggestion, context).match(lookup, fits, max(chars, 1))
+        except TooLarge:
+            raise IndexServiceError(
+                f"index service {self.url} refuses requests of "
+                f"{self.max_request_bytes} bytes: the text cannot be sent in windows",
+                False,
+                413,
+            ) from None
 
     def source_view(self, request: SourceRequest) -> SourceView:
         """A source's lines beside a quote (`/v1/source`): what `source_view` gives for a
@@ -139,6 +206,9 @@ class RemoteIndex:
 
     def summary(self) -> dict:
         summary = self._request("GET", "/v1/stats")
+        limit = summary.get("max_request_bytes")
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+            self.max_request_bytes = max(MIN_REQUEST_BYTES, limit)
         summary["path"] = self.url
         return summary
 
@@ -181,8 +251,11 @@ class RemoteIndex:
         with self._lock, contextlib.suppress(ValueError):
             self._connections.remove(conn)
 
-    def _request(self, method: str, path: str, body: dict | None = None) -> dict:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else None
+    def _request(self, method: str, path: str, body: dict | bytes | None = None) -> dict:
+        if isinstance(body, dict):  # JSON in UTF-8, non-ASCII unescaped
+            data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        else:
+            data = body
         headers = {"accept": "application/json"}
         if data is not None:
             headers["content-type"] = "application/json"
@@ -210,8 +283,8 @@ class RemoteIndex:
                 raise IndexServiceError(
                     f"index service unreachable: {self.url}: {reason}", True
                 ) from None
-            if response.will_close:
-                self._drop(conn)
+            if response.will_close or response.status == 413:
+                self._drop(conn)  # (a 413 may leave our body unread on the connection)
             return self._decode(response.status, raw)
         raise AssertionError("unreachable")
 

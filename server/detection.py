@@ -98,6 +98,10 @@ class Checker:
             kept = [PendingCheck(0, 0, whole=True)]
         self._deferred[uri] = kept
 
+    def forget_deferred(self, uri: str) -> None:
+        """A whole check of the document succeeded: what was kept of it is checked."""
+        self._deferred.pop(uri, None)
+
     def deferred(self, uri: str) -> list[PendingCheck]:
         return list(self._deferred.get(uri, ()))
 

@@ -23,7 +23,7 @@ from .compare import (
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
 from .hover import hover_markdown, hover_plaintext
-from .indexes import unusable_file_uri
+from .indexes import LookupFailed, unusable_file_uri
 from .protocol import (
     CHECK,
     CMD_ALLOW_SOURCE,
@@ -194,6 +194,8 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         uri = params.text_document.uri
         ls.checker.cancel(uri)
         ls.matches.clear(uri)
+        if ls.not_checked.pop(uri, None) is not None:
+            ls.send_status(ls.scopes.for_uri(uri))
         if ls.documents.close(uri) is not None:
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
@@ -335,9 +337,12 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         language = params.get("language") or (doc.language_id if doc else "")
         if not isinstance(language, str):
             raise JsonRpcInvalidParams("language must be a string")
-        matches = await handle.match(
-            text, context, min_tokens or scope.settings.min_tokens, language
-        )
+        try:
+            matches = await handle.match(
+                text, context, min_tokens or scope.settings.min_tokens, language
+            )
+        except LookupFailed as exc:  # never "nothing found"
+            raise RequestFailed(f"not checked: {exc.reason}") from None
         decisions = scope.decisions.decisions
         out = []
         for m in matches:

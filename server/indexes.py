@@ -42,6 +42,18 @@ LOADING = "loading"
 READY = "ready"
 NO_INDEX = "no-index"
 ERROR = "error"
+
+
+class LookupFailed(Exception):
+    """A lookup an index could not answer: the text was not checked (never "nothing
+    found"). `retry`: the index (a service) is unreachable for now, and the text is to be
+    checked again when it answers; `found`: what the other index of a pair found."""
+
+    def __init__(self, reason: str, retry: bool, found: list[Match] | None = None):
+        super().__init__(reason)
+        self.reason, self.retry, self.found = reason, retry, found
+
+
 POLL_SECONDS = 1.0  # how often a lookup checks for a newly published generation
 # source views ("Compare with source") of every local index, beside their lookup threads
 _VIEWS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recitation-source")

@@ -2,9 +2,13 @@
 or a local index and a remote one together (`remoteIndex`), their matches merged.
 
 A remote lookup runs on the handle's own worker thread, bounded by the client's timeouts:
-an unreachable service never blocks the event loop or the editor. It turns the handle's
-state to `error` ("index service unreachable"), lookups answer nothing at once, and the
-service is tried again after 1, 2, 4... up to 60 seconds; when it answers, the state is
+an unreachable service never blocks the event loop or the editor. A lookup the service does
+not answer is never "nothing found": it is tried once more (at once after an error, after
+a second when the service was busy or refused the connection), then fails with
+`LookupFailed` (the server says the text was not checked, and keeps it to check again). An
+unreachable service turns the handle's state to `error` ("index service unreachable"),
+lookups fail at once, and the service is tried again after 1, 2, 4... up to 60 seconds
+(the delay starts again from 1 s once a lookup succeeds); when it answers, the state is
 ready again and the change is announced (`on_change`).
 """
 
@@ -14,6 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +41,7 @@ from .indexes import (
     READY,
     IndexHandle,
     IndexManager,
+    LookupFailed,
     WorkerHandle,
     resolve_index_path,
 )
@@ -44,13 +50,15 @@ log = logging.getLogger(__name__)
 
 FIRST_RETRY_SECONDS = 1.0
 LAST_RETRY_SECONDS = 60.0
+LOOKUP_RETRY_SECONDS = 1.0  # before a lookup refused or answered busy is tried again
+QUICK_FAILURE_SECONDS = 2.0  # a lookup that failed later (a timeout) is not tried again
 
 
 class RemoteHandle(WorkerHandle):
     def __init__(self, url: str):
         super().__init__(url, "recitation-remote")
         self._client: RemoteIndex | None = None
-        self._problem = ""
+        self._problem = ""  # why the service cannot be used, or was not reached last
         try:
             self._client = open_location(url)  # the token: RECITATION_INDEX_TOKEN(_FILE)
         except (IndexOpenError, OSError) as exc:
@@ -80,7 +88,9 @@ class RemoteHandle(WorkerHandle):
             self._failed(exc)
             return
         before = self.state
-        self.summary, self.state, self._backoff = summary, READY, FIRST_RETRY_SECONDS
+        # (the retry delay goes back to its first only once a lookup succeeds: a service
+        # that answers this but fails every lookup is not asked every second)
+        self.summary, self.state = summary, READY
         files = summary.get("files")
         self.message = f"Index service {self.path}" + (
             f": {files} files" if files is not None else ""
@@ -91,9 +101,12 @@ class RemoteHandle(WorkerHandle):
     async def match(
         self, suggestion: str, context: str, min_tokens: int, language: str = ""
     ) -> list[Match]:
+        """The service's matches; `LookupFailed` when it could not answer."""
         await self.wait()
-        if not self.ready or self._closed:
+        if self._closed:
             return []
+        if not self.ready:
+            raise LookupFailed(self._problem or self.message, retry=self._client is not None)
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(
@@ -104,12 +117,26 @@ class RemoteHandle(WorkerHandle):
 
     def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[Match]:
         if not self.ready or self._client is None:
-            return []
-        try:
-            return self._client.match(suggestion, context, min_tokens, language or None)
-        except IndexServiceError as exc:
-            self._failed(exc)
-            return []
+            raise LookupFailed(self._problem or self.message, retry=self._client is not None)
+        for attempt in (0, 1):
+            started = time.monotonic()
+            try:
+                found = self._client.match(suggestion, context, min_tokens, language or None)
+            except IndexServiceError as exc:
+                quick = time.monotonic() - started < QUICK_FAILURE_SECONDS
+                server_error = exc.status is not None and exc.status >= 500
+                if attempt == 0 and quick and (exc.unreachable or server_error):
+                    if exc.unreachable:
+                        time.sleep(LOOKUP_RETRY_SECONDS)
+                    continue
+                if exc.unreachable:
+                    self._failed(exc)
+                else:
+                    log.warning("%s", exc)
+                raise LookupFailed(str(exc), retry=exc.unreachable) from None
+            self._backoff = FIRST_RETRY_SECONDS
+            return found
+        raise AssertionError("unreachable")
 
     @property
     def generation(self) -> str | None:
@@ -149,6 +176,7 @@ class RemoteHandle(WorkerHandle):
         """On the worker thread: say what is wrong, and try again later."""
         log.warning("%s", exc)
         changed = self.state != ERROR
+        self._problem = str(exc)
         self.state, self.summary = ERROR, None
         # "index service unreachable: URL: reason", or what the service answered
         self.message = f"error: {exc}"
@@ -228,9 +256,23 @@ class CombinedHandle:
     async def match(
         self, suggestion: str, context: str, min_tokens: int, language: str = ""
     ) -> list[Match]:
-        found = await asyncio.gather(
-            *(p.match(suggestion, context, min_tokens, language) for p in self.parts)
+        """Both indexes' matches merged; `LookupFailed` when one could not answer (with what
+        the other found)."""
+        results = await asyncio.gather(
+            *(p.match(suggestion, context, min_tokens, language) for p in self.parts),
+            return_exceptions=True,
         )
+        found = [r for r in results if not isinstance(r, BaseException)]
+        for r in results:
+            if isinstance(r, BaseException) and not isinstance(r, LookupFailed):
+                raise r
+        failed = [r for r in results if isinstance(r, LookupFailed)]
+        if failed:
+            raise LookupFailed(
+                "; ".join(f.reason for f in failed),
+                retry=any(f.retry for f in failed),
+                found=merge_matches(*found) if found else None,
+            )
         return merge_matches(*found)
 
     @property

@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -24,7 +25,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
-from index_tools import DecisionsError, Match, Verdict, judge, search_status
+from index_tools import DecisionsError, Match, Verdict, judge, printable, search_status
 
 from . import __version__
 from .detection import Checker, PendingCheck
@@ -32,7 +33,7 @@ from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import DocumentStore, TextDocument
 from .folders import Scope, Scopes
 from .framing import FrameReader
-from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager
+from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager, LookupFailed
 from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, plain, status_payload
 from .remote_indexes import handle_for_settings
 from .settings import SECTION, Settings, layered_settings
@@ -43,6 +44,12 @@ log = logging.getLogger(__name__)
 # How long to wait for the client to answer workspace/configuration before carrying on.
 CONFIGURATION_TIMEOUT = 5.0
 WATCH_SECONDS = 1.0  # how often decisions files and missing indexes are looked at
+
+
+def document_name(uri: str) -> str:
+    """A document's file name as the status and the log name it (printable)."""
+    path = unquote(urlsplit(uri).path) or uri
+    return printable(path.rstrip("/").rsplit("/", 1)[-1] or uri, 200)
 
 
 class DocumentLines:
@@ -78,6 +85,9 @@ class RecitationServer(LanguageServer):
         self._settings_known: asyncio.Event | None = None
         self.global_pulled = False  # settings for documents outside the folders were read
         self._watching: asyncio.Task | None = None
+        # documents whose text a lookup could not check: uri -> (why, whether another
+        # index checked it); said in the status until they are checked
+        self.not_checked: dict[str, tuple[str, bool]] = {}
 
     # -- transport -----------------------------------------------------------------------
 
@@ -348,8 +358,48 @@ class RecitationServer(LanguageServer):
         else:
             handle = scope.index
             summary = handle.summary if handle.state == READY else None
-            payload = status_payload(handle.state, handle.message, scope.uri, summary)
+            state, message = handle.state, handle.message
+            unchecked = [
+                (uri, why)
+                for uri, why in self.not_checked.items()
+                if self.scopes.for_uri(uri) is scope
+            ]
+            if unchecked:
+                uri, (reason, partly) = unchecked[0]
+                note = f"{document_name(uri)} was not checked: {reason}"
+                if len(unchecked) > 1:
+                    note += f" (and {len(unchecked) - 1} more)"
+                if state == READY and not all(partly for _, (_, partly) in unchecked):
+                    state, message = ERROR, f"error: {note}"
+                else:
+                    message = f"{message}; {note}" if message else note
+            payload = status_payload(state, message, scope.uri, summary)
         self.protocol.notify(STATUS, payload)
+
+    def mark_not_checked(self, uri: str, scope: Scope, failure: LookupFailed) -> None:
+        """A lookup failed: the text was not checked. Said in the log and the client's log
+        (once per reason) and in the folder's status until it is checked."""
+        partly = failure.found is not None
+        if self.not_checked.get(uri) == (failure.reason, partly):
+            return
+        self.not_checked[uri] = (failure.reason, partly)
+        what = f"{document_name(uri)} was not checked: {failure.reason}"
+        log.warning("%s (%s)", what, uri)
+        with contextlib.suppress(Exception):
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Warning, message=f"Recitation: {what}"
+                )
+            )
+        self.send_status(scope)
+
+    def mark_checked(self, uri: str, scope: Scope, whole: bool) -> None:
+        """A lookup succeeded: the document is checked once nothing of it waits."""
+        if whole:
+            self.checker.forget_deferred(uri)
+        if uri in self.not_checked and not self.checker.deferred(uri):
+            del self.not_checked[uri]
+            self.send_status(scope)
 
     # -- diagnostics ---------------------------------------------------------------------
 
@@ -440,13 +490,25 @@ class RecitationServer(LanguageServer):
         context = text[context_at:start]
         seq = doc.seq
         t0 = time.perf_counter()
-        found = await handle.match(suggestion, context, settings.min_tokens, doc.language_id)
+        whole = check.whole
+        try:
+            found = await handle.match(suggestion, context, settings.min_tokens, doc.language_id)
+            failure = None
+        except LookupFailed as exc:  # never "nothing found": said, and kept to check again
+            failure, found, whole = exc, exc.found or [], False
         generation = getattr(handle, "generation", None)
         t1 = time.perf_counter()
         if self.documents.get(uri) is not doc:
             return 0  # closed (or reopened) meanwhile
+        if failure is not None:
+            self.checker.defer(uri, check)
+            self.mark_not_checked(uri, scope, failure)
+            if failure.found is None:
+                return 0
+        else:
+            self.mark_checked(uri, scope, check.whole)
         stored = self.accept(
-            doc, scope, found, text, context_at, start, end, seq, check.whole, generation
+            doc, scope, found, text, context_at, start, end, seq, whole, generation
         )
         if log.isEnabledFor(logging.DEBUG):
             log.debug(

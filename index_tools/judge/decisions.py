@@ -53,6 +53,7 @@ from ..safe_text import printable
 from ..store.small_files import read_small_file, replace_file
 from .license_categories import CATEGORIES, is_known_license, license_category, normalize_license
 from .quote_identity import QuoteIdentity
+from .toml_depth import LIMIT, too_deep
 
 FILE_NAME = ".recitation.toml"
 FORMAT = 1
@@ -338,6 +339,9 @@ def parse_decisions(text: str, where: str = FILE_NAME) -> Decisions:
     import tomllib
 
     text = text.removeprefix(_BOM)
+    line = too_deep(text)  # before the parser recurses or slows down on it
+    if line is not None:
+        raise DecisionsError(_too_deep(where, line))
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -348,8 +352,12 @@ def parse_decisions(text: str, where: str = FILE_NAME) -> Decisions:
     return _decisions_of(data, text, where)
 
 
-def _too_deep(where: str) -> str:
-    return f"{where}: arrays or tables nested too deeply to read"
+def _too_deep(where: str, line: int | None = None) -> str:
+    at = f"line {line}: " if line else ""
+    return (
+        f"{where}: {at}arrays, tables or dotted keys nested too deeply to read "
+        f"(over {LIMIT} levels)"
+    )
 
 
 def _parse_with_tomlkit(text: str, where: str):

@@ -639,3 +639,34 @@ RC_EXPORT int rc_distinct(const int32_t *docs, uint64_t ndocs, const uint8_t *al
         mark[docs[i]] = 0;
     return RC_OK;
 }
+
+/* The first entry of docs[0:count] holding each document of want[0:m] (distinct, each
+ * below ndocs): out[k], -1 when none does. `slot`: ndocs zero int32s, left zero. */
+RC_EXPORT int rc_first_places(const int32_t *docs, uint64_t count, uint64_t ndocs,
+                              const int32_t *want, uint64_t m, int32_t *slot, int64_t *out)
+{
+    if (!slot || (count && !docs) || (m && (!want || !out)))
+        return RC_ARGS;
+    int err = RC_OK;
+    for (uint64_t k = 0; k < m; k++) {
+        out[k] = -1;
+        if (want[k] < 0 || (uint64_t)want[k] >= ndocs || slot[want[k]])
+            err = RC_ARGS; /* out of range or twice */
+        else
+            slot[want[k]] = (int32_t)(k + 1);
+    }
+    for (uint64_t i = 0; i < count && !err; i++) {
+        int32_t d = docs[i];
+        if (d < 0 || (uint64_t)d >= ndocs) {
+            err = RC_ARGS;
+            break;
+        }
+        int32_t k = slot[d];
+        if (k && out[k - 1] < 0)
+            out[k - 1] = (int64_t)i;
+    }
+    for (uint64_t k = 0; k < m; k++)
+        if (want[k] >= 0 && (uint64_t)want[k] < ndocs)
+            slot[want[k]] = 0;
+    return err;
+}

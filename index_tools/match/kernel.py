@@ -95,8 +95,11 @@ class Kernel:
         self.distinct = lib.rc_distinct
         self.distinct.argtypes = [c_void_p, c_uint64, c_void_p, c_void_p, c_void_p, c_uint64,
                                   c_void_p]  # fmt: skip
+        self.first_places = lib.rc_first_places
+        self.first_places.argtypes = [c_void_p, c_uint64, c_uint64, c_void_p, c_uint64, c_void_p,
+                                      c_void_p]  # fmt: skip
         for f in (self.interval, self.intervals, self.extend, self.documents, self.crowded_spans,
-                  self.distinct):  # fmt: skip
+                  self.distinct, self.first_places):  # fmt: skip
             f.restype = c_int32
 
 
@@ -275,6 +278,20 @@ def distinct(kernel: Kernel, docs: np.ndarray, ndocs: int, alive: np.ndarray | N
     if rc:
         _raise(rc, "document starts")
     return out.astype(np.int64)
+
+
+def first_places(kernel: Kernel, docs: np.ndarray, ndocs: int, want: np.ndarray) -> np.ndarray:
+    """For each document of `want` (distinct), the index of its first entry in `docs`, -1
+    when it has none."""
+    docs = np.ascontiguousarray(docs, dtype=np.int32)
+    want = np.ascontiguousarray(want, dtype=np.int32)
+    slot = np.zeros(ndocs, dtype=np.int32)  # (per call: lookups may run in threads)
+    out = np.empty(len(want), dtype=np.int64)
+    rc = kernel.first_places(docs.ctypes.data, len(docs), ndocs, want.ctypes.data, len(want),
+                             slot.ctypes.data, out.ctypes.data)  # fmt: skip
+    if rc:
+        _raise(rc, "document starts")
+    return out
 
 
 def _raise(rc: int, what: str):

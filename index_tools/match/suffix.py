@@ -230,6 +230,14 @@ class Crowded:
             if hi <= lo or not len(want):
                 continue
             docs = self._counts.documents(i, lo, hi)
+            k = sh.compiled()
+            if k is not None:
+                held = doc_ids[want] - sh.first_doc
+                first = kernel.first_places(k, docs, len(sh.starts), held)
+                if len(first) and first.min() < 0:
+                    raise ValueError("a document not in the span's listing")
+                out[want] = sh.places(lo, hi)[first].astype(np.int64) - sh.starts[held]
+                continue
             at = np.flatnonzero(np.isin(docs, doc_ids[want] - sh.first_doc))
             held, first = np.unique(docs[at], return_index=True)  # each one's first place
             pos = sh.places(lo, hi)[at[first]].astype(np.int64) - sh.starts[held]
@@ -419,8 +427,9 @@ class Counts:
             kernel.intervals(k, sh.native, self.qb[sh.width], at * sh.width, w * sh.width)
             for k, sh in zip(ks, self.shards)
         ]
-        for j, s in enumerate(todo):
-            ivs = [(int(f[j, 0]), int(f[j, 1])) for f in found]
+        rows = zip(*(map(tuple, f.tolist()) for f in found))  # each window's, per shard
+        for s, ivs in zip(todo, rows):
+            ivs = list(ivs)
             hit = (sum(b - a for a, b in ivs), ivs)
             self.memo[(s, s + w)] = hit
             if w <= MEMO_WORDS:

@@ -235,19 +235,34 @@ def test_an_edit_writes_a_links_target_and_never_replaces_a_link_to_nothing(tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
-@pytest.mark.parametrize(("opening", "closing"), [("[", "]"), ("{a = ", "}"), ("[", "")])
+@pytest.mark.parametrize(
+    ("opening", "closing"), [("[", "]"), ("{a = ", "}"), ("[", ""), ("a.", "a = 1"), ("[a.", "a]")]
+)
 def test_a_decisions_file_nested_too_deeply_is_one_line_naming_it(tmp_path, opening, closing):
     """`a = [[[[…` 100,000 deep once ended in RecursionError (in the editor, an error
-    popup without file or line)."""
+    popup without file or line); a dotted key of 100,000 parts took minutes to parse."""
+    import time
+
     path = tmp_path / ".recitation.toml"
-    path.write_text("version = 1\na = " + opening * 100_000 + closing * 100_000 + "\n")
-    expected = f"{path}: arrays or tables nested too deeply to read"
+    value = opening * 100_000 + closing * (100_000 if len(closing) == 1 else 1)
+    text = "version = 1\n" + (value if opening.endswith(".") else "a = " + value) + "\n"
+    path.write_text(text)
+    expected = (
+        f"{path}: line 2: arrays, tables or dotted keys nested too deeply to read (over 64 levels)"
+    )
+    started = time.monotonic()
     with pytest.raises(DecisionsError) as e:
         load_decisions(tmp_path)
     assert str(e.value) == expected
+    assert time.monotonic() - started < 1
     with pytest.raises(DecisionsError) as e:
         DecisionsFile(tmp_path).allow("acme/widgets")
     assert str(e.value) == expected
+    assert path.read_text() == text
+    # 64 levels are read (a decisions file needs 3)
+    path.write_text("version = 1\nx = " + "[" * 64 + "]" * 64 + "\n" + "a" + ".a" * 63 + " = 1\n")
+    with pytest.raises(DecisionsError, match="line 2: unknown section 'x'"):
+        load_decisions(tmp_path)
 
 
 def test_a_byte_order_mark_is_read_and_kept(tmp_path):

@@ -20,7 +20,7 @@ from index_tools.store.shards import id_bytes, top_keys
 
 @dataclass
 class Case:
-    kind: str  # interval, intervals, extend, crowded_spans, distinct, documents
+    kind: str  # interval, intervals, extend, crowded_spans, distinct, first_places, documents
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -181,6 +181,12 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
                     held = held[alive[held]]
                 answer.append(len(np.unique(held)))  # (inside an empty one: empty)
             sh.cases.append(Case("distinct", (docs, ndocs, alive, levels), 0, answer))
+            want = rng.permutation(ndocs)[: int(rng.integers(0, ndocs + 1))].astype(np.int32)
+            first = {}
+            for i, d in enumerate(docs.tolist()):
+                first.setdefault(d, i)
+            answer = [first.get(d, -1) for d in want.tolist()]
+            sh.cases.append(Case("first_places", (docs, ndocs, want), 0, answer))
         for _ in range(each // 4):
             lo = int(rng.integers(0, n + 1))
             hi = int(rng.integers(lo, n + 1))
@@ -220,6 +226,8 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
         if case.kind == "distinct":
             docs, ndocs, alive, levels = case.args
             return 0, kernel.distinct(k, docs, ndocs, alive, levels).tolist()
+        if case.kind == "first_places":
+            return 0, kernel.first_places(k, *case.args).tolist()
         if case.kind == "crowded_spans":
             return 0, kernel.crowded_spans(k, view.native, *case.args).reshape(-1).tolist()
         lo, hi = case.args
@@ -274,6 +282,12 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                 out.append(
                     f"distinct {c.rc} {len(docs)} {nums(docs.tolist())} {ndocs} {live} "
                     f"{len(levels)} {nums(x for lv in levels for x in lv)} {nums(c.answer)}"
+                )
+            elif c.kind == "first_places":
+                docs, ndocs, want = c.args
+                out.append(
+                    f"first_places {c.rc} {len(docs)} {nums(docs.tolist())} {ndocs} "
+                    f"{len(want)} {nums(want.tolist())} {nums(c.answer)}"
                 )
             elif c.kind == "crowded_spans":
                 qb, qn, lowest, a, e0, t, least_end, few = c.args

@@ -42,6 +42,8 @@ typedef int (*documents_fn)(const rc_shard *, const int64_t *, uint64_t, const i
                             uint64_t, int, uint64_t, uint64_t, int32_t *);
 typedef int (*distinct_fn)(const int32_t *, uint64_t, const uint8_t *, uint8_t *,
                            const uint64_t *, uint64_t, uint64_t *);
+typedef int (*first_places_fn)(const int32_t *, uint64_t, uint64_t, const int32_t *, uint64_t,
+                               int32_t *, int64_t *);
 typedef int (*crowded_spans_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
                                 uint64_t, uint64_t, uint64_t, uint64_t, uint64_t *, uint64_t *,
                                 uint64_t *, uint64_t, uint64_t *);
@@ -94,8 +96,9 @@ int main(int argc, char **argv)
     documents_fn documents = (documents_fn)SYMBOL(lib, "rc_documents");
     crowded_spans_fn crowded_spans = (crowded_spans_fn)SYMBOL(lib, "rc_crowded_spans");
     distinct_fn distinct = (distinct_fn)SYMBOL(lib, "rc_distinct");
+    first_places_fn first_places = (first_places_fn)SYMBOL(lib, "rc_first_places");
     if (!version || !interval || !intervals || !extend || !documents || !crowded_spans ||
-        !distinct) {
+        !distinct || !first_places) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -230,6 +233,25 @@ int main(int argc, char **argv)
             for (uint64_t i = 0; ok && i < nd; i++)
                 ok = !mark[i]; /* left zero */
             free(docs), free(alive), free(mark), free(levels), free(want), free(got);
+        } else if (!strcmp(kind, "first_places")) { /* rc count docs ndocs m want expected */
+            int want_rc = (int)num();
+            uint64_t count = num();
+            int32_t *docs = array(count + 1, 4);
+            for (uint64_t i = 0; i < count; i++)
+                docs[i] = (int32_t)num();
+            uint64_t nd = num(), m = num();
+            int32_t *want = array(m + 1, 4), *slot = array(nd + 1, 4);
+            int64_t *expect = array(m + 1, 8), *got = array(m + 1, 8);
+            memset(slot, 0, (nd + 1) * 4);
+            for (uint64_t i = 0; i < m; i++)
+                want[i] = (int32_t)num();
+            for (uint64_t i = 0; i < m; i++)
+                expect[i] = num();
+            int rc = first_places(docs, count, nd, want, m, slot, got);
+            ok = rc == want_rc && (rc || !memcmp(got, expect, m * 8));
+            for (uint64_t i = 0; ok && i < nd; i++)
+                ok = !slot[i]; /* left zero */
+            free(docs), free(want), free(slot), free(expect), free(got);
         } else if (!strcmp(kind, "documents")) { /* rc lo hi expected */
             int want_rc = (int)num();
             uint64_t lo = num(), hi = num();

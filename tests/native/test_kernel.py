@@ -38,6 +38,7 @@ EXPORTS = {
     "rc_documents",
     "rc_crowded_spans",
     "rc_distinct",
+    "rc_first_places",
 }
 ARM64_ROOTS = [
     os.environ.get("RECITATION_ARM64_ROOT", ""),

@@ -342,7 +342,10 @@ async def test_a_decisions_file_nested_too_deeply_is_reported_with_its_name(
     await start_session(client, index=fixture_index, folders=[folder])
     uri = (folder / "deep.py").as_uri()
     await flagged(client, uri, BEFORE, HULL)  # checked, with the defaults
-    said = f"{decisions}: arrays or tables nested too deeply to read"
+    said = (
+        f"{decisions}: line 1: arrays, tables or dotted keys nested too deeply to read "
+        "(over 64 levels)"
+    )
     warning = await wait_for(
         lambda: next((m for m in client.messages if said in m.message), None),
         what="the nesting reported with the file's name",

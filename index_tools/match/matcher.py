@@ -7,7 +7,8 @@
 2. Spans. Every distinct (start, end) of a run is a span; its files are the documents
    holding it whole (with their identical copies): exact, whatever the number of copies.
 3. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
-   (the longest, exact copies first) gives the headline; spans held by a quarter more
+   (the longest, renamed or not; exact copies first of equal ones) gives the headline and
+   the source lines; the exact runs inside a renamed primary span, and spans held by a quarter more
    documents than the spans shown that hold most of their words (a boilerplate tail
    inside a function), one per text, or reaching past the primary one are its `parts`.
    Listing is bounded (`max_sources` per span; `PART_SOURCES` for a part inside the
@@ -149,9 +150,10 @@ def _regions(spans: list[Span]) -> list[list[Span]]:
 
 
 def _primary(region: list[Span]) -> Span:
-    """The longest span, exact copies first; of those, the one most files hold (documents
-    counted for the longest only), then the first."""
-    exact, length = max((s.exact, s.length) for s in region)
+    """The longest span, renamed or not (a renamed copy is the quote a user made, the
+    exact runs inside it its parts); of equal ones an exact copy, then the one most files
+    hold (documents counted for the longest only), then the first."""
+    length, exact = max((s.length, s.exact) for s in region)
     longest = [s for s in region if s.exact == exact and s.length == length]
     return max(longest, key=lambda s: (s.documents, -s.start))
 
@@ -181,7 +183,8 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
     inside it (the code under a shorter separator line, in more files); a span of one word
     over and over (the line alone) is no part. A span's places bound its documents: one
     with too few places is left out without reading them. A span is also left out when a
-    span of the other view around it is held by all of its documents."""
+    span of the other view around it is held by all of its documents, but for the primary
+    span: the exact runs inside a renamed copy are its parts, the code copied unchanged."""
     run, run_words = _collapsed(ids)
 
     def text(s: Span) -> tuple[bool, bytes]:
@@ -208,9 +211,10 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
         if s.places < most or s.documents < most:
             continue
         if any(
-            o.start <= s.start and s.end <= o.end and _holds_all(o, s) for o in views[not s.exact]
+            o is not primary and o.start <= s.start and s.end <= o.end and _holds_all(o, s)
+            for o in views[not s.exact]
         ):
-            continue
+            continue  # (inside a renamed primary span, an exact run says what is unchanged)
         shown[s.exact].append(s)
         said.add(words)
         out.append(s)

@@ -111,7 +111,8 @@ class RefRegion:
 
 
 def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
-    """Overlapping spans grouped; the longest (then most files, then first) is primary; a
+    """Overlapping spans grouped; the longest (then an exact copy, most files, the first)
+    is primary (its parts are the rule's for spans of one view, exact copies); a
     span is a part when it is held by `PART_SHARE` times the documents of the primary
     span and of each part that holds most of its words, and no part shown has its text
     (nor the primary span, unless the span lies inside it) nor is one word repeated;
@@ -129,7 +130,7 @@ def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
             end = s.end
     out = []
     for g in groups:
-        primary = max(g, key=lambda s: (s.length, len(s.docs), -s.start))
+        primary = max(g, key=lambda s: (s.length, s.exact, len(s.docs), -s.start))
         shown = [primary]
         for s in sorted(g, key=lambda s: (-len(s.text), s.length, s.start)):
             if len(shown) > MAX_PARTS:  # the first MAX_PARTS shown (a listing bound)

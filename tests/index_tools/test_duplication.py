@@ -502,8 +502,8 @@ def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
     """Renamed copies of randomized corpora (queries cut across files, names renamed
     consistently, code around them) are the brute-force reference's, edges exactly: every
     renamed span reported is a consistent part stopped where the copy stops (no edge name
-    whose renaming nothing inside supports), with its files and renames; the regions are
-    the reference's."""
+    whose renaming nothing inside supports), with its files and renames; the regions and
+    their primary spans (the longest, renamed or not) are the reference's."""
     from index_tools.match import suffix
 
     monkeypatch.setattr(suffix, "ENUMERATE", 10**9)  # no anchor left out as a shape
@@ -535,5 +535,8 @@ def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
             want = reference_regions({**exact, **renamed})
             assert [(m.query_start, m.query_end) for m in matches] == [
                 (r.start, r.end) for r in want
+            ], f"query {k}"
+            assert [(m.primary_start, m.primary_end, m.exact) for m in matches] == [
+                (r.primary.start, r.primary.end, r.primary.exact) for r in want
             ], f"query {k}"
     assert renamed_seen, "no renamed copy among the answers"

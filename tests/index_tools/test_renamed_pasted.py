@@ -1,0 +1,133 @@
+"""Renamed copies as people paste them (#38): a real function (the standard library's
+`zipfile.ZipInfo.from_file`, indexed from this interpreter's own `zipfile.py`) with one, two
+and five local names renamed, pasted between the user's own code — after an import line
+ending in a name, inside a class before the class's next `def`, mid-line — is one match
+whose primary span is the renamed whole, stopped where the copy stops, its renames said in
+every output, the exact runs inside it its parts."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import shutil
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from index_tools import BuildOptions, build_index, open_index, tokenize
+
+pytestmark = pytest.mark.usefixtures("search_path")  # both search paths
+
+SOURCE, FIRST = inspect.getsourcelines(zipfile.ZipInfo.from_file)  # from `@classmethod`
+METHOD = "".join(SOURCE[1:])  # from `def from_file(`
+DEF_LINE = FIRST + 1
+LAST_LINE = FIRST + len(SOURCE) - 1  # `return zinfo`
+ZIPFILE = Path(inspect.getsourcefile(zipfile))
+NEXT_DEF = ZIPFILE.read_text(encoding="utf-8").splitlines()[LAST_LINE:]
+
+RENAMES = {
+    1: {"zinfo": "info"},
+    2: {"arcname": "name_in_archive", "zinfo": "info"},
+    5: {
+        "arcname": "name_in_archive",
+        "st": "stats",
+        "isdir": "is_folder",
+        "date_time": "stamp",
+        "zinfo": "info",
+    },
+}
+
+
+def renamed(text: str, names: dict[str, str]) -> str:
+    return re.sub(r"\b\w+\b", lambda m: names.get(m.group(), m.group()), text)
+
+
+def pairs_in_order(names: dict[str, str]) -> list[tuple[str, str]]:
+    """The renames as a match lists them: by where each source name first occurs."""
+    words = [w.text for w in tokenize(METHOD)]
+    first = {n: min(i for i, w in enumerate(words) if w == n) for n in names}
+    return [(n, names[n]) for n in sorted(names, key=first.__getitem__)]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    # the next method of the class follows `from_file` in the file (the `def` the user's
+    # own next `def` faces)
+    follows = next(line.strip() for line in NEXT_DEF if line.strip())
+    if not follows.startswith("def ") or SOURCE[0].strip() != "@classmethod":
+        pytest.skip("this Python's zipfile.ZipInfo.from_file is laid out otherwise")
+    tmp = tmp_path_factory.mktemp("pasted")
+    (tmp / "src").mkdir()
+    shutil.copy(ZIPFILE, tmp / "src" / "zipfile.py")
+    build_index([str(tmp / "src")], tmp / "idx", BuildOptions(jobs=1, progress=False))
+    with open_index(tmp / "idx") as idx:
+        yield idx
+
+
+# The user's file around the pasted method: (before, after). `main` and `names` are the
+# user's own `def`s after it: in the rename-insensitive view any name equals any name, so
+# `def main(` faces the source's next `def is_dir(` — the copy ends before `main`, on the
+# `def` both have.
+AFTER_IMPORT = (
+    "import os, stat, time\nfrom zipfile import ZipInfo\n",
+    "\ndef main(self):\n    return 1\n",
+)
+IN_CLASS = (
+    "class Bundle:\n    compression = 8\n\n    @classmethod\n",
+    "\n    def names(self):\n        return []\n",
+)
+MID_LINE = ("import os, stat, time\nx = 1; ", "\n\ndef main(self):\n    return x\n")
+
+CASES = {  # id: (renames, placing, first word, last word, source lines of the primary span,
+    # the exact runs of 60 words or more inside it)
+    "one-after-import": (1, AFTER_IMPORT, "def", "def", (DEF_LINE, LAST_LINE + 2), 1),
+    "two-in-class": (2, IN_CLASS, "@", "def", (FIRST, LAST_LINE + 2), 1),
+    "five-mid-line": (5, MID_LINE, "def", "def", (DEF_LINE, LAST_LINE + 2), 0),
+}
+
+
+def pasted(case: str) -> tuple[str, str, dict[str, str]]:
+    """(the user's file, the pasted text, its renames)."""
+    n, (before, after), *_ = CASES[case]
+    body = METHOD if case == "two-in-class" else textwrap.dedent(METHOD)  # a function
+    text = renamed(body, RENAMES[n])
+    return before + text + after, text, RENAMES[n]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_renamed_whole_is_the_quote_and_stops_where_the_copy_stops(index, case):
+    file, text, names = pasted(case)
+    _, (before, _), first, last, lines, runs = CASES[case]
+    (m,) = index.match(file, language="python")  # as `check` reads a file
+    assert m.exact is False
+    assert m.renamed == pairs_in_order(names)  # no pair of the user's own names
+    # the range: the whole paste (and the `def` both have next), nothing of the code before
+    quoted = tokenize(m.text)
+    assert (quoted[0].text, quoted[-1].text) == (first, last)
+    start = file.index(text) if first == "def" else file.index("@classmethod")
+    assert m.char_start == start
+    assert m.text == file[m.char_start : m.char_end]
+    assert (m.range.start.line, m.range.start.character) == (
+        file[:start].count("\n"),
+        start - (file.rfind("\n", 0, start) + 1),
+    )
+    # the primary span is the whole, with its source lines
+    assert (m.primary_start, m.primary_end) == (m.query_start, m.query_end)
+    (src,) = m.sources
+    assert (src.path, src.start_line, src.end_line) == ("zipfile.py", *lines)
+    assert src.words == m.length
+    # the exact runs inside it are its parts, copied unchanged, in the same file
+    assert len(m.parts) == runs and all(p.exact and p.renamed == [] for p in m.parts)
+    for p in m.parts:
+        assert m.query_start <= p.query_start and p.query_end <= m.query_end
+        assert p.length >= 60 and p.file_count == 1
+        assert p.sources[0].path == "zipfile.py"
+    # the same paste unrenamed: one exact match, its edges the same
+    back = {b: a for a, b in names.items()}
+    (exact,) = index.match(file.replace(text, renamed(text, back)), language="python")
+    assert exact.exact is True and exact.renamed == [] and exact.parts == []
+    quoted = tokenize(exact.text)
+    assert (quoted[0].text, quoted[-1].text) == (first, back.get(last, last))
+    assert (exact.sources[0].start_line, exact.sources[0].end_line) == lines

@@ -1,7 +1,7 @@
 """Hover on a flagged range: what the diagnostic line cannot hold. The editor already shows
 the line (`Quoted: python/cpython Lib/shutil.py L224–L288 · PSF-2.0 · 408 words · 1 file`);
 the hover adds the sources as links with their licenses, the parts found in more files with
-their own counts, the renamed names, and why it shows as it does. Every piece of corpus
+their own counts, a renamed copy's renames, and why it shows as it does. Every piece of corpus
 metadata is reduced to printable text (no control or bidi characters, no credentials) and
 escaped; only clean http(s) links are rendered."""
 
@@ -68,6 +68,14 @@ def _lines_of(part: Part) -> str:
     return f"line {a}" if a == b else f"lines {a}\u2013{b}"
 
 
+def _renames(renamed: list[tuple[str, str]], esc: Callable[[object], str]) -> str:
+    """`parsed \u2192 url_parts, no_proxy_hosts \u2192 excluded_hosts` (the first
+    `MAX_RENAMED`)."""
+    shown = ", ".join(f"{esc(a)} \u2192 {esc(b)}" for a, b in renamed[:MAX_RENAMED])
+    more = len(renamed) - MAX_RENAMED
+    return shown + (f", and {more} more" if more > 0 else "")
+
+
 def _why(match: Match, verdict: Verdict | None) -> str:
     if verdict is None:
         return ""
@@ -104,20 +112,23 @@ def _block(
     if compare:
         section(f"[Compare with source]({compare})")
     if match.parts:
-        section(bold("Parts also found elsewhere:"))
+        # a renamed copy's parts are mostly the code it copied unchanged
+        section(bold("Parts also found elsewhere:" if match.exact else "Parts:"))
         for p in match.parts[:MAX_PARTS]:
             where = f" \u2014 {source_line(p.sources[0], markdown)}" if p.sources else ""
             span = _lines_of(p)
+            if not p.exact:
+                how = f", renamed copy: {_renames(p.renamed, esc)}"
+            else:
+                how = ", copied unchanged" if not match.exact else ""
             lines.append(
-                f"- {p.length} words{f' ({span})' if span else ''} in "
+                f"- {p.length} words{f' ({span})' if span else ''}{how} in "
                 f"{count_phrase(p.file_count, p.file_count_exact)}{where}"
             )
         if len(match.parts) > MAX_PARTS:
             lines.append(f"- and {len(match.parts) - MAX_PARTS} more parts")
     if match.renamed:
-        shown = ", ".join(f"{esc(a)} \u2192 {esc(b)}" for a, b in match.renamed[:MAX_RENAMED])
-        more = f", and {len(match.renamed) - MAX_RENAMED} more" if len(match.renamed) > 6 else ""
-        section(f"{bold('Renamed here:')} {shown}{more}")
+        section(f"{bold('Renamed copy:')} {_renames(match.renamed, esc)}")
     why = _why(match, verdict)
     if why:
         section(f"_{esc(why)}_" if markdown else why)

@@ -9,6 +9,7 @@ import xxhash
 from ..judge.verdict import Verdict
 from ..model import KINDS, Match, Part, describe_match
 from ..safe_text import clean_link, printable
+from .text_report import part_view
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {
@@ -36,12 +37,13 @@ def _region(r) -> dict:
     }
 
 
-def _part_text(p: Part) -> str:
+def _part_text(p: Part, m: Match) -> str:
     files = "file" if p.file_count == 1 else "files"
     bound = "" if p.file_count_exact else "at least "
     url = _link(p.sources[0].url) if p.sources else ""
     where = f": {url}" if url else ""
-    return f"{p.length} words of it ({p.kind}) found in {bound}{p.file_count} {files}{where}"
+    how = part_view(m, p, ", ")
+    return f"{p.length} words of it ({p.kind}{how}) found in {bound}{p.file_count} {files}{where}"
 
 
 def _link(url: str) -> str:
@@ -139,7 +141,7 @@ def sarif_report(
                             "artifactLocation": {"uri": uri},
                             "region": _region(p.range),
                         },
-                        "message": {"text": printable(_part_text(p), 2000)},
+                        "message": {"text": printable(_part_text(p, m), 2000)},
                     }
                     for i, p in enumerate(m.parts)
                     if p.range is not None

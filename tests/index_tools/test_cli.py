@@ -326,7 +326,7 @@ def test_check_finds_a_renamed_copy_by_file_language(built, tmp_path):
     r = run("check", f, "--index", built["out"])
     assert r.returncode == 1
     assert "Renamed copy: " in r.stdout
-    assert "renamed: lat1 \u2192 p, lon1 \u2192 q, lat2 \u2192 s, lon2 \u2192 t" in r.stdout
+    assert "renamed copy: lat1 \u2192 p, lon1 \u2192 q, lat2 \u2192 s, lon2 \u2192 t" in r.stdout
     txt = tmp_path / "renamed.txt"  # no language: exact matching only
     txt.write_text(renamed)
     assert run("check", txt, "--index", built["out"]).returncode == 0

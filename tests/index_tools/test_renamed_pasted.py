@@ -8,6 +8,7 @@ every output, the exact runs inside it its parts."""
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import shutil
 import textwrap
@@ -16,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from index_tools import BuildOptions, build_index, open_index, tokenize
+from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
+from index_tools.cli.sarif import sarif_report
+from index_tools.cli.text_report import match_details
 
 pytestmark = pytest.mark.usefixtures("search_path")  # both search paths
 
@@ -131,3 +134,59 @@ def test_the_renamed_whole_is_the_quote_and_stops_where_the_copy_stops(index, ca
     quoted = tokenize(exact.text)
     assert (quoted[0].text, quoted[-1].text) == (first, back.get(last, last))
     assert (exact.sources[0].start_line, exact.sources[0].end_line) == lines
+
+
+def test_the_renames_are_said_in_text_json_and_sarif(index):
+    file, _, names = pasted("two-in-class")
+    (m,) = index.match(file, language="python")
+    said = ", ".join(f"{a} \u2192 {b}" for a, b in pairs_in_order(names))
+    assert said == "arcname \u2192 name_in_archive, zinfo \u2192 info"
+    head = describe_match(m)
+    assert head.startswith(f"Renamed copy: src zipfile.py L{FIRST}\u2013L{LAST_LINE + 2} \u00b7 ")
+    assert f"renamed {said}" in head
+    details = match_details(m)
+    assert f"\n  renamed copy: {said}\n" in details
+    assert "; recitation; copied unchanged" in details  # its exact runs
+    d = json.loads(json.dumps(m.to_dict()))
+    assert d["exact"] is False
+    assert d["renamed"] == [{"from": a, "to": b} for a, b in pairs_in_order(names)]
+    assert (d["primary_start"], d["primary_end"]) == (d["query_start"], d["query_end"])
+    assert d["sources"][0]["start_line"] == FIRST
+    assert all(p["exact"] for p in d["parts"])
+    (result,) = sarif_report([("bundle.py", m)], "0")["runs"][0]["results"]
+    assert result["message"]["text"].startswith(head)
+    assert result["properties"]["renamed"] == d["renamed"]
+    assert result["properties"]["exact"] is False
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
+    assert all("copied unchanged" in loc["message"]["text"] for loc in result["relatedLocations"])
+
+
+def test_the_renames_are_said_in_the_diagnostic_and_the_hover(index):
+    from server.diagnostics import StoredMatch, message_for
+    from server.hover import hover_markdown, hover_plaintext
+
+    file, _, names = pasted("five-mid-line")
+    (m,) = index.match(file, language="python")
+    message = message_for(m)
+    assert message.startswith(
+        f"Renamed copy: src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE + 2} \u00b7 "
+    )
+    assert "renamed arcname \u2192 name_in_archive, st \u2192 stats" in message
+    stored = StoredMatch.create(m, m.char_start, m.char_end, ("x",))
+    plain = hover_plaintext([(stored, None)])
+    said = ", ".join(f"{a} \u2192 {b}" for a, b in pairs_in_order(names))
+    assert f"Renamed copy: {said}" in plain
+    assert f"Sources (1 file):\n- src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE + 2} " in plain
+    markdown = hover_markdown([(stored, None)])
+    assert "**Renamed copy:** arcname \u2192 name\\_in\\_archive" in markdown
+    # a renamed copy's exact runs: its parts, copied unchanged
+    file, _, _ = pasted("one-after-import")
+    (m,) = index.match(file, language="python")
+    assert message_for(m).endswith(
+        "\u00b7 renamed zinfo \u2192 info \u00b7 1 nested part (up to 1 file)"
+    )
+    stored = StoredMatch.create(m, m.char_start, m.char_end, ("x",))
+    markdown = hover_markdown([(stored, None)])
+    assert "**Parts:**\n- " in markdown
+    assert ", copied unchanged in 1 file \u2014 src zipfile\\.py L" in markdown
+    assert "**Renamed copy:** zinfo \u2192 info" in markdown

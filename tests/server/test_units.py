@@ -176,7 +176,7 @@ def test_renamed_copies_say_so():
     assert message_for(typed).startswith("Renamed copy: owner/r0 Lib/json/decoder.py")
     assert message_for(typed).endswith("\u00b7 renamed total \u2192 acc_*")
     text = hover_markdown([(stored_of(m), None)])
-    assert "**Renamed here:** total \u2192 acc\\_\\*" in text
+    assert "**Renamed copy:** total \u2192 acc\\_\\*" in text
 
 
 def test_check_and_the_editor_share_default_severities():

@@ -1,7 +1,7 @@
 """`recitation-index show`: a source's lines with the quoted part marked, in the terminal.
 
-Reads what `query` reads (a suggestion on stdin, `--context-file`), or the JSON that
-`query --json` printed, picks a match and one of its sources, and prints the source's lines
+Reads what `query` reads (a suggestion on stdin or in a file, `--context-file`), or the JSON
+that `query --json` printed, picks a match and one of its sources, and prints the source's lines
 around the quote from the index (local or an index service: the same request as the
 editor's "Compare with source"). On a terminal the common words are coloured (renamed names
 in another colour); otherwise the quoted lines are marked with `>`. The source's text is
@@ -18,10 +18,9 @@ import os
 import sys
 import unicodedata
 
-from ..match.source_view import OK, SourceView, source_view
+from ..match.source_view import OK, SourceRequest, SourceView, source_view
 from ..model import query_report
 from ..safe_text import printable
-from ..service.source_route import read_source_request
 from .output import json_text
 
 BOLD_GREEN = "\x1b[1;32m"
@@ -34,14 +33,18 @@ def add_show_parser(sub, func) -> None:
     """The `show` subcommand, run by `func(args)` (commands.py opens the index)."""
     s = sub.add_parser(
         "show",
-        help="print a source's lines beside a quote read from stdin",
-        description="Read a suggestion on stdin (or the JSON `query --json` printed), pick a "
-        "match and one of its sources, and print the source's lines around the quote with "
-        "the quoted part marked: coloured on a terminal, `>` before each quoted line "
-        "otherwise. Exit status 1 when there is nothing to show.",
+        help="print a source's lines beside a quote read from a file or stdin",
+        description="Read a suggestion from FILE or stdin (or the JSON `query --json` "
+        "printed), pick a match and one of its sources, and print the source's lines around "
+        "the quote with the quoted part marked: coloured on a terminal, `>` before each "
+        "quoted line otherwise. The language (renamed copies) is --language, else FILE's or "
+        "--context-file's extension, else the one that finds the most quoted words. Exit "
+        "status 1 when there is nothing to show.",
     )
     s.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
-    s.add_argument("--index", dest="index_opt", metavar="DIR", help="(the same)")
+    s.add_argument("file", nargs="?", metavar="FILE", help="the code to look up (default: stdin)")
+    # not `index_opt`, which `main` puts in place of the first positional: that may be FILE
+    s.add_argument("--index", dest="show_index", metavar="DIR", help="(the same as DIR)")
     s.add_argument("--match", type=int, default=1, metavar="N", help="which match (1)")
     s.add_argument("--source", type=int, default=1, metavar="N", help="which of its sources (1)")
     s.add_argument("--part", type=int, metavar="N", help="a source of the match's Nth part")
@@ -50,7 +53,12 @@ def add_show_parser(sub, func) -> None:
     )
     s.add_argument("--context-file", metavar="F", help="code written before the suggestion")
     s.add_argument("--min-tokens", type=int, default=60, help="shortest span reported (60)")
-    s.add_argument("--language", metavar="LANG", help="as for query")
+    s.add_argument(
+        "--language",
+        metavar="LANG",
+        help="as for query; default: FILE's or --context-file's extension, else the language "
+        "whose renamed copies quote the most words",
+    )
     s.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="(auto: a terminal)"
     )
@@ -59,8 +67,38 @@ def add_show_parser(sub, func) -> None:
     s.set_defaults(func=func)
 
 
+def code_path(args) -> str | None:
+    """The file of code to look up, when one is named (else stdin); `args.index` left the
+    index's: `show DIR FILE`, `show --index DIR FILE`, and `show FILE` with the default
+    index (a file is never an index, which is a folder)."""
+    if args.show_index:
+        if args.index and not args.file:
+            args.file = args.index
+        args.index = args.show_index
+    elif args.index and not args.file and os.path.isfile(args.index):
+        args.index, args.file = None, args.index
+    return args.file
+
+
+def _languages(idx) -> list[str]:
+    """The languages of the index's rename-insensitive view (every supported one for an
+    index service, which says none)."""
+    from ..text.normalize import GRAMMARS, supported
+
+    header = getattr(idx, "header", None)
+    names = getattr(header, "renamed_languages", None)
+    if not isinstance(names, list):
+        names = sorted(GRAMMARS)
+    return [lang for lang in names if supported(lang)]
+
+
 def _report(stdin: str, context: str, args, idx) -> dict:
-    """The query report: read as given (`query --json`), or made by querying the index."""
+    """The query report: read as given (`query --json`), or made by querying the index.
+
+    The language is `--language`, else the file's (FILE, else `--context-file`), else the
+    one whose answer quotes the most words (none first: exact matching alone when no
+    renamed copy adds any), so that `--match 1` is the renamed copy when it is the longer
+    quote, as `check` reports the file."""
     stripped = stdin.lstrip()
     if stripped.startswith("{"):
         try:
@@ -71,11 +109,21 @@ def _report(stdin: str, context: str, args, idx) -> dict:
             return report
     from ..build.sources.languages import language_for_path
 
-    language = args.language or (
-        language_for_path(args.context_file) if args.context_file else None
-    )
+    named = args.file or args.context_file
+    language = args.language or (language_for_path(named) if named else None)
+
+    def ask(lang):
+        return idx.match(stdin, context, min_tokens=args.min_tokens, language=lang)
+
+    matches = ask(language)
+    if not language:
+        best = sum(m.length for m in matches)
+        for lang in _languages(idx):
+            answer = ask(lang)
+            words = sum(m.length for m in answer)
+            if words > best:
+                language, matches, best = lang, answer, words
     args.language = language
-    matches = idx.match(stdin, context, min_tokens=args.min_tokens, language=language)
     return query_report(stdin, context, matches)
 
 
@@ -135,7 +183,7 @@ def show_view(args, idx, stdin: str, context: str) -> int:
     match, src, exact = picked
     quote = match.get("text") if isinstance(match.get("text"), str) else ""
     try:
-        request = read_source_request(
+        request = SourceRequest.from_dict(
             {
                 "source": src,
                 "quote": quote,
@@ -193,7 +241,7 @@ def render(view: SourceView, colour: bool) -> str:
         lines_out.append(printable(view.message, 1000))
     if view.renamed:
         shown = ", ".join(f"{a} \u2192 {b}" for a, b in view.renamed)
-        lines_out.append(f"renamed: {printable(shown, 2000)}")
+        lines_out.append(f"renamed copy: {printable(shown, 2000)}")
     text = view.text
     width = len(str(view.first_line + text.count("\n")))
     q0, q1 = view.quoted

@@ -593,6 +593,10 @@ MAX_NAME_CHARS = 4_000  # of a repository, path or commit in a request
 MAX_GENERATION_CHARS = 200
 
 
+def _too_long(name: str, value: str, limit: int) -> str:
+    return f"`{name}` is too long: {len(value):,} characters, at most {limit:,}"
+
+
 @dataclass(frozen=True)
 class SourceRequest:
     """What a client asks for: a source of a match, the quoted text, how to align them.
@@ -638,8 +642,10 @@ class SourceRequest:
             value = src.get(key, "")
             if value is None:
                 value = ""
-            if not isinstance(value, str) or len(value) > MAX_NAME_CHARS:
+            if not isinstance(value, str):
                 raise ValueError(f"`source.{key}` must be a string")
+            if len(value) > MAX_NAME_CHARS:
+                raise ValueError(_too_long(f"source.{key}", value, MAX_NAME_CHARS))
             names[key] = value
         if not names["repository"] and not names["path"]:
             raise ValueError("`source` needs a repository or a path")
@@ -652,10 +658,10 @@ class SourceRequest:
                 raise ValueError(f"`source.{key}` must be a whole number >= 0")
             lines.append(value)
         generation = raw.get("generation")
-        if generation is not None and (
-            not isinstance(generation, str) or len(generation) > MAX_GENERATION_CHARS
-        ):
+        if generation is not None and not isinstance(generation, str):
             raise ValueError("`generation` must be a short string or null")
+        if generation is not None and len(generation) > MAX_GENERATION_CHARS:
+            raise ValueError(_too_long("generation", generation, MAX_GENERATION_CHARS))
         quote = raw.get("quote", "")
         if not isinstance(quote, str):
             raise ValueError("`quote` must be a string")

@@ -16,8 +16,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ..match.source_view import (
-    MAX_GENERATION_CHARS,
-    MAX_NAME_CHARS,
     SourceRequest,
     source_view,
 )
@@ -37,29 +35,6 @@ def _executor() -> ThreadPoolExecutor:
     return _views
 
 
-def too_long(raw: object) -> str | None:
-    """What is too long in a request's JSON (a source's repository, path or commit past
-    MAX_NAME_CHARS, the generation past MAX_GENERATION_CHARS), said as such; None when
-    nothing is. (`SourceRequest.from_dict` refuses these as "must be a string".)"""
-    if not isinstance(raw, dict):
-        return None
-    src = raw.get("source")
-    fields = [(f"source.{k}", src.get(k), MAX_NAME_CHARS) for k in ("repository", "path", "commit")]
-    fields.append(("generation", raw.get("generation"), MAX_GENERATION_CHARS))
-    for name, value, limit in fields if isinstance(src, dict) else fields[-1:]:
-        if isinstance(value, str) and len(value) > limit:
-            return f"`{name}` is too long: {len(value):,} characters, at most {limit:,}"
-    return None
-
-
-def read_source_request(raw: object) -> SourceRequest:
-    """`SourceRequest.from_dict`, with a value too long said to be (ValueError)."""
-    problem = too_long(raw)
-    if problem:
-        raise ValueError(problem)
-    return SourceRequest.from_dict(raw)
-
-
 def parse_source_request(body: bytes, Refused) -> SourceRequest:  # noqa: N803
     """The request, checked (400 otherwise)."""
     try:
@@ -67,7 +42,7 @@ def parse_source_request(body: bytes, Refused) -> SourceRequest:  # noqa: N803
     except (ValueError, RecursionError):
         raise Refused(400, "bad_json", "the body is not JSON") from None
     try:
-        return read_source_request(raw)
+        return SourceRequest.from_dict(raw)
     except ValueError as exc:
         raise Refused(400, "bad_request", str(exc)) from None
 

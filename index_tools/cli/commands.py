@@ -27,7 +27,7 @@ from ..store.shards import RENAMED_STRIDE
 from ..store.small_files import read_small_file, size_text
 from .output import json_text, reconfigure_output
 from .sbom_cli import add_references_parser, add_sbom_options
-from .show import add_show_parser, show_view
+from .show import add_show_parser, code_path, show_view
 from .text_report import match_details
 
 DESCRIPTION = """\
@@ -266,7 +266,8 @@ def cmd_show(args) -> int:
         raise UsageError("--context-lines must be 0..200")
     if args.min_tokens < 1:
         raise UsageError("--min-tokens must be at least 1")
-    stdin = _read_stdin(MAX_CODE_BYTES)
+    path = code_path(args)  # FILE, or stdin
+    stdin = _read_text(path, MAX_CODE_BYTES) if path else _read_stdin(MAX_CODE_BYTES)
     context = _read_text(args.context_file, MAX_CODE_BYTES) if args.context_file else ""
     with _open(_index_path(args.index), args.token_file) as idx:
         return show_view(args, idx, stdin, context)

@@ -11,6 +11,8 @@ import inspect
 import json
 import re
 import shutil
+import subprocess
+import sys
 import textwrap
 import zipfile
 from pathlib import Path
@@ -55,7 +57,7 @@ def pairs_in_order(names: dict[str, str]) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
+def index_dir(tmp_path_factory) -> Path:
     # the next method of the class follows `from_file` in the file (the `def` the user's
     # own next `def` faces)
     follows = next(line.strip() for line in NEXT_DEF if line.strip())
@@ -65,7 +67,12 @@ def index(tmp_path_factory):
     (tmp / "src").mkdir()
     shutil.copy(ZIPFILE, tmp / "src" / "zipfile.py")
     build_index([str(tmp / "src")], tmp / "idx", BuildOptions(jobs=1, progress=False))
-    with open_index(tmp / "idx") as idx:
+    return tmp / "idx"
+
+
+@pytest.fixture(scope="module")
+def index(index_dir):
+    with open_index(index_dir) as idx:
         yield idx
 
 
@@ -190,3 +197,61 @@ def test_the_renames_are_said_in_the_diagnostic_and_the_hover(index):
     assert "**Parts:**\n- " in markdown
     assert ", copied unchanged in 1 file \u2014 src zipfile\\.py L" in markdown
     assert "**Renamed copy:** zinfo \u2192 info" in markdown
+
+
+def cli(*args, stdin: str = "", cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "index_tools.cli", *map(str, args)],
+        input=stdin, capture_output=True, text=True, timeout=300, cwd=cwd,
+    )  # fmt: skip
+
+
+def test_check_says_the_renamed_copy_first(index_dir, tmp_path):
+    file, _, _ = pasted("one-after-import")
+    (tmp_path / "bundle.py").write_text(file, encoding="utf-8")
+    r = cli("check", "bundle.py", "--index", index_dir, cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    head, *details = r.stdout.splitlines()
+    assert head.startswith(
+        f"bundle.py:3:1: warning: Renamed copy: src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE + 2} "
+    ), head
+    assert "\u00b7 renamed zinfo \u2192 info \u00b7 1 nested part (up to 1 file)" in head
+    assert "  renamed copy: zinfo \u2192 info" in details
+    assert any(line.endswith("; recitation; copied unchanged") for line in details)
+    r = cli("check", "bundle.py", "--index", index_dir, "--format", "json", cwd=tmp_path)
+    (m,) = json.loads(r.stdout)["results"]
+    assert m["file"] == "bundle.py" and m["exact"] is False
+    assert m["renamed"] == [{"from": "zinfo", "to": "info"}]  # on the match itself
+    assert m["sources"][0]["start_line"] == DEF_LINE
+
+
+@pytest.mark.parametrize("how", ["stdin", "file", "--index file", "default index"])
+def test_show_shows_the_renamed_copy_first(index_dir, tmp_path, monkeypatch, how):
+    """`show` marks the whole renamed copy and lists its renames: the language is the
+    file's when it is named; with neither a name nor --language, the renamed view comes
+    first because it is the longer quote."""
+    file, _, _ = pasted("two-in-class")
+    path = tmp_path / "bundle.py"
+    path.write_text(file, encoding="utf-8")
+    args = {
+        "stdin": (index_dir, "--match", "1"),
+        "file": (index_dir, path),
+        "--index file": ("--index", index_dir, path),
+        "default index": (path,),
+    }[how]
+    if how == "default index":
+        monkeypatch.setenv("RECITATION_INDEX", str(index_dir))
+    r = cli("show", *args, "--color", "never", stdin=file if how == "stdin" else "")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith(f"src zipfile.py L{FIRST}\u2013L{LAST_LINE + 2} \u00b7 ")
+    assert lines[1] == "renamed copy: arcname \u2192 name_in_archive, zinfo \u2192 info"
+    marked = [int(line.split("|")[0][1:]) for line in lines[2:] if line.startswith(">")]
+    assert marked[0] == FIRST and marked[-1] == LAST_LINE + 2
+    if how == "stdin":  # without renames, the exact view and no renames, as before
+        before, after = IN_CLASS
+        r = cli("show", index_dir, "--color", "never", stdin=before + METHOD + after)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith(f"src zipfile.py L{FIRST}\u2013L{LAST_LINE + 2} \u00b7 ")
+        assert not any(line.startswith("renamed") for line in lines)

@@ -43,6 +43,7 @@ PART_SOURCES = 3  # sources listed for a part inside the primary span (hover: 1,
 MIN_SAME_NAMES = 0.1  # share of its identifiers a renamed copy keeps (APIs, attributes...)
 MIN_KEYWORDS = 2  # distinct keywords a renamed copy contains ...
 SAME_NAMES_WITHOUT_KEYWORDS = 0.4  # ... unless it keeps at least this share of its names
+SPILL = 5  # words of the code around a renamed copy it can take in at an edge (`_trimmed`)
 
 
 @dataclass(frozen=True)
@@ -555,21 +556,33 @@ def _trimmed(
     """A consistent part [start, end) without what lies past the copy at its edges: while
     the part's first (last) renamed name is renamed by a pairing (source name, name here)
     that occurs nowhere else in the part, that name and every word before (after) it are
-    left out. A rename nothing inside the copy supports is the code around it, equal in
-    this view because any name is (`import x` before a pasted function, `def main(self):`
-    after it). `names`: the part's names in order, (position, source word id, the name here
-    when renamed, else None). The part left, with its names, or None when no renamed name is
-    left (an exact run)."""
+    left out, up to `SPILL` words at each edge. A rename nothing inside the copy supports
+    is the code around it, equal in this view because any name is (`import x` before a
+    pasted function, `def main(self):` after it); code around a copy equals the source's
+    around it by chance, so for a few words only (further in, a name used once is the
+    copy's: a fragment's names are often bound in it and used after it). `names`: the
+    part's names in order, (position, source word id, the name here when renamed, else
+    None). The part left, with its names, or None when no renamed name is left (an exact
+    run)."""
     count: dict[tuple[int, str], int] = {}
     for _, t, mine in names:
         if mine is not None:
             count[(t, mine)] = count.get((t, mine), 0) + 1
     renamed = [k for k, (_, _, mine) in enumerate(names) if mine is not None]
     lo, hi = 0, len(renamed)  # the renamed names kept: renamed[lo:hi]
-    while lo < hi and count[names[renamed[lo]][1:]] == 1:
+    first, last = start, end
+    while (
+        lo < hi
+        and count[names[renamed[lo]][1:]] == 1
+        and names[renamed[lo]][0] + 1 - first <= SPILL
+    ):
         start = names[renamed[lo]][0] + 1
         lo += 1
-    while hi > lo and count[names[renamed[hi - 1]][1:]] == 1:
+    while (
+        hi > lo
+        and count[names[renamed[hi - 1]][1:]] == 1
+        and last - names[renamed[hi - 1]][0] <= SPILL
+    ):
         end = names[renamed[hi - 1]][0]
         hi -= 1
     if lo == hi:

@@ -19,6 +19,7 @@ from index_tools.match.matcher import (
     MIN_SAME_NAMES,
     PART_SHARE,
     SAME_NAMES_WITHOUT_KEYWORDS,
+    SPILL,
 )
 from index_tools.text.normalize import identifier_mask, keywords
 from index_tools.text.words import WORD_RE
@@ -161,17 +162,23 @@ def _consistent_parts(
     mapped to a second name here, or a name here to a second source name; the parts start
     at the name that broke it), then each part stopped where the copy stops: while its
     first (last) renamed name is renamed by a pairing found nowhere else in the part, that
-    name and what lies beyond it are left out. (start, end, renames, share of names kept)
-    of the parts with a renamed name left."""
+    name and what lies beyond it are left out, at most `SPILL` words at each edge. (start,
+    end, renames, share of names kept) of the parts with a renamed name left."""
     parts = []
     start, fwd, back, names = a, {}, {}, []
 
     def close(end: int) -> None:
         pairs = [(i, (d[i + off], q[i])) for i, kept in names if not kept]
         lo, hi = start, end
-        while pairs and sum(p == pairs[0][1] for _, p in pairs) == 1:
+        while (
+            pairs
+            and sum(p == pairs[0][1] for _, p in pairs) == 1
+            and pairs[0][0] + 1 - start <= SPILL
+        ):
             lo = pairs.pop(0)[0] + 1
-        while pairs and sum(p == pairs[-1][1] for _, p in pairs) == 1:
+        while (
+            pairs and sum(p == pairs[-1][1] for _, p in pairs) == 1 and end - pairs[-1][0] <= SPILL
+        ):
             hi = pairs.pop()[0]
         if not pairs:
             return

@@ -143,6 +143,20 @@ def test_the_renamed_whole_is_the_quote_and_stops_where_the_copy_stops(index, ca
     assert (exact.sources[0].start_line, exact.sources[0].end_line) == lines
 
 
+def test_a_fragment_keeps_a_name_used_once_past_a_spill(index):
+    """Code around a copy equals the source's by chance for a few words only: a renamed
+    name used once further in than `SPILL` words from the edge (a fragment's last line
+    binds it) is the copy's, and stays."""
+    head = textwrap.dedent(METHOD).split("\n    zinfo.external_attr")[0]
+    assert head.endswith("zinfo = cls(arcname, date_time)")
+    names = {"st": "stats", "isdir": "is_folder", "zinfo": "info"}  # `zinfo` once, last
+    file = "import os, stat, time\nx = 1\n" + renamed(head, names) + "\n"
+    (m,) = index.match(file, language="python")
+    assert m.exact is False and m.renamed == pairs_in_order(names)
+    quoted = tokenize(m.text)
+    assert (quoted[0].text, quoted[-1].text) == ("def", ")")
+
+
 def test_the_renames_are_said_in_text_json_and_sarif(index):
     file, _, names = pasted("two-in-class")
     (m,) = index.match(file, language="python")

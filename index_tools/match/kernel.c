@@ -357,21 +357,67 @@ typedef struct {
 
 static uint64_t places_not_left(const rc_point *p) { return (p->hi - p->lo) - (p->hi1 - p->lo1); }
 
+/* The interval of pat[0:m] among entries [a, b), all of which start with its first `skip`
+ * bytes, given that it holds the entries [c, d) (a <= c < d <= b: a longer pattern's): its
+ * first entry is searched in [a, c], its end in [d, b] only. */
+static int interval_around(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
+                           uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t *out)
+{
+    int err = RC_OK;
+    while (a < c) {
+        uint64_t mid = a + (c - a) / 2;
+        int cmp = compare_at(s, mid, pat, skip, m, &err);
+        if (err)
+            return err;
+        if (cmp < 0)
+            a = mid + 1;
+        else
+            c = mid;
+    }
+    out[0] = a;
+    while (d < b) {
+        uint64_t mid = d + (b - d) / 2;
+        int cmp = compare_at(s, mid, pat, skip, m, &err);
+        if (err)
+            return err;
+        if (cmp <= 0)
+            d = mid + 1;
+        else
+            b = mid;
+    }
+    out[1] = d;
+    return RC_OK;
+}
+
+/* The interval of pat[0:m] among entries [a, b) (all starting with its first `skip` bytes),
+ * inside which a longer pattern's, [c, d), lies when it is not empty. */
+static int interval_within(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
+                           uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t *out)
+{
+    if (c < d && a <= c && d <= b)
+        return interval_around(s, pat, m, skip, a, b, c, d, out);
+    return rc_interval(s, pat, m, skip, a, b, out);
+}
+
 /* The point at end e, searched within the intervals of `from` (from->e <= e: its words are
- * known equal and not compared again). */
+ * known equal and not compared again) and around those of `to` (to->e > e: inside them),
+ * when there is one. */
 static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
-                    const rc_point *from, uint64_t e, rc_point *out)
+                    const rc_point *from, const rc_point *to, uint64_t e, rc_point *out)
 {
     const uint64_t w = s->width;
+    const rc_point none = {0, 0, 0, 0, 0};
     uint64_t iv[2] = {0, 0};
     int err;
+    if (!to || to->e > qn)
+        to = &none;
     out->e = e;
     out->lo = out->hi = out->lo1 = out->hi1 = 0;
     if (e > qn)
         return RC_OK;
     if (from->hi > from->lo) {
-        err = rc_interval(s, q + start * w, (e - start) * w, (from->e - start) * w, from->lo,
-                          from->hi, iv);
+        err = interval_within(s, q + start * w, (e - start) * w, (from->e - start) * w,
+                              from->lo, from->hi, to->lo, to->hi, iv);
         if (err)
             return err;
         out->lo = iv[0];
@@ -379,8 +425,8 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
     }
     if (start && from->hi1 > from->lo1) {
         uint64_t known = from->e > start ? from->e - start + 1 : 0; /* (none from `all`) */
-        err = rc_interval(s, q + (start - 1) * w, (e - start + 1) * w, known * w, from->lo1,
-                          from->hi1, iv);
+        err = interval_within(s, q + (start - 1) * w, (e - start + 1) * w, known * w,
+                              from->lo1, from->hi1, to->lo1, to->hi1, iv);
         if (err)
             return err;
         out->lo1 = iv[0];
@@ -398,6 +444,8 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
     const uint64_t w = s->width, size = s->tok_len / w, from = *count;
     for (uint64_t i = x->lo; i < x->hi; i++) {
         uint64_t p = s->sa[i];
+        if (i + 8 < x->hi && s->sa[i + 8] + (x->e - start) < size) /* random reads, overlapped */
+            __builtin_prefetch(s->tok + (s->sa[i + 8] + (x->e - start)) * w);
         if (p >= size || size - p < x->e - start)
             return RC_DAMAGED;
         uint64_t c = p + (x->e - start), lim = qn - x->e < size - c ? qn - x->e : size - c;
@@ -460,7 +508,7 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
     rc_point stack[2 * 64 + 2][2];                       /* ranges [x, y) still to split */
     uint64_t depth = 0;
     rc_point x, y = {qn + 1, 0, 0, 0, 0};
-    int err = point_at(s, q, qn, start, &all, first, &x);
+    int err = point_at(s, q, qn, start, &all, NULL, first, &x);
     if (err)
         return err;
     stack[depth][0] = x;
@@ -488,7 +536,7 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
             continue;
         }
         rc_point m;
-        err = point_at(s, q, qn, start, &x, x.e + (y.e - x.e) / 2, &m);
+        err = point_at(s, q, qn, start, &x, &y, x.e + (y.e - x.e) / 2, &m);
         if (err)
             return err;
         stack[depth][0] = m; /* the right half, taken after the left: ascending ends */

@@ -34,7 +34,15 @@ from .filters import is_oversize, text_from_bytes
 from .folder import clean_path, skip_dir
 from .languages import language_for_path
 from .licenses import NOASSERTION, license_from_files
-from .registry_http import Digest, Endpoint, Http, RegistryError, deadline_seconds, file_digest
+from .registry_http import (
+    Digest,
+    Endpoint,
+    Http,
+    RegistryError,
+    cache_file,
+    deadline_seconds,
+    file_digest,
+)
 
 MAX_LIST_BYTES = 64 << 20  # a requirements file, names list or package(-lock).json: at most
 
@@ -345,7 +353,7 @@ class PackageSource(CorpusSource):
         ).hexdigest()
         path = Path(self.options.cache) / self.kind / "resolved" / key[:2] / f"{key}.json"
         try:
-            return Resolved.from_dict(json.loads(path.read_text("utf-8")))
+            return Resolved.from_dict(json.loads(cache_file(path).read_text("utf-8")))
         except (OSError, ValueError, KeyError, TypeError):
             pass
         resolved = self.ecosystem.resolve(w)
@@ -353,7 +361,7 @@ class PackageSource(CorpusSource):
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_text(json.dumps(resolved.to_dict()), "utf-8")
-            os.replace(tmp, path)
+            os.replace(tmp, cache_file(path))
         except OSError:
             pass
         return resolved
@@ -400,7 +408,7 @@ class PackageSource(CorpusSource):
         stamp = f"{limits.max_members}:{limits.max_expanded_bytes}"
         side = archive.with_name(archive.name + ".meta.json")
         try:
-            cached = json.loads(side.read_text("utf-8"))
+            cached = json.loads(cache_file(side).read_text("utf-8"))
             if cached.get("limits") == stamp and cached.get("format") == 1:
                 return PackageMeta(
                     license=str(cached.get("license") or NOASSERTION),
@@ -424,7 +432,7 @@ class PackageSource(CorpusSource):
         tmp = side.with_name(side.name + f".{os.getpid()}.tmp")
         try:
             tmp.write_text(json.dumps(record), "utf-8")
-            os.replace(tmp, side)
+            os.replace(tmp, cache_file(side))
         except OSError:
             pass
         return meta

@@ -40,6 +40,7 @@ from http.client import HTTPException, IncompleteRead
 from pathlib import Path
 
 from ...safe_text import printable, redact_credentials
+from ...store.small_files import writable_target
 from .base import SourceError
 
 USER_AGENT = "recitation-index (package sources)"
@@ -275,6 +276,13 @@ def sri_digests(integrity: str) -> list[Digest]:
     return sorted(found, key=lambda d: order[d.algorithm])
 
 
+def cache_file(path: Path) -> Path:
+    """`path` in a cache, where only regular files of ours belong: a folder, a named pipe,
+    a device, a socket or a link there is refused (NotRegularFile, one line), never read
+    (a pipe would block) nor replaced."""
+    return writable_target(path, follow_links=False)
+
+
 def file_digest(path: Path, algorithm: str) -> str:
     h = hashlib.new(algorithm)
     with open(path, "rb") as f:
@@ -426,6 +434,7 @@ class Http:
         if not digests:
             raise RegistryError(_p(what) + "the registry gives no digest to verify the download")
         digest = digests[0]
+        cache_file(dest)
         if dest.exists():
             if file_digest(dest, digest.algorithm) == digest.hex:
                 return dest
@@ -441,7 +450,7 @@ class Http:
                 declared = self._fetch_into(url, part, headers, what, max_bytes, on_bytes, deadline)
                 got = file_digest(part, digest.algorithm)
                 if got == digest.hex:
-                    os.replace(part, dest)
+                    os.replace(part, cache_file(dest))
                     return dest
                 if whole:
                     have = part.stat().st_size if part.exists() else 0

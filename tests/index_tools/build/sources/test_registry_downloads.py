@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import subprocess
 import sys
 import tarfile
@@ -141,9 +142,10 @@ class Registry(BaseHTTPRequestHandler):
 def registry():
     files = {
         name: sdist(name, "1.0", {f"{name}/core.py": CODE})
-        for name in ("ok", "slow", "cut", "hop", "hopdown")
+        for name in ("ok", "slow", "cut", "hop", "hopdown", "fifo")
     }
     files["sparse"] = sparse_tar_gz(2_000)
+    Registry.served = files
     handler = type("Handler", (Registry,), {"files": files})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
@@ -278,3 +280,18 @@ def test_the_deadline_holds_in_the_engine_too(registry, tmp_path):
         open_pypi("pypi:slow", "slow", options=opts, max_file_bytes=10**6)
     assert time.monotonic() - started < 10
     assert not list((tmp_path / "c").rglob("*.tar.gz"))  # nothing kept as if it were whole
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes: POSIX")
+def test_a_special_file_in_the_package_cache_is_refused_never_read_nor_replaced(built, registry):
+    """A named pipe where the archive is cached would block a read for ever and be replaced
+    by the download: it is refused in one line, and left as it was."""
+    out, root = built
+    digest = hashlib.sha256(Registry.served["fifo"]).hexdigest()
+    where = root / "cache" / "pypi" / digest[:2] / digest / "fifo-1.0.tar.gz"
+    where.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(where)
+    line, took = fails_alone(built, registry, "pypi:fifo")
+    assert line.startswith("recitation-index: pypi:fifo: ") and "not a regular file" in line
+    assert took < 60
+    assert stat.S_ISFIFO(os.lstat(where).st_mode)

@@ -107,6 +107,24 @@ static void top_narrow(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64
         *a = *b;
 }
 
+/* The first entry of [a, b) that compares >= pat[skip:m] (> with `after`), b if none: a
+ * binary search over entries that compare in order. */
+static uint64_t bound(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
+                      uint64_t a, uint64_t b, int after, int *err)
+{
+    while (a < b) {
+        uint64_t mid = a + (b - a) / 2;
+        int c = compare_at(s, mid, pat, skip, m, err);
+        if (*err)
+            return a;
+        if (c < 0 || (after && c == 0))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
+}
+
 /* The rest of an interval search once its first entry >= the pattern is known: `a` that
  * entry, `end` a bound past which every entry is greater (out[0], out[1] = the interval). */
 static int finish(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip, uint64_t a,
@@ -131,19 +149,8 @@ static int finish(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t sk
         step *= 2;
     }
     /* upper bound: the first entry > pattern, in (known, known + step] */
-    uint64_t x = known + 1, y = known + step < end ? known + step : end;
-    while (x < y) {
-        uint64_t mid = x + (y - x) / 2;
-        c = compare_at(s, mid, pat, skip, m, &err);
-        if (err)
-            return err;
-        if (c <= 0)
-            x = mid + 1;
-        else
-            y = mid;
-    }
-    out[1] = x;
-    return RC_OK;
+    out[1] = bound(s, pat, m, skip, known + 1, known + step < end ? known + step : end, 1, &err);
+    return err;
 }
 
 static int shard_ok(const rc_shard *s)
@@ -174,19 +181,9 @@ RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uin
         return RC_ARGS;
     uint64_t a = lo, b = hi;
     narrow(s, pat, m, &a, &b);
-    const uint64_t end = b; /* entries from b on are greater than the pattern */
-    /* lower bound: the first entry >= pattern */
-    while (a < b) {
-        uint64_t mid = a + (b - a) / 2;
-        int c = compare_at(s, mid, pat, skip, m, &err);
-        if (err)
-            return err;
-        if (c < 0)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    return finish(s, pat, m, skip, a, end, out);
+    /* lower bound: the first entry >= pattern (entries from b on are greater) */
+    a = bound(s, pat, m, skip, a, b, 0, &err);
+    return err ? err : finish(s, pat, m, skip, a, b, out);
 }
 
 #define GROUP 16 /* searches interleaved: the memory reads of one overlap the others' */
@@ -245,6 +242,45 @@ RC_EXPORT int rc_intervals(const rc_shard *s, const uint8_t *q, uint64_t q_len,
     return RC_OK;
 }
 
+/* Words equal from query word qa and shard word c on, at most `lim` (eight bytes at a
+ * time, then byte by byte). */
+static uint64_t equal_right(const rc_shard *s, const uint8_t *q, uint64_t qa, uint64_t c,
+                            uint64_t lim)
+{
+    const uint64_t w = s->width;
+    const uint8_t *x = q + qa * w, *y = s->tok + c * w;
+    uint64_t bytes = lim * w, j = 0;
+    for (; j + 8 <= bytes; j += 8) {
+        uint64_t u, v;
+        memcpy(&u, x + j, 8);
+        memcpy(&v, y + j, 8);
+        if (u != v)
+            break;
+    }
+    while (j < bytes && x[j] == y[j])
+        j++;
+    return j / w;
+}
+
+/* Words equal before query word qa and shard word c, at most `lim`. */
+static uint64_t equal_left(const rc_shard *s, const uint8_t *q, uint64_t qa, uint64_t c,
+                           uint64_t lim)
+{
+    const uint64_t w = s->width;
+    const uint8_t *x = q + qa * w, *y = s->tok + c * w; /* ends */
+    uint64_t bytes = lim * w, j = 0;
+    for (; j + 8 <= bytes; j += 8) {
+        uint64_t u, v;
+        memcpy(&u, x - j - 8, 8);
+        memcpy(&v, y - j - 8, 8);
+        if (u != v)
+            break;
+    }
+    while (j < bytes && x[-(int64_t)j - 1] == y[-(int64_t)j - 1])
+        j++;
+    return j / w;
+}
+
 /* Words equal from query position qs[i] and shard position cs[i] on (way 1), or before
  * them (way -1), for each i < count: out[i]. The query is `qn` words in the shard's
  * width (ids past the width's range coded as a value no shard holds). */
@@ -262,36 +298,8 @@ RC_EXPORT int rc_extend(const rc_shard *s, const uint8_t *q, uint64_t qn, const 
         uint64_t a = (uint64_t)qs[i], c = (uint64_t)cs[i];
         if (c > size)
             return RC_DAMAGED; /* a place past the ids: from a damaged suffix array */
-        uint64_t lim, k = 0;
-        if (way > 0) {
-            lim = qn - a < size - c ? qn - a : size - c;
-            const uint8_t *x = q + a * w, *y = s->tok + c * w;
-            uint64_t bytes = lim * w, j = 0;
-            for (; j + 8 <= bytes; j += 8) { /* eight bytes at a time, then byte by byte */
-                uint64_t u, v;
-                memcpy(&u, x + j, 8);
-                memcpy(&v, y + j, 8);
-                if (u != v)
-                    break;
-            }
-            while (j < bytes && x[j] == y[j])
-                j++;
-            k = j / w;
-        } else {
-            lim = a < c ? a : c;
-            const uint8_t *x = q + a * w, *y = s->tok + c * w; /* ends */
-            uint64_t bytes = lim * w, j = 0;
-            for (; j + 8 <= bytes; j += 8) {
-                uint64_t u, v;
-                memcpy(&u, x - j - 8, 8);
-                memcpy(&v, y - j - 8, 8);
-                if (u != v)
-                    break;
-            }
-            while (j < bytes && x[-(int64_t)j - 1] == y[-(int64_t)j - 1])
-                j++;
-            k = j / w;
-        }
+        uint64_t k = way > 0 ? equal_right(s, q, a, c, qn - a < size - c ? qn - a : size - c)
+                             : equal_left(s, q, a, c, a < c ? a : c);
         out[i] = (int64_t)k;
     }
     return RC_OK;
@@ -330,25 +338,6 @@ RC_EXPORT int rc_documents(const rc_shard *s, const int64_t *starts, uint64_t nd
     return RC_OK;
 }
 
-/* Words equal from query word qa and shard word c on, at most `lim`. */
-static uint64_t equal_right(const rc_shard *s, const uint8_t *q, uint64_t qa, uint64_t c,
-                            uint64_t lim)
-{
-    const uint64_t w = s->width;
-    const uint8_t *x = q + qa * w, *y = s->tok + c * w;
-    uint64_t bytes = lim * w, j = 0;
-    for (; j + 8 <= bytes; j += 8) {
-        uint64_t u, v;
-        memcpy(&u, x + j, 8);
-        memcpy(&v, y + j, 8);
-        if (u != v)
-            break;
-    }
-    while (j < bytes && x[j] == y[j])
-        j++;
-    return j / w;
-}
-
 /* One end e of the query's words [s, e) and [s - 1, e) (none when s = 0): their intervals
  * in the suffix array; both empty past the query. */
 typedef struct {
@@ -364,29 +353,10 @@ static int interval_around(const rc_shard *s, const uint8_t *pat, uint64_t m, ui
                            uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t *out)
 {
     int err = RC_OK;
-    while (a < c) {
-        uint64_t mid = a + (c - a) / 2;
-        int cmp = compare_at(s, mid, pat, skip, m, &err);
-        if (err)
-            return err;
-        if (cmp < 0)
-            a = mid + 1;
-        else
-            c = mid;
-    }
-    out[0] = a;
-    while (d < b) {
-        uint64_t mid = d + (b - d) / 2;
-        int cmp = compare_at(s, mid, pat, skip, m, &err);
-        if (err)
-            return err;
-        if (cmp <= 0)
-            d = mid + 1;
-        else
-            b = mid;
-    }
-    out[1] = d;
-    return RC_OK;
+    out[0] = bound(s, pat, m, skip, a, c, 0, &err);
+    if (!err)
+        out[1] = bound(s, pat, m, skip, d, b, 1, &err);
+    return err;
 }
 
 /* The interval of pat[0:m] among entries [a, b) (all starting with its first `skip` bytes),

@@ -17,9 +17,13 @@ import ctypes
 import os
 import platform
 import sys
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from ctypes import POINTER, c_int, c_int32, c_uint64, c_void_p
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -172,6 +176,46 @@ def status() -> Status:
             return Status("python", f"RECITATION_SEARCH=native, but {_loaded}")
         return Status("python", _loaded)
     return Status("native", _loaded)
+
+
+def _helpers() -> int:
+    """Threads that search shards beside the caller's: RECITATION_SEARCH_THREADS, else one
+    less than the machine's cores (at most 3); 0 searches every shard in the caller's."""
+    given = os.environ.get("RECITATION_SEARCH_THREADS", "").strip()
+    if given.isdigit():
+        return min(int(given), 16)
+    return max(0, min(3, (os.cpu_count() or 1) - 1))
+
+
+HELPERS = _helpers()
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def across(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """`[fn(x) for x in items]`, the items (one per shard, each a compiled call, which
+    releases the interpreter's lock) shared between this thread and up to HELPERS others:
+    a large index's shards are searched at once, one core each. The results in order; the
+    first error raised, as the loop would."""
+    items = list(items)
+    ways = min(HELPERS + 1, len(items))
+    if ways < 2:
+        return [fn(x) for x in items]
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(HELPERS, thread_name_prefix="recitation-search")
+    chunk = [items[k::ways] for k in range(ways)]  # (shards alike in size: dealt in turn)
+    futures = [_pool.submit(lambda part: [fn(x) for x in part], part) for part in chunk[1:]]
+    done = [[fn(x) for x in chunk[0]]]
+    done += [f.result() for f in futures]
+    out: list[R] = [None] * len(items)  # type: ignore[list-item]
+    for k, part in enumerate(done):
+        out[k::ways] = part
+    return out
 
 
 def damaged(what: str) -> IndexOpenError:

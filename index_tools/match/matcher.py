@@ -31,7 +31,7 @@ from ..model import Match, Part, Position, Range, Source
 from ..store.shards import renamed_ids
 from ..text.kinds import classify
 from ..text.normalize import canonical, identifier_mask, keywords
-from ..text.words import WORD_RE, LineIndex, word_bounds, word_texts
+from ..text.words import LineIndex, word_bounds, word_texts
 from .suffix import Crowded, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
@@ -122,14 +122,16 @@ def _spans(runs: list[Run], exact: bool) -> list[Span]:
         spans.setdefault((r.start, r.end), Span(r.start, r.end, exact=exact))
     if not runs:
         return []
+    # each document's runs, its longest first; of equal ones, the first in the file
+    runs = sorted(runs, key=lambda r: (r.doc, -r.length, r.doc_start))
     starts = np.fromiter((r.start for r in runs), dtype=np.int64, count=len(runs))
     ends = np.fromiter((r.end for r in runs), dtype=np.int64, count=len(runs))
+    docs = np.fromiter((r.doc for r in runs), dtype=np.int64, count=len(runs))
     for span in spans.values():
-        for i in np.flatnonzero((starts <= span.start) & (ends >= span.end)).tolist():
-            r = runs[i]
-            held = span.runs.get(r.doc)  # the longest run; of equal ones, the first in the file
-            if held is None or (held.length, -held.doc_start) < (r.length, -r.doc_start):
-                span.runs[r.doc] = r
+        held = np.flatnonzero((starts <= span.start) & (ends >= span.end))
+        first = np.ones(len(held), dtype=bool)  # each document's first run around the span
+        first[1:] = docs[held[1:]] != docs[held[:-1]]
+        span.runs = {runs[i].doc: runs[i] for i in held[first].tolist()}
     return list(spans.values())
 
 
@@ -240,8 +242,12 @@ def _places(span: Span, shown: np.ndarray, batch: int) -> Iterator[tuple[int, in
     `shown` (a part's files that the primary span lists too) after the others; a crowded
     span's places found `batch` documents at a time, as they are asked for."""
     if span.crowded is not None:
-        docs = span.crowded.listing()
-        docs = docs[np.lexsort((docs, np.isin(docs, shown)))]
+        docs = span.crowded.listing()  # ascending
+        if len(shown):
+            known = np.sort(shown)
+            at = np.minimum(np.searchsorted(known, docs), len(known) - 1)
+            seen = known[at] == docs
+            docs = np.concatenate((docs[~seen], docs[seen]))
         for k in range(0, len(docs), batch):
             some = docs[k : k + batch]
             yield from zip(some.tolist(), span.crowded.places_in(some).tolist())
@@ -289,14 +295,6 @@ def _count(index, span: Span) -> int:
     return int(index.occurrences[span.doc_ids()].sum())
 
 
-def _word_offsets(text: str, i: int) -> tuple[int, int]:
-    """Character offsets of the i-th word of `text`."""
-    for j, m in enumerate(WORD_RE.finditer(text)):
-        if j == i:
-            return m.start(), m.end()
-    raise IndexError(i)
-
-
 class _Placer:
     """Query word spans -> character offsets, text and LSP ranges in the suggestion."""
 
@@ -304,6 +302,7 @@ class _Placer:
         self.q = query
         self.lines = LineIndex(query.suggestion)
         self.starts, self.ends = (a.tolist() for a in word_bounds(query.suggestion))
+        self._context_starts: np.ndarray | None = None  # found when a span starts there
 
     def suggestion_range(self, start: int, end: int) -> tuple[Range, int]:
         nc = self.q.context_words
@@ -317,7 +316,9 @@ class _Placer:
         offset = len(q.context)
         e = offset + self.ends[end - nc - 1]
         if start < nc:
-            s = _word_offsets(q.context, q.context_skipped + start)[0]
+            if self._context_starts is None:
+                self._context_starts = word_bounds(q.context)[0]
+            s = int(self._context_starts[q.context_skipped + start])
             return s, e, q.context[s:] + q.suggestion[: e - offset]
         s = offset + self.starts[start - nc]
         return s, e, q.suggestion[s - offset : e - offset]

@@ -265,12 +265,19 @@ class Counts:
         self.crowded_ends: dict[int, list[int]] = {}  # start -> the ends of its crowded spans
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
 
-    def documents(self, i: int, lo: int, hi: int) -> np.ndarray:
-        """The document (index in shard i) of each place [lo, hi) of its suffix array, in
-        its order. Read once for an interval, then sliced for the intervals inside it."""
+    def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
+        """`documents` when read before (for an interval around this one), else None."""
         for a, b, docs in self.listed[i]:
             if a <= lo and hi <= b:
                 return docs[lo - a : hi - a]
+        return None
+
+    def documents(self, i: int, lo: int, hi: int) -> np.ndarray:
+        """The document (index in shard i) of each place [lo, hi) of its suffix array, in
+        its order. Read once for an interval, then sliced for the intervals inside it."""
+        docs = self.known_documents(i, lo, hi)
+        if docs is not None:
+            return docs
         docs = self.shards[i].documents_at(lo, hi)
         self.listed[i].append((lo, hi, docs))
         return docs
@@ -298,16 +305,28 @@ class Counts:
         ends = [e] + [x for x in self.crowded_ends.get(s, ()) if x > e or self.get(s, x)[0] <= most]
         ends = sorted(set(ends))  # the widest interval first
         held = np.zeros(len(ends) + 1, dtype=np.int64)  # held[j]: documents of ends[j - 1]
-        for i, sh in enumerate(self.shards):
-            ivs = [self.get(s, x)[1][i] for x in ends]
+        levels = [[self.get(s, x)[1][i] for x in ends] for i in range(len(self.shards))]
+        todo = [i for i, ivs in enumerate(levels) if ivs[0][1] > ivs[0][0]]
+        if all(self.shards[i].compiled() is not None for i in todo):
+            # each place once, from the innermost interval out; the shards at once
+            def count(i: int) -> tuple[np.ndarray, np.ndarray, bool]:
+                sh, (lo0, hi0) = self.shards[i], levels[i][0]
+                docs = self.known_documents(i, lo0, hi0)
+                new = docs is None
+                if new:
+                    docs = sh.documents_at(lo0, hi0)
+                k = sh.compiled()
+                return docs, kernel.distinct(k, docs, len(sh.starts), sh.alive, levels[i]), new
+
+            for i, (docs, found, new) in zip(todo, kernel.across(count, todo)):
+                if new:
+                    self.listed[i].append((*levels[i][0], docs))
+                held[1:] += found
+            todo = []
+        for i in todo:
+            sh, ivs = self.shards[i], levels[i]
             lo0, hi0 = ivs[0]
-            if hi0 <= lo0:
-                continue
             docs = self.documents(i, lo0, hi0)
-            k = sh.compiled()
-            if k is not None:  # each place once, from the innermost interval out
-                held[1:] += kernel.distinct(k, docs, len(sh.starts), sh.alive, ivs)
-                continue
             if MARK_SHARE * len(docs) >= len(sh.starts):  # many places: marked, inside out
                 mark = np.zeros(len(sh.starts), dtype=bool) if sh.alive is None else ~sh.alive
                 dead = int(np.count_nonzero(mark))  # (dead documents marked from the start)
@@ -423,10 +442,12 @@ class Counts:
         if not todo:
             return
         at = np.array(todo, dtype=np.uint64)
-        found = [
-            kernel.intervals(k, sh.native, self.qb[sh.width], at * sh.width, w * sh.width)
-            for k, sh in zip(ks, self.shards)
-        ]
+        found = kernel.across(
+            lambda ksh: kernel.intervals(
+                ksh[0], ksh[1].native, self.qb[ksh[1].width], at * ksh[1].width, w * ksh[1].width
+            ),
+            zip(ks, self.shards),
+        )
         rows = zip(*(map(tuple, f.tolist()) for f in found))  # each window's, per shard
         for s, ivs in zip(todo, rows):
             ivs = list(ivs)
@@ -684,11 +705,16 @@ def _crowded_spans(
     ks = [sh.compiled() for sh in counts.shards]
     if None not in ks:  # each shard's in one call of the compiled search, summed
         found: dict[tuple[int, int], int] = {}
-        for k, sh in zip(ks, counts.shards):
-            qb, least_end = counts.qb[sh.width], max(0, tail + 1)
-            rows = kernel.crowded_spans(
+        least_end = max(0, tail + 1)
+
+        def spans_in(ksh) -> np.ndarray:
+            k, sh = ksh
+            qb = counts.qb[sh.width]
+            return kernel.crowded_spans(
                 k, sh.native, qb, counts.n, lowest, a, e0, t, least_end, READ_PLACES
             )
+
+        for rows in kernel.across(spans_in, zip(ks, counts.shards)):
             for s, e, m in rows.tolist():
                 found[(s, e)] = found.get((s, e), 0) + m
         return [span for span, m in sorted(found.items()) if counts.live_maximal(*span, m)]

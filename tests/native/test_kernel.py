@@ -162,3 +162,34 @@ def test_sanitizers_find_nothing(built, case_file, tmp_path):
             ["-O1", "-fsanitize=undefined", "-fsanitize-trap=undefined"],
         )
         replay([str(built / "driver-linux-x64"), str(ubsan)], case_file)
+
+
+@pytest.mark.parametrize("items", [0, 1, 2, 5, 6, 13])
+def test_shards_searched_at_once_answer_in_order(items, monkeypatch):
+    """`kernel.across` (each shard's compiled call on a core of its own): every item's
+    answer, in the items' order, whatever the number of helper threads."""
+    import threading
+
+    for helpers in (0, 1, 3):
+        monkeypatch.setattr(kernel, "HELPERS", helpers)
+        seen: set[str] = set()
+
+        def work(x: int, seen: set[str] = seen) -> int:
+            seen.add(threading.current_thread().name)
+            return x * x
+
+        assert kernel.across(work, range(items)) == [x * x for x in range(items)]
+        helped = any(name.startswith("recitation-search") for name in seen)
+        assert helped == (helpers > 0 and items > 1)
+
+
+def test_an_error_in_any_shard_is_raised_never_dropped(monkeypatch):
+    monkeypatch.setattr(kernel, "HELPERS", 2)
+
+    def work(x: int) -> int:
+        if x == 4:
+            raise kernel.damaged("suffix array")
+        return x
+
+    with pytest.raises(kernel.IndexOpenError, match="damaged"):
+        kernel.across(work, range(6))

@@ -23,7 +23,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 5 /* raised when a signature or a struct below changes */
+#define RC_VERSION 6 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -238,6 +238,36 @@ RC_EXPORT int rc_intervals(const rc_shard *s, const uint8_t *q, uint64_t q_len,
             if (err)
                 return err;
         }
+    }
+    return RC_OK;
+}
+
+/* The interval of the query's words [starts[i], ends[i]) for each i < count (q: qn words):
+ * out[2i], out[2i + 1]. One of a run of spans with the same start and ascending ends is
+ * searched within the one before it, whose words are not compared again (a crowded anchor's
+ * spans, counted at once). */
+RC_EXPORT int rc_spans(const rc_shard *s, const uint8_t *q, uint64_t qn, const uint64_t *starts,
+                       const uint64_t *ends, uint64_t count, uint64_t *out)
+{
+    if (!shard_ok(s) || (count && (!starts || !ends || !out || !q)))
+        return RC_ARGS;
+    const uint64_t w = s->width;
+    for (uint64_t i = 0; i < count; i++) {
+        if (starts[i] >= ends[i] || ends[i] > qn)
+            return RC_ARGS;
+        uint64_t lo = 0, hi = s->sa_len, known = 0;
+        if (i && starts[i - 1] == starts[i] && ends[i - 1] <= ends[i]) {
+            lo = out[2 * i - 2], hi = out[2 * i - 1];
+            known = ends[i - 1] - starts[i];
+        }
+        if (lo == hi) { /* inside an empty interval: empty */
+            out[2 * i] = out[2 * i + 1] = lo;
+            continue;
+        }
+        int err = rc_interval(s, q + starts[i] * w, (ends[i] - starts[i]) * w, known * w, lo, hi,
+                              out + 2 * i);
+        if (err)
+            return err;
     }
     return RC_OK;
 }

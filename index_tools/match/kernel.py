@@ -29,7 +29,7 @@ import numpy as np
 
 from ..store.generations import IndexOpenError
 
-VERSION = 5  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 6  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 HERE = Path(__file__).resolve().parent
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
@@ -87,6 +87,9 @@ class Kernel:
         self.intervals = lib.rc_intervals
         self.intervals.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_void_p, c_uint64,
                                    c_uint64, c_void_p]  # fmt: skip
+        self.spans = lib.rc_spans
+        self.spans.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_void_p, c_void_p, c_uint64,
+                               c_void_p]  # fmt: skip
         self.extend = lib.rc_extend
         self.extend.argtypes = [p_shard, ctypes.c_char_p, c_uint64, p_i64, p_i64, c_uint64,
                                 c_int, p_i64]  # fmt: skip
@@ -102,7 +105,7 @@ class Kernel:
         self.first_places = lib.rc_first_places
         self.first_places.argtypes = [c_void_p, c_uint64, c_uint64, c_void_p, c_uint64, c_void_p,
                                       c_void_p]  # fmt: skip
-        for f in (self.interval, self.intervals, self.extend, self.documents, self.crowded_spans,
+        for f in (self.interval, self.intervals, self.spans, self.extend, self.documents, self.crowded_spans,
                   self.distinct, self.first_places):  # fmt: skip
             f.restype = c_int32
 
@@ -261,6 +264,20 @@ def intervals(kernel: Kernel, shard: NativeShard, q: bytes, offsets: np.ndarray,
     offs = np.ascontiguousarray(offsets, dtype=np.uint64)
     out = np.empty((len(offs), 2), dtype=np.uint64)
     rc = kernel.intervals(shard.ref, q, len(q), offs.ctypes.data, len(offs), m, out.ctypes.data)
+    if rc:
+        _raise(rc, "suffix array")
+    return out
+
+
+def spans(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, starts: np.ndarray,
+          ends: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The interval of the query's words [starts[i], ends[i]) for each i, over the whole
+    array (a run of one start with ascending ends searched each within the one before): one
+    row (start, end) each."""
+    ss = np.ascontiguousarray(starts, dtype=np.uint64)
+    es = np.ascontiguousarray(ends, dtype=np.uint64)
+    out = np.empty((len(ss), 2), dtype=np.uint64)
+    rc = kernel.spans(shard.ref, q, qn, ss.ctypes.data, es.ctypes.data, len(ss), out.ctypes.data)
     if rc:
         _raise(rc, "suffix array")
     return out

@@ -199,6 +199,7 @@ class Crowded:
     @property
     def places(self) -> int:
         """Its places in all documents, dead ones too (at least its live documents)."""
+        self._counts.fill_crowded(self.start)
         return self._counts.get(self.start, self.end)[0]
 
     @property
@@ -263,6 +264,7 @@ class Counts:
         self.has_dead = any(sh.alive is not None for sh in shards)
         self.read_live: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
         self.crowded_ends: dict[int, list[int]] = {}  # start -> the ends of its crowded spans
+        self.filled: set[int] = set()  # starts whose crowded spans were searched at once
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
 
     def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
@@ -301,6 +303,7 @@ class Counts:
         hit = self.counted.get((s, e))
         if hit is not None:
             return hit
+        self.fill_crowded(s)
         most = 8 * self.get(s, e)[0]
         ends = [e] + [x for x in self.crowded_ends.get(s, ()) if x > e or self.get(s, x)[0] <= most]
         ends = sorted(set(ends))  # the widest interval first
@@ -456,6 +459,36 @@ class Counts:
             if w <= MEMO_WORDS:
                 self.by_words.setdefault(self.q_bytes[s * 4 : (s + w) * 4], hit)
             insort(self.ends.setdefault(s, []), s + w)
+
+    def fill_crowded(self, s: int) -> None:
+        """The intervals of the crowded spans of start `s` (all asked for when one's
+        documents are counted) searched at once, one call of the compiled search per shard
+        (the shards at once; each end within the one before), so that `get` finds them
+        memoized; nothing on the Python search (`get` searches each then)."""
+        ends = self.crowded_ends.get(s)
+        if not ends or s in self.filled:
+            return
+        self.filled.add(s)
+        ks = [sh.compiled() for sh in self.shards]
+        if None in ks:
+            return
+        todo = sorted({(s, e) for e in ends if s < e <= self.n} - self.memo.keys())
+        if not todo:
+            return
+        ss = np.array([s for s, _ in todo], dtype=np.uint64)
+        es = np.array([e for _, e in todo], dtype=np.uint64)
+        found = kernel.across(
+            lambda ksh: kernel.spans(ksh[0], ksh[1].native, self.qb[ksh[1].width], self.n, ss, es),
+            zip(ks, self.shards),
+        )
+        rows = zip(*(map(tuple, f.tolist()) for f in found))  # each span's, per shard
+        for (s, e), ivs in zip(todo, rows):
+            ivs = list(ivs)
+            hit = (sum(b - a for a, b in ivs), ivs)
+            self.memo[(s, e)] = hit
+            if e - s <= MEMO_WORDS:
+                self.by_words.setdefault(self.q_bytes[s * 4 : e * 4], hit)
+            insort(self.ends.setdefault(s, []), e)
 
 
 FEW_PLACES = 8  # up to this many places are extended one at a time, by their bytes

@@ -20,7 +20,8 @@ from index_tools.store.shards import id_bytes, top_keys
 
 @dataclass
 class Case:
-    kind: str  # interval, intervals, extend, crowded_spans, distinct, first_places, documents
+    kind: str  # interval, intervals, spans, extend, crowded_spans, distinct, first_places,
+    # documents
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -111,6 +112,23 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
                 for x in view.interval(qb[o : o + w * width], 0, len(sh.sa))
             ]
             sh.cases.append(Case("intervals", (qb, offs, w * width), 0, answer))
+        for _ in range(each // 8):  # spans of one query, runs of one start with ascending ends
+            q = _pattern(rng, sh.ids)
+            q = np.concatenate([q, _pattern(rng, sh.ids), sh.ids[: int(rng.integers(0, 50))]])
+            qb, n = id_bytes(q, width).tobytes(), len(q)
+            starts = np.sort(rng.integers(0, n, int(rng.integers(1, 30))))
+            ends = np.array([int(rng.integers(x + 1, n + 1)) for x in starts.tolist()])
+            order = np.lexsort((ends, starts))
+            starts, ends = starts[order], ends[order]
+            if sh.damaged:
+                sh.cases.append(Case("spans", (qb, n, starts, ends), kernel.RC_DAMAGED))
+                continue
+            answer = [
+                x
+                for a, b in zip(starts.tolist(), ends.tolist())
+                for x in view.interval(qb[a * width : b * width], 0, len(sh.sa))
+            ]
+            sh.cases.append(Case("spans", (qb, n, starts, ends), 0, answer))
         size = view.size
         for _ in range(each // 4):
             q = _pattern(rng, sh.ids)
@@ -220,6 +238,9 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
         if case.kind == "intervals":
             qb, offs, m = case.args
             return 0, kernel.intervals(k, view.native, qb, offs, m).reshape(-1).tolist()
+        if case.kind == "spans":
+            qb, n, starts, ends = case.args
+            return 0, kernel.spans(k, view.native, qb, n, starts, ends).reshape(-1).tolist()
         if case.kind == "extend":
             q, qn, qs, cs, way = case.args
             return 0, kernel.extend(k, view.native, q, qn, qs, cs, way).tolist()
@@ -268,6 +289,13 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                 out.append(
                     f"intervals {c.rc} {len(qb)} {len(offs)} {m} {nums(qb)} "
                     f"{nums(offs.tolist())} {nums(answer)}"
+                )
+            elif c.kind == "spans":
+                qb, qn, starts, ends = c.args
+                answer = c.answer or [0] * (2 * len(starts))
+                out.append(
+                    f"spans {c.rc} {qn} {len(starts)} {nums(qb)} {nums(starts.tolist())} "
+                    f"{nums(ends.tolist())} {nums(answer)}"
                 )
             elif c.kind == "extend":
                 q, qn, qs, cs, way = c.args

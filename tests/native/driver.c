@@ -36,6 +36,8 @@ typedef int (*interval_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t
                            uint64_t, uint64_t *);
 typedef int (*intervals_fn)(const rc_shard *, const uint8_t *, uint64_t, const uint64_t *,
                             uint64_t, uint64_t, uint64_t *);
+typedef int (*spans_fn)(const rc_shard *, const uint8_t *, uint64_t, const uint64_t *,
+                        const uint64_t *, uint64_t, uint64_t *);
 typedef int (*extend_fn)(const rc_shard *, const uint8_t *, uint64_t, const int64_t *,
                          const int64_t *, uint64_t, int, int64_t *);
 typedef int (*documents_fn)(const rc_shard *, const int64_t *, uint64_t, const int32_t *,
@@ -92,12 +94,13 @@ int main(int argc, char **argv)
     version_fn version = (version_fn)SYMBOL(lib, "rc_version");
     interval_fn interval = (interval_fn)SYMBOL(lib, "rc_interval");
     intervals_fn intervals = (intervals_fn)SYMBOL(lib, "rc_intervals");
+    spans_fn spans = (spans_fn)SYMBOL(lib, "rc_spans");
     extend_fn extend = (extend_fn)SYMBOL(lib, "rc_extend");
     documents_fn documents = (documents_fn)SYMBOL(lib, "rc_documents");
     crowded_spans_fn crowded_spans = (crowded_spans_fn)SYMBOL(lib, "rc_crowded_spans");
     distinct_fn distinct = (distinct_fn)SYMBOL(lib, "rc_distinct");
     first_places_fn first_places = (first_places_fn)SYMBOL(lib, "rc_first_places");
-    if (!version || !interval || !intervals || !extend || !documents || !crowded_spans ||
+    if (!version || !interval || !intervals || !spans || !extend || !documents || !crowded_spans ||
         !distinct || !first_places) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
@@ -172,6 +175,21 @@ int main(int argc, char **argv)
             int rc = intervals(&s, q, q_len, offs, count, m, got);
             ok = rc == want_rc && (rc || !memcmp(got, want, 2 * count * 8));
             free(q), free(offs), free(want), free(got);
+        } else if (!strcmp(kind, "spans")) { /* rc qn count query starts ends pairs */
+            int want_rc = (int)num();
+            uint64_t qn = num(), count = num();
+            uint8_t *q = bytes(qn * s.width);
+            uint64_t *starts_ = array(count, 8), *ends_ = array(count, 8);
+            uint64_t *want = array(2 * count, 8), *got = array(2 * count, 8);
+            for (uint64_t i = 0; i < count; i++)
+                starts_[i] = (uint64_t)num();
+            for (uint64_t i = 0; i < count; i++)
+                ends_[i] = (uint64_t)num();
+            for (uint64_t i = 0; i < 2 * count; i++)
+                want[i] = (uint64_t)num();
+            int rc = spans(&s, q, qn, starts_, ends_, count, got);
+            ok = rc == want_rc && (rc || !memcmp(got, want, 2 * count * 8));
+            free(q), free(starts_), free(ends_), free(want), free(got);
         } else if (!strcmp(kind, "extend")) { /* rc way qn count query qs cs expected */
             int want_rc = (int)num(), way = (int)num();
             uint64_t qn = num(), count = num();

@@ -34,6 +34,7 @@ EXPORTS = {
     "rc_version",
     "rc_interval",
     "rc_intervals",
+    "rc_spans",
     "rc_extend",
     "rc_documents",
     "rc_crowded_spans",

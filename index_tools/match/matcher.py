@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,8 +47,7 @@ SAME_NAMES_WITHOUT_KEYWORDS = 0.4  # ... unless it keeps at least this share of 
 SPILL = 5  # words of the code around a renamed copy it can take in at an edge (`_trimmed`)
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """A maximal run of equal words shared by the query and one document."""
 
     start: int  # query word positions [start, end)
@@ -122,16 +122,18 @@ def _spans(runs: list[Run], exact: bool) -> list[Span]:
         spans.setdefault((r.start, r.end), Span(r.start, r.end, exact=exact))
     if not runs:
         return []
-    # each document's runs, its longest first; of equal ones, the first in the file
-    runs = sorted(runs, key=lambda r: (r.doc, -r.length, r.doc_start))
-    starts = np.fromiter((r.start for r in runs), dtype=np.int64, count=len(runs))
-    ends = np.fromiter((r.end for r in runs), dtype=np.int64, count=len(runs))
-    docs = np.fromiter((r.doc for r in runs), dtype=np.int64, count=len(runs))
+    # each document's runs, its longest first; of equal ones, the first in the file (then
+    # the first found)
+    table = np.array([r[:4] for r in runs], dtype=np.int64)  # start, end, doc, doc_start
+    starts, ends, docs = table[:, 0], table[:, 1], table[:, 2]
+    order = np.lexsort((np.arange(len(runs)), table[:, 3], starts - ends, docs))
+    starts, ends, docs = starts[order], ends[order], docs[order]
+    ranked = [runs[i] for i in order.tolist()]
     for span in spans.values():
         held = np.flatnonzero((starts <= span.start) & (ends >= span.end))
         first = np.ones(len(held), dtype=bool)  # each document's first run around the span
         first[1:] = docs[held[1:]] != docs[held[:-1]]
-        span.runs = {runs[i].doc: runs[i] for i in held[first].tolist()}
+        span.runs = {ranked[i].doc: ranked[i] for i in held[first].tolist()}
     return list(spans.values())
 
 
@@ -209,8 +211,11 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
         if words == first and not (primary.start <= s.start and s.end <= primary.end):
             continue
         check()  # (the deadline's: counting a span's documents reads its places)
-        around = [o.documents for o in shown[s.exact] if _shares_most(o, s)]
-        most = PART_SHARE * max(around, default=0)
+        most = 0  # the most documents of a span shown that holds most of its words
+        for o in shown[s.exact]:
+            if 2 * (min(o.end, s.end) - max(o.start, s.start)) > s.length:
+                most = max(most, o.documents)
+        most *= PART_SHARE
         if s.places < most or s.documents < most:
             continue
         if any(
@@ -222,11 +227,6 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
         said.add(words)
         out.append(s)
     return sorted(out, key=lambda s: (s.start, -s.end))
-
-
-def _shares_most(o: Span, s: Span) -> bool:
-    """Whether span `o` holds most of the words of span `s` (all of them: `o` is around it)."""
-    return 2 * (min(o.end, s.end) - max(o.start, s.start)) > s.length
 
 
 def _holds_all(o: Span, s: Span) -> bool:

@@ -622,10 +622,9 @@ def search(
     runs = _runs(shards, counts, found, enumerated, w, w + stride - 1, t, tail)
     spans = {(r[0], r[1]) for r in runs}
     out = []
-    for a in crowded_anchors:
-        check()
-        lowest = 0 if a == starts[0] else a - g + 1
-        for s, e in _crowded_spans(counts, a, lowest, w, t, tail, check):
+    lows = [(a, 0 if a == starts[0] else a - g + 1) for a in crowded_anchors]
+    for found_here in _crowded_spans(counts, lows, w, t, tail, check):
+        for s, e in found_here:
             if e - s >= t and e > tail and (s, e) not in spans:
                 spans.add((s, e))
                 out.append(Crowded(s, e, counts))
@@ -729,38 +728,49 @@ def _maximal_ends(counts: Counts, s: int, first: int) -> list[tuple[int, int]]:
 
 
 def _crowded_spans(
-    counts: Counts, a: int, lowest: int, w: int, t: int, tail: int, check=lambda: None
-) -> list[tuple[int, int]]:
-    """Spans (s, e) whose first anchor searched is `a` (s from `lowest` to a), held by a
-    place that extends neither left nor right; those of at least `t` words ending past
-    `tail` (no end before is looked for)."""
-    e0 = a + w
+    counts: Counts, anchors: list[tuple[int, int]], w: int, t: int, tail: int,
+    check=lambda: None,
+) -> list[list[tuple[int, int]]]:  # fmt: skip
+    """For each crowded anchor (a, lowest): the spans (s, e) whose first anchor searched is
+    `a` (s from `lowest` to a), held by a place that extends neither left nor right; those
+    of at least `t` words ending past `tail` (no end before is looked for)."""
     ks = [sh.compiled() for sh in counts.shards]
-    if None not in ks:  # each shard's in one call of the compiled search, summed
-        found: dict[tuple[int, int], int] = {}
+    if None not in ks:  # each anchor and shard in one call of the compiled search, all at once
+        check()
         least_end = max(0, tail + 1)
 
-        def spans_in(ksh) -> np.ndarray:
-            k, sh = ksh
+        def spans_in(job) -> np.ndarray:
+            (a, lowest), k, sh = job
             qb = counts.qb[sh.width]
             return kernel.crowded_spans(
-                k, sh.native, qb, counts.n, lowest, a, e0, t, least_end, READ_PLACES
+                k, sh.native, qb, counts.n, lowest, a, a + w, t, least_end, READ_PLACES
             )
 
-        for rows in kernel.across(spans_in, zip(ks, counts.shards)):
-            for s, e, m in rows.tolist():
-                found[(s, e)] = found.get((s, e), 0) + m
-        return [span for span, m in sorted(found.items()) if counts.live_maximal(*span, m)]
+        jobs = [(anchor, k, sh) for anchor in anchors for k, sh in zip(ks, counts.shards)]
+        done = iter(kernel.across(spans_in, jobs))
+        out = []
+        for _ in anchors:  # summed over the shards
+            found: dict[tuple[int, int], int] = {}
+            for rows in (next(done) for _ in ks):
+                for s, e, m in rows.tolist():
+                    found[(s, e)] = found.get((s, e), 0) + m
+            out.append([span for span, m in sorted(found.items()) if counts.live_maximal(*span, m)])
+        return out
 
     def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
         return counts.get(s, e)[0]
 
-    # c(., e0) can only drop as the start moves left: a span can start where it does
-    starts = [k + 1 for k in _steps(lambda s: c(s, e0), lowest - 1, a)]
     out = []
-    for s in starts:
+    for a, lowest in anchors:
         check()
-        for e, maximal in _maximal_ends(counts, s, max(e0, s + t, tail + 1)):
-            if counts.live_maximal(s, e, maximal):
-                out.append((s, e))
+        e0 = a + w
+        # c(., e0) can only drop as the start moves left: a span can start where it does
+        starts = [k + 1 for k in _steps(lambda s, e0=e0: c(s, e0), lowest - 1, a)]
+        here = []
+        for s in starts:
+            check()
+            for e, maximal in _maximal_ends(counts, s, max(e0, s + t, tail + 1)):
+                if counts.live_maximal(s, e, maximal):
+                    here.append((s, e))
+        out.append(here)
     return out

@@ -306,10 +306,14 @@ def main() -> int:
             print(f"{exc}; building python:stdlib for this run", file=sys.stderr)
             index, origin = Path(tmp.name) / "index", "python:stdlib, built for this run"
             build_index(["python:stdlib"], index)
-    summary = open_index(index).summary()
+    opened = open_index(index)
+    summary = opened.summary()
     warm = ""
     if args.read_through:
-        warm = f" Its files read through once before the run ({read_through(open_index(index)):.0f} s)."
+        warm = (
+            " Its files read through before each server's run (a machine may reclaim pages"
+            " untouched for a while, however much memory is free)."
+        )
 
     # a tiny index, to show that the server's memory does not grow with the index
     tiny_src = Path(tmp.name) / "tiny"
@@ -325,6 +329,8 @@ def main() -> int:
     runs: dict[str, list[dict]] = {p: [] for p in paths}
     for r in range(args.rounds):  # A B, B A, ...: both paths see the same machine
         for path in paths if r % 2 == 0 else paths[::-1]:
+            if args.read_through:
+                print(f"read through in {read_through(opened):.0f} s", flush=True)
             log = server_log.with_name(f"{server_log.stem}-{path}-{r}{server_log.suffix}")
             res = asyncio.run(
                 measure(index, pairs, args.warmup, args.timeout, str(log), search=path)

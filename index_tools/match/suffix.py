@@ -587,37 +587,48 @@ def search(
         raise ValueError("spans from counts need every suffix")
     starts, g, w = anchors(n, t, stride)
     most = ENUMERATE // stride
+    # a run ending past `tail` holds its last t words whole, and with them the windows of an
+    # anchor after tail - t: the anchors before are searched only for a run whose anchors
+    # after tail - t are all crowded, found only through an anchor with few places before
+    # them. With `crowded`, never (the first anchor searched answers for every span
+    # starting before it); without, when one of them is crowded (left out).
+    late = [a for a in starts if a > tail - t]
+    groups = [late] if crowded else [late, [a for a in starts if a <= tail - t]]
     if crowded:
-        # a run ending past `tail` holds its last t words whole, and with them the window
-        # of an anchor after tail - t: the anchors before can be left out (the first one
-        # searched answers for every span starting before it). Not without crowded
-        # anchors: a run is then found only through one of its anchors with few places.
-        starts = [a for a in starts if a > tail - t]
+        starts = late
     counts = Counts(shards, q)
-    counts.prefill([b for a in starts for b in range(a, a + stride)], w)
     found: list[list[tuple[int, np.ndarray]]] = [[] for _ in shards]  # (window, places)
     enumerated, crowded_anchors = [], []
-    for a in starts:
-        check()
-        windows = []  # (start, places, intervals) of each of the anchor's windows
-        for b in range(a, a + stride):
-            total, ivs = counts.get(b, b + w)
-            if counts.has_dead and total - counts.dead_at_most(ivs) <= most:
-                total = counts.live(b, b + w)  # the places that count: in live documents
-            windows.append((b, total, ivs))
-            if total > most:  # a crowded window makes the anchor crowded
-                break
-        if not any(total for _, total, _ in windows):
-            continue
-        if all(total <= most for _, total, _ in windows):
-            enumerated.append(a)
-            for b, total, ivs in windows:
-                for i, (lo, hi) in enumerate(ivs):
-                    pos = shards[i].live(shards[i].positions(lo, hi)) if total and hi > lo else ()
-                    if len(pos):
-                        found[i].append((b, pos))
-        elif crowded:
-            crowded_anchors.append(a)
+    left_out = False  # a crowded anchor left out (the rename-insensitive view)
+    for group in groups:
+        if group is not late and not left_out:
+            break
+        counts.prefill([b for a in group for b in range(a, a + stride)], w)
+        for a in group:
+            check()
+            windows = []  # (start, places, intervals) of each of the anchor's windows
+            for b in range(a, a + stride):
+                total, ivs = counts.get(b, b + w)
+                if counts.has_dead and total - counts.dead_at_most(ivs) <= most:
+                    total = counts.live(b, b + w)  # the places that count: in live documents
+                windows.append((b, total, ivs))
+                if total > most:  # a crowded window makes the anchor crowded
+                    break
+            if not any(total for _, total, _ in windows):
+                continue
+            if all(total <= most for _, total, _ in windows):
+                enumerated.append(a)
+                for b, total, ivs in windows:
+                    for i, (lo, hi) in enumerate(ivs):
+                        if total and hi > lo:
+                            pos = shards[i].live(shards[i].positions(lo, hi))
+                            if len(pos):
+                                found[i].append((b, pos))
+            elif crowded:
+                crowded_anchors.append(a)
+            else:
+                left_out = True
+    enumerated.sort()
     check()
     runs = _runs(shards, counts, found, enumerated, w, w + stride - 1, t, tail)
     spans = {(r[0], r[1]) for r in runs}

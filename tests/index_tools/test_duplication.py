@@ -540,3 +540,39 @@ def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
                 (r.primary.start, r.primary.end, r.primary.exact) for r in want
             ], f"query {k}"
     assert renamed_seen, "no renamed copy among the answers"
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
+def test_without_crowded_anchors_the_context_is_searched_when_it_can_matter(
+    tmp_path, monkeypatch, seed
+):
+    """With crowded anchors left out (the rename-insensitive view), the anchors before
+    tail - t are searched only when one after it is crowded: the runs are those of every
+    anchor searched (tail -1), then cut to those ending past the tail. Few places make an
+    anchor crowded here, so that both cases occur, in both views."""
+    from index_tools.match import suffix
+    from index_tools.match.matcher import identifier_mask
+    from index_tools.store.shards import renamed_ids
+
+    rng = random.Random(9000 + seed)
+    files = random_corpus(rng, look_alikes=rng.randint(1, 40))
+    corpus = write_files(
+        tmp_path / "src", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
+    )
+    shard_words = (150, 1 << 27)[seed % 2]
+    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=shard_words, **OPTS))
+    found = 0
+    with open_index(tmp_path / "idx") as idx:
+        for k in range(12):
+            monkeypatch.setattr(suffix, "ENUMERATE", (4, 8, 16, 10**9)[k % 4])
+            context, suggestion = renamed_query(rng, files)
+            t = (10, 12, 14)[k % 3]
+            tail = len(tokenize(context))
+            ids = idx.word_ids([w.text for w in tokenize(context + suggestion)])
+            mask = identifier_mask([w.text for w in tokenize(context + suggestion)], "python")
+            for shards, q in ((idx.shards, ids), (idx.renamed_shards, renamed_ids(ids, mask))):
+                runs, _ = suffix.search(shards, q, t, tail, crowded=False)
+                every, _ = suffix.search(shards, q, t, -1, crowded=False)
+                assert sorted(runs) == sorted(r for r in every if r[1] > tail), f"query {k}"
+                found += len(runs)
+    assert found  # (runs to compare were there)

@@ -129,6 +129,13 @@ class StoredDocument:
             self._newlines = tuple((np.cumsum(lengths[:-1] + 1) - 1).tolist())
         return bisect_left(self._newlines, offset) + 1
 
+    def lines_of(self, start: int, end: int) -> tuple[int, int]:
+        """`line_of` both offsets (start <= end): the lines between counted from the first."""
+        if self._newlines is not None or self._lines_asked >= LINES_COUNTED:
+            return self.line_of(start), self.line_of(end)
+        first = self.line_of(start)
+        return first, first + self.text.count("\n", start, end)
+
     def shown_origins(self) -> tuple[tuple[str, str, str, str], ...]:
         """(repository, path, commit, license) of each origin as printable text (corpus
         metadata is untrusted), made once per document."""

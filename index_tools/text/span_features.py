@@ -12,8 +12,7 @@ import builtins
 import keyword
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from .vocabulary import is_common_name
 
@@ -46,27 +45,118 @@ _VARIABLE_RE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\b(?!\s*\()")
 _MESSAGE_RE = re.compile(r"[A-Za-z][a-z']*(?: [A-Za-z][A-Za-z0-9']*)+[.!?:]?")
 
 
-@dataclass
 class SpanFeatures:
-    words: int  # the note's words in the span
-    prose_words: int  # lowercase natural-language words in comments and strings
-    comment_words: int  # words inside comments
-    string_words: int  # words inside string literals
-    sentence_words: int = 0  # words in sentences anywhere, code included
-    specific_numbers: int = 0  # distinct numeric literals in code other than 0, 1, 2...
-    code_names: set[str] = field(default_factory=set)  # identifiers outside comments/strings
-    defined: set[str] = field(default_factory=set)  # names the span binds (assign, def, for)
-    parallel_assignments: int = 0  # `a, b, c = ...`: a state tuple updated together
-    own_variables: set[str] = field(default_factory=set)  # composed variable names, not API
-    members: set[str] = field(default_factory=set)  # `self.conv1`: the author's class members
-    messages: int = 0  # distinct string literals that are labels or messages in words
-    comment_run: int = 0  # most lowercase words in one comment (an explanatory comment)
+    """What a span of code is made of, each feature read from its text when first asked
+    for (`is_authored` asks in order and stops at the first sign of an author)."""
+
+    def __init__(self, text: str, words: list[str]):
+        self.text = text
+        self.words = len(words)  # the note's words in the span
+
+    @cached_property
+    def _pieces(self) -> tuple[list[tuple[str, str]], int, int, int, int, str]:
+        """(its pieces, prose words, comment words, string words, longest comment run, its
+        code alone)."""
+        prose = comment = string = comment_run = 0
+        code_parts: list[str] = []
+        pieces = segments(self.text)
+        for kind, piece in pieces:
+            if kind == "code":
+                code_parts.append(piece)
+                continue
+            n = len(_PIECE_WORD_RE.findall(piece))
+            if kind == "comment":
+                comment += n
+            else:
+                string += n
+            lower = _PROSE_WORD_RE.findall(piece)
+            if kind == "comment":
+                comment_run = max(comment_run, len(lower))
+            if len(lower) >= _MIN_PROSE_RUN:
+                prose += len(lower)
+        return pieces, prose, comment, string, comment_run, "\n".join(code_parts)
+
+    @property
+    def prose_words(self) -> int:
+        """Lowercase natural-language words in comments and strings."""
+        return self._pieces[1]
+
+    @property
+    def comment_words(self) -> int:
+        """Words inside comments."""
+        return self._pieces[2]
+
+    @property
+    def string_words(self) -> int:
+        """Words inside string literals."""
+        return self._pieces[3]
+
+    @property
+    def comment_run(self) -> int:
+        """Most lowercase words in one comment (an explanatory comment)."""
+        return self._pieces[4]
+
+    @cached_property
+    def sentence_words(self) -> int:
+        """Words in sentences anywhere, code included."""
+        sentences = 0
+        for m in _SENTENCE_RE.finditer(self.text):
+            run = m.group().replace(",", " ").replace(".", " ").split()
+            if sum(len(w) >= 4 for w in run) >= 3:
+                sentences += len(run)
+        return sentences
+
+    @cached_property
+    def messages(self) -> int:
+        """Distinct string literals that are labels or messages in words."""
+        strings = {p.strip("'\"") for k, p in self._pieces[0] if k == "string"}
+        return sum(bool(_MESSAGE_RE.fullmatch(s.strip())) for s in strings)
+
+    @cached_property
+    def defined(self) -> set[str]:
+        """Names the span binds (assign, def, for)."""
+        defined: set[str] = set()
+        for m in _DEFINED_RE.finditer(self._pieces[5]):
+            for g in m.groups():
+                if g:
+                    defined.update(n for n in re.split(r"[,\s]+", g) if n)
+        return defined
 
     @property
     def specific_names(self) -> set[str]:
         """Names the span itself defines that carry an author's choice: compound names
         (`frame_delta`, `firstFrame`), not one-word generic ones (`arr`, `pivot`, `n`)."""
         return {n for n in self.defined if n not in _COMMON_NAMES and is_compound(n)}
+
+    @cached_property
+    def own_variables(self) -> set[str]:
+        """Composed variable names that are no API's."""
+        defined = self.defined
+        return {
+            n
+            for n in _VARIABLE_RE.findall(self._pieces[5])
+            if is_compound(n) and not is_common_name(n) and (n in defined or not n.isupper())
+        }
+
+    @cached_property
+    def members(self) -> set[str]:
+        """`self.conv1`: the author's class members."""
+        return {n for n in _MEMBER_RE.findall(self._pieces[5]) if not is_common_name(n)}
+
+    @cached_property
+    def parallel_assignments(self) -> int:
+        """`a, b, c = ...`: a state tuple updated together."""
+        return len(_PARALLEL_RE.findall(self._pieces[5]))
+
+    @cached_property
+    def specific_numbers(self) -> int:
+        """Distinct numeric literals in code other than 0, 1, 2..."""
+        return len(set(_NUMBER_RE.findall(self._pieces[5])) - _PLAIN_NUMBERS)
+
+    @cached_property
+    def code_names(self) -> set[str]:
+        """Identifiers outside comments and strings."""
+        return set(_NAME_RE.findall(self._pieces[5]))
 
 
 _LETTERS_RE = re.compile(r"[A-Za-z]{2}")
@@ -113,52 +203,5 @@ def iter_segments(text: str) -> Iterator[tuple[str, str]]:
 
 
 def span_features(text: str, words: list[str]) -> SpanFeatures:
-    prose = comment = string = comment_run = 0
-    code_parts: list[str] = []
-    pieces = segments(text)
-    for kind, piece in pieces:
-        if kind == "code":
-            code_parts.append(piece)
-            continue
-        n = len(_PIECE_WORD_RE.findall(piece))
-        if kind == "comment":
-            comment += n
-        else:
-            string += n
-        lower = _PROSE_WORD_RE.findall(piece)
-        if kind == "comment":
-            comment_run = max(comment_run, len(lower))
-        if len(lower) >= _MIN_PROSE_RUN:
-            prose += len(lower)
-    code = "\n".join(code_parts)
-    sentences = 0
-    for m in _SENTENCE_RE.finditer(text):
-        run = m.group().replace(",", " ").replace(".", " ").split()
-        if sum(len(w) >= 4 for w in run) >= 3:
-            sentences += len(run)
-    numbers = set(_NUMBER_RE.findall(code)) - _PLAIN_NUMBERS
-    strings = {p.strip("'\"") for k, p in pieces if k == "string"}
-    defined: set[str] = set()
-    for m in _DEFINED_RE.finditer(code):
-        for g in m.groups():
-            if g:
-                defined.update(n for n in re.split(r"[,\s]+", g) if n)
-    return SpanFeatures(
-        words=len(words),
-        prose_words=prose,
-        comment_words=comment,
-        string_words=string,
-        sentence_words=sentences,
-        specific_numbers=len(numbers),
-        code_names=set(_NAME_RE.findall(code)),
-        defined=defined,
-        parallel_assignments=len(_PARALLEL_RE.findall(code)),
-        own_variables={
-            n
-            for n in _VARIABLE_RE.findall(code)
-            if is_compound(n) and not is_common_name(n) and (n in defined or not n.isupper())
-        },
-        members={n for n in _MEMBER_RE.findall(code) if not is_common_name(n)},
-        messages=sum(bool(_MESSAGE_RE.fullmatch(s.strip())) for s in strings),
-        comment_run=comment_run,
-    )
+    """The span's features, read as they are asked for."""
+    return SpanFeatures(text, words)

@@ -1,0 +1,155 @@
+"""Two commits' lookup latency side by side on one machine: `bench_latency.py` run in a
+checkout of each in turn (A B, B A, ...), with the same index, queries and search path,
+so that a change is measured apart from how fast the machine is that day.
+
+    python bench/bench_commits.py b066c68 HEAD --index registry=IDX --texts pypi:LIST \\
+        --rounds 3 --out bench/results/commits.md
+
+Each commit is checked out (git worktree) in a temporary folder and its search kernel built
+for this machine (scripts/build_kernel.py host); bench_latency.py is run there by this
+interpreter with `--search native` (or `--search` given). Before each run the index's files
+are read once (resident pages, as `--read-through`). Reported: each workload's p50 / p90
+/ p99 / max per run and the median over the runs of each commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from commit import commit  # noqa: E402
+
+LINE = re.compile(
+    r"^(\S+) (\S+) (\w+): p50 ([\d.]+) p90 ([\d.]+) p99 ([\d.]+) max ([\d.]+) ms"
+)  # "<index> <workload/language> <path>: p50 .. p90 .. p99 .. max .. ms"
+
+
+def checkout(rev: str, where: Path) -> Path:
+    """A worktree of `rev` with its kernel built for this machine."""
+    path = where / rev.replace("/", "_")
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", "-f", str(path), rev],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    subprocess.run(
+        [sys.executable, str(path / "scripts" / "build_kernel.py"), "host"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return path
+
+
+def read_through(index: Path) -> None:
+    for f in sorted(p for p in index.rglob("*") if p.is_file()):
+        with open(f, "rb", buffering=0) as fh:
+            while fh.read(1 << 24):
+                pass
+
+
+def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float, ...]]:
+    """One bench_latency.py run in a checkout: {"<index> <workload>": (p50, p90, p99, max)}."""
+    read_through(index)
+    out = subprocess.run(
+        [sys.executable, str(path / "bench" / "bench_latency.py"), *bench_args],
+        cwd=path, check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    found = {}
+    for line in out.splitlines():
+        m = LINE.match(line.strip())
+        if m:
+            found[f"{m[1]} {m[2]}"] = tuple(float(m[i]) for i in range(4, 8))
+    return found
+
+
+def markdown(revs, resolved, rows, command, load) -> str:
+    workloads = list(dict.fromkeys(k for runs in rows.values() for r in runs for k in r))
+    lines = [
+        "# Two commits side by side (lookup latency, in process)",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {commit()}'s "
+        f"bench_commits.py, load average before {load:.1f}.",
+        "",
+        "Reproduce:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "Each commit's `bench/bench_latency.py` in a checkout of it (its kernel built for "
+        "this machine), the same index and queries, the commits taking turns; the index's "
+        "files read before each run. Per workload: p50 / p90 / p99 / max ms of each run, "
+        "then the median of the runs.",
+        "",
+        "| workload | " + " | ".join(f"`{r}` ({h[:7]})" for r, h in zip(revs, resolved)) + " |",
+        "| --- | " + " | ".join("---" for _ in revs) + " |",
+    ]
+    for w in workloads:
+        cells = []
+        for rev in revs:
+            runs = [r[w] for r in rows[rev] if w in r]
+            each = "; ".join(" / ".join(f"{x:.2f}" for x in r) for r in runs)
+            med = " / ".join(f"{statistics.median(r[i] for r in runs):.2f}" for i in range(4))
+            cells.append(f"{each} → **{med}**")
+        lines.append(f"| {w} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("a", help="the first commit (a revision git knows)")
+    ap.add_argument("b", help="the second commit")
+    ap.add_argument("--index", required=True, help="NAME=DIR of a built index")
+    ap.add_argument("--texts", required=True, help="the source spec the queries are cut from")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3, help="runs of each commit")
+    ap.add_argument("--search", default="native", help="the search path measured")
+    ap.add_argument("--out", help="write markdown here")
+    args = ap.parse_args()
+    index = Path(args.index.partition("=")[2]).resolve()
+    bench_args = [
+        "--index", f"{args.index.partition('=')[0]}={index}", "--texts", args.texts,
+        "--queries", str(args.queries), "--search", args.search,
+    ]  # fmt: skip
+    revs = [args.a, args.b]
+    resolved = [
+        subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", r], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        for r in revs
+    ]
+    load = os.getloadavg()[0]
+    rows: dict[str, list[dict]] = {r: [] for r in revs}
+    with tempfile.TemporaryDirectory(prefix="recitation-commits-") as tmp:
+        paths = {r: checkout(h, Path(tmp)) for r, h in zip(revs, resolved)}
+        try:
+            for k in range(args.rounds):
+                for rev in revs if k % 2 == 0 else revs[::-1]:
+                    rows[rev].append(run(paths[rev], index, bench_args))
+                    print(f"round {k + 1} {rev}: {rows[rev][-1]}", flush=True)
+        finally:
+            for path in paths.values():
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)],
+                    capture_output=True,
+                )
+    command = "python bench/bench_commits.py " + " ".join(sys.argv[1:])
+    text = markdown(revs, resolved, rows, command, load)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -58,10 +58,13 @@ def read_through(index: Path) -> None:
 def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float, ...]]:
     """One bench_latency.py run in a checkout: {"<index> <workload>": (p50, p90, p99, max)}."""
     read_through(index)
-    out = subprocess.run(
+    done = subprocess.run(
         [sys.executable, str(path / "bench" / "bench_latency.py"), *bench_args],
-        cwd=path, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
+        cwd=path, capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode:
+        sys.exit(f"bench_latency.py failed in {path.name}:\n{done.stderr[-2000:]}")
+    out = done.stdout
     found = {}
     for line in out.splitlines():
         m = LINE.match(line.strip())
@@ -117,8 +120,9 @@ def main() -> int:
     ap.add_argument("--out", help="write markdown here")
     args = ap.parse_args()
     index = Path(args.index.partition("=")[2]).resolve()
+    texts = str(Path(args.texts).resolve()) if Path(args.texts).exists() else args.texts
     bench_args = [
-        "--index", f"{args.index.partition('=')[0]}={index}", "--texts", args.texts,
+        "--index", f"{args.index.partition('=')[0]}={index}", "--texts", texts,
         "--queries", str(args.queries), "--search", args.search,
     ]  # fmt: skip
     revs = [args.a, args.b]

@@ -193,6 +193,16 @@ def _helpers() -> int:
 HELPERS = _helpers()
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+
+
+def _forgotten() -> None:
+    """In a forked child: the parent's helper threads are not there, so a new pool."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forgotten)
 T = TypeVar("T")
 R = TypeVar("R")
 

@@ -194,3 +194,20 @@ def test_an_error_in_any_shard_is_raised_never_dropped(monkeypatch):
 
     with pytest.raises(kernel.IndexOpenError, match="damaged"):
         kernel.across(work, range(6))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_searches_shards_with_helpers_of_its_own(monkeypatch):
+    """A process forked after lookups ran (the builder's workers are) has none of its
+    parent's helper threads: its searches make their own, never wait on the parent's."""
+    monkeypatch.setattr(kernel, "HELPERS", 1)
+    assert kernel.across(lambda x: x + 1, range(4)) == [1, 2, 3, 4]  # the parent's pool
+    pid = os.fork()
+    if pid == 0:  # the child: an answer within the time, or a failed exit
+        import signal
+
+        signal.alarm(20)
+        ok = kernel.across(lambda x: x * 2, range(6)) == [0, 2, 4, 6, 8, 10]
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -48,6 +48,10 @@ ENUMERATE = 512  # places of an anchor window extended one by one; more: from co
 READ_PLACES = 512  # crowded spans: places read directly once this few are left
 MEMO_WORDS = 256  # counts of spans up to this long are memoized by their words too
 BLOCK_BITS = 10  # blocks of 1024 words: places' documents found from their block's
+# what compiled calls take (a warm 1.5B-word index), to decide when helpers pay (kernel.across)
+SEARCH_US = 3.0  # an interval search
+PLACE_US = 0.005  # a place's document found and counted
+CALL_US = 10.0  # a call
 MARK_SHARE = 16  # documents counted in a table of them all from 1/16 as many places on
 
 
@@ -321,7 +325,9 @@ class Counts:
                 k = sh.compiled()
                 return docs, kernel.distinct(k, docs, len(sh.starts), sh.alive, levels[i]), new
 
-            for i, (docs, found, new) in zip(todo, kernel.across(count, todo)):
+            places = sum(levels[i][0][1] - levels[i][0][0] for i in todo)
+            cost = CALL_US * len(todo) + PLACE_US * places
+            for i, (docs, found, new) in zip(todo, kernel.across(count, todo, cost)):
                 if new:
                     self.listed[i].append((*levels[i][0], docs))
                 held[1:] += found
@@ -450,6 +456,7 @@ class Counts:
                 ksh[0], ksh[1].native, self.qb[ksh[1].width], at * ksh[1].width, w * ksh[1].width
             ),
             zip(ks, self.shards),
+            SEARCH_US * len(todo) * len(ks),
         )
         rows = zip(*(map(tuple, f.tolist()) for f in found))  # each window's, per shard
         for s, ivs in zip(todo, rows):
@@ -480,6 +487,7 @@ class Counts:
         found = kernel.across(
             lambda ksh: kernel.spans(ksh[0], ksh[1].native, self.qb[ksh[1].width], self.n, ss, es),
             zip(ks, self.shards),
+            SEARCH_US * len(todo) * len(ks),
         )
         rows = zip(*(map(tuple, f.tolist()) for f in found))  # each span's, per shard
         for (s, e), ivs in zip(todo, rows):

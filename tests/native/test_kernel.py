@@ -211,3 +211,18 @@ def test_a_forked_child_searches_shards_with_helpers_of_its_own(monkeypatch):
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_work_too_small_to_wake_a_helper_runs_in_the_callers_thread(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(kernel, "HELPERS", 2)
+    for cost, helped in ((kernel.AT_ONCE_US / 2, False), (kernel.AT_ONCE_US * 2, True)):
+        seen: set[str] = set()
+
+        def work(x: int, seen: set[str] = seen) -> int:
+            seen.add(threading.current_thread().name)
+            return -x
+
+        assert kernel.across(work, range(6), cost) == [0, -1, -2, -3, -4, -5]
+        assert any(n.startswith("recitation-search") for n in seen) == helped

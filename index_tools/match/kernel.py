@@ -178,7 +178,10 @@ def status() -> Status:
         if _choice == "native":
             return Status("python", f"RECITATION_SEARCH=native, but {_loaded}")
         return Status("python", _loaded)
-    return Status("native", _loaded)
+    if HELPERS:
+        threads = f"{HELPERS} helper thread{'s' if HELPERS > 1 else ''}"
+        return Status("native", f"{_loaded}; a lookup's shards at once, {threads}")
+    return Status("native", f"{_loaded}; shards one after another")
 
 
 def _helpers() -> int:

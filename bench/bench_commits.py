@@ -1,15 +1,18 @@
-"""Two commits' lookup latency side by side on one machine: `bench_latency.py` run in a
-checkout of each in turn (A B, B A, ...), with the same index, queries and search path,
-so that a change is measured apart from how fast the machine is that day.
+"""Two commits' lookup latency side by side on one machine: this checkout's
+`bench_latency.py` run with each commit's engine in turn (A B, B A, ...), the same index,
+queries and search path, so that a change is measured apart from how fast the machine is
+that day.
 
     python bench/bench_commits.py b066c68 HEAD --index registry=IDX --texts pypi:LIST \\
         --rounds 3 --out bench/results/commits.md
 
 Each commit is checked out (git worktree) in a temporary folder and its search kernel built
-for this machine (scripts/build_kernel.py host); bench_latency.py is run there by this
-interpreter with `--search native` (or `--search` given). Before each run the index's files
-are read once (resident pages, as `--read-through`). Reported: each workload's p50 / p90
-/ p99 / max per run and the median over the runs of each commit.
+for this machine (scripts/build_kernel.py host); bench_latency.py runs with that checkout
+first on the module path (checked: the engine imported is the checkout's, whatever this
+interpreter has installed), `--search native` (or `--search` given), `--repeat` passed
+on. Before each run the index's files are read once (resident pages, as
+`--read-through`). Reported: each workload's p50 / p90 / p99 / max per run and the median
+over the runs of each commit.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+LATENCY = REPO / "bench" / "bench_latency.py"  # this checkout's harness, for every engine
 sys.path.insert(0, str(REPO / "bench"))
 
 from commit import commit  # noqa: E402
@@ -45,6 +49,12 @@ def checkout(rev: str, where: Path) -> Path:
         [sys.executable, str(path / "scripts" / "build_kernel.py"), "host"],
         check=True, capture_output=True,
     )  # fmt: skip
+    engine = subprocess.run(
+        [sys.executable, "-c", "import index_tools; print(index_tools.__file__)"],
+        env={**os.environ, "PYTHONPATH": str(path)}, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    if not Path(engine).resolve().is_relative_to(path.resolve()):
+        sys.exit(f"{rev}: the engine imported is {engine}, not the checkout's")
     return path
 
 
@@ -58,9 +68,12 @@ def read_through(index: Path) -> None:
 def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float, ...]]:
     """One bench_latency.py run in a checkout: {"<index> <workload>": (p50, p90, p99, max)}."""
     read_through(index)
+    # the checkout's engine, not the one this interpreter has installed (an editable
+    # install points at this checkout whatever the folder a script runs from)
+    env = {**os.environ, "PYTHONPATH": str(path)}
     done = subprocess.run(
-        [sys.executable, str(path / "bench" / "bench_latency.py"), *bench_args],
-        cwd=path, capture_output=True, text=True,
+        [sys.executable, str(LATENCY), *bench_args],
+        cwd=path, capture_output=True, text=True, env=env,
     )  # fmt: skip
     if done.returncode:
         sys.exit(f"bench_latency.py failed in {path.name}:\n{done.stderr[-2000:]}")
@@ -73,7 +86,7 @@ def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float
     return found
 
 
-def markdown(revs, resolved, rows, command, load) -> str:
+def markdown(revs, resolved, rows, command, load, repeat) -> str:
     workloads = list(dict.fromkeys(k for runs in rows.values() for r in runs for k in r))
     lines = [
         "# Two commits side by side (lookup latency, in process)",
@@ -87,10 +100,11 @@ def markdown(revs, resolved, rows, command, load) -> str:
         command,
         "```",
         "",
-        "Each commit's `bench/bench_latency.py` in a checkout of it (its kernel built for "
-        "this machine), the same index and queries, the commits taking turns; the index's "
-        "files read before each run. Per workload: p50 / p90 / p99 / max ms of each run, "
-        "then the median of the runs.",
+        "Each commit's engine in a checkout of it (its kernel built for this machine), "
+        "measured by this commit's `bench/bench_latency.py`, the same index and queries, the "
+        "commits taking turns; the index's files read before each run"
+        + (f"; each lookup run {repeat} times, its fastest kept" if repeat > 1 else "")
+        + ". Per workload: p50 / p90 / p99 / max ms of each run, then the median of the runs.",
         "",
         "| workload | " + " | ".join(f"`{r}` ({h[:7]})" for r, h in zip(revs, resolved)) + " |",
         "| --- | " + " | ".join("---" for _ in revs) + " |",
@@ -117,13 +131,16 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3, help="runs of each commit")
     ap.add_argument("--search", default="native", help="the search path measured")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="bench_latency.py's --repeat (warm lookups)"
+    )
     ap.add_argument("--out", help="write markdown here")
     args = ap.parse_args()
     index = Path(args.index.partition("=")[2]).resolve()
     texts = str(Path(args.texts).resolve()) if Path(args.texts).exists() else args.texts
     bench_args = [
         "--index", f"{args.index.partition('=')[0]}={index}", "--texts", texts,
-        "--queries", str(args.queries), "--search", args.search,
+        "--queries", str(args.queries), "--search", args.search, "--repeat", str(args.repeat),
     ]  # fmt: skip
     revs = [args.a, args.b]
     resolved = [
@@ -148,7 +165,7 @@ def main() -> int:
                     capture_output=True,
                 )
     command = "python bench/bench_commits.py " + " ".join(sys.argv[1:])
-    text = markdown(revs, resolved, rows, command, load)
+    text = markdown(revs, resolved, rows, command, load, args.repeat)
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

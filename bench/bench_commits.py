@@ -51,8 +51,11 @@ def checkout(rev: str, where: Path) -> Path:
     )  # fmt: skip
     engine = subprocess.run(
         [sys.executable, "-c", "import index_tools; print(index_tools.__file__)"],
-        env={**os.environ, "PYTHONPATH": str(path)}, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        env={**os.environ, "PYTHONPATH": str(path)},
+        cwd=REPO / "bench",
+        capture_output=True,
+        text=True,
+    ).stdout.strip()  # fmt: skip (run from the harness's folder, as the harness is)
     if not Path(engine).resolve().is_relative_to(path.resolve()):
         sys.exit(f"{rev}: the engine imported is {engine}, not the checkout's")
     return path

@@ -105,8 +105,8 @@ class Kernel:
         self.first_places = lib.rc_first_places
         self.first_places.argtypes = [c_void_p, c_uint64, c_uint64, c_void_p, c_uint64, c_void_p,
                                       c_void_p]  # fmt: skip
-        for f in (self.interval, self.intervals, self.spans, self.extend, self.documents, self.crowded_spans,
-                  self.distinct, self.first_places):  # fmt: skip
+        for f in (self.interval, self.intervals, self.spans, self.extend, self.documents,
+                  self.crowded_spans, self.distinct, self.first_places):  # fmt: skip
             f.restype = c_int32
 
 
@@ -206,10 +206,9 @@ def _forgotten() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forgotten)
+
 T = TypeVar("T")
 R = TypeVar("R")
-
-
 AT_ONCE_US = 300  # work worth handing to helpers (waking one takes ~70 µs on 2 cores)
 
 

@@ -300,10 +300,7 @@ class Counts:
 
         The places of the crowded spans of one start nest (a longer span's are among a
         shorter one's): the documents of all of them up to 8 times its places are counted
-        at once, from the places of the shortest: many places (at least 1/MARK_SHARE of the
-        shard's documents) by marking a table of documents from the innermost interval out,
-        counting the marks after each; fewer by sorting them by document and depth (the
-        number of the intervals that hold a place), each document counted at its deepest."""
+        at once, from the places of the shortest (`_distinct_compiled`, `_distinct_python`)."""
         hit = self.counted.get((s, e))
         if hit is not None:
             return hit
@@ -311,27 +308,22 @@ class Counts:
         most = 8 * self.get(s, e)[0]
         ends = [e] + [x for x in self.crowded_ends.get(s, ()) if x > e or self.get(s, x)[0] <= most]
         ends = sorted(set(ends))  # the widest interval first
-        held = np.zeros(len(ends) + 1, dtype=np.int64)  # held[j]: documents of ends[j - 1]
         levels = [[self.get(s, x)[1][i] for x in ends] for i in range(len(self.shards))]
         todo = [i for i, ivs in enumerate(levels) if ivs[0][1] > ivs[0][0]]
-        if all(self.shards[i].compiled() is not None for i in todo):
-            # each place once, from the innermost interval out; the shards at once
-            def count(i: int) -> tuple[np.ndarray, np.ndarray, bool]:
-                sh, (lo0, hi0) = self.shards[i], levels[i][0]
-                docs = self.known_documents(i, lo0, hi0)
-                new = docs is None
-                if new:
-                    docs = sh.documents_at(lo0, hi0)
-                k = sh.compiled()
-                return docs, kernel.distinct(k, docs, len(sh.starts), sh.alive, levels[i]), new
+        compiled = all(self.shards[i].compiled() is not None for i in todo)
+        held = (self._distinct_compiled if compiled else self._distinct_python)(levels, todo)
+        for x, n in zip(ends, held.tolist()):
+            self.counted[(s, x)] = n
+        return self.counted[(s, e)]
 
-            places = sum(levels[i][0][1] - levels[i][0][0] for i in todo)
-            cost = CALL_US * len(todo) + PLACE_US * places
-            for i, (docs, found, new) in zip(todo, kernel.across(count, todo, cost)):
-                if new:
-                    self.listed[i].append((*levels[i][0], docs))
-                held[1:] += found
-            todo = []
+    def _distinct_python(self, levels: list[list[tuple[int, int]]], todo: list[int]):
+        """`distinct`'s counts in Python, shard by shard (levels[i]: shard i's intervals,
+        widest first): many places (at least 1/MARK_SHARE of the shard's documents) by
+        marking a table of documents from the innermost interval out, counting the marks
+        after each; fewer by sorting them by document and depth (the number of the
+        intervals that hold a place), each document counted at its deepest."""
+        k = len(levels[0]) + 1
+        held = np.zeros(k, dtype=np.int64)  # held[j]: documents of the interval j - 1
         for i in todo:
             sh, ivs = self.shards[i], levels[i]
             lo0, hi0 = ivs[0]
@@ -362,14 +354,34 @@ class Counts:
             if sh.alive is not None:
                 live = sh.alive[docs]
                 docs, depth = docs[live], depth[live]
-            k = len(ends) + 1
             key = np.sort(docs.astype(np.int64) * k + depth)
             last = np.ones(len(key), dtype=bool)
             last[:-1] = key[1:] // k != key[:-1] // k
             held += np.cumsum(np.bincount(key[last] % k, minlength=k)[::-1])[::-1]
-        for j, x in enumerate(ends, 1):
-            self.counted[(s, x)] = int(held[j])
-        return self.counted[(s, e)]
+        return held[1:]
+
+    def _distinct_compiled(self, levels: list[list[tuple[int, int]]], todo: list[int]):
+        """`distinct`'s counts by the compiled search, the shards `todo` at once: each
+        place once, from the innermost interval out (levels[i]: shard i's, widest first)."""
+
+        def count(i: int) -> tuple[np.ndarray, np.ndarray, bool]:
+            sh, (lo0, hi0) = self.shards[i], levels[i][0]
+            docs = self.known_documents(i, lo0, hi0)
+            new = docs is None
+            if new:
+                docs = sh.documents_at(lo0, hi0)
+            k = sh.compiled()
+            return docs, kernel.distinct(k, docs, len(sh.starts), sh.alive, levels[i]), new
+
+        places = sum(levels[i][0][1] - levels[i][0][0] for i in todo)
+        held = np.zeros(len(levels[0]), dtype=np.int64)
+        for i, (docs, found, new) in zip(
+            todo, kernel.across(count, todo, CALL_US * len(todo) + PLACE_US * places)
+        ):
+            if new:  # (kept for the listing of the intervals inside it, in this thread)
+                self.listed[i].append((*levels[i][0], docs))
+            held += found
+        return held
 
     def dead_at_most(self, ivs: list[tuple[int, int]]) -> int:
         """At most this many of the places of intervals `ivs` are in dead documents."""
@@ -458,14 +470,7 @@ class Counts:
             zip(ks, self.shards),
             SEARCH_US * len(todo) * len(ks),
         )
-        rows = zip(*(map(tuple, f.tolist()) for f in found))  # each window's, per shard
-        for s, ivs in zip(todo, rows):
-            ivs = list(ivs)
-            hit = (sum(b - a for a, b in ivs), ivs)
-            self.memo[(s, s + w)] = hit
-            if w <= MEMO_WORDS:
-                self.by_words.setdefault(self.q_bytes[s * 4 : (s + w) * 4], hit)
-            insort(self.ends.setdefault(s, []), s + w)
+        self._remember([(s, s + w) for s in todo], found)
 
     def fill_crowded(self, s: int) -> None:
         """The intervals of the crowded spans of start `s` (all asked for when one's
@@ -489,8 +494,13 @@ class Counts:
             zip(ks, self.shards),
             SEARCH_US * len(todo) * len(ks),
         )
+        self._remember(todo, found)
+
+    def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
+        """Memoize the intervals the compiled search found for these spans: `found` holds
+        each shard's, a row (start, end) per span."""
         rows = zip(*(map(tuple, f.tolist()) for f in found))  # each span's, per shard
-        for (s, e), ivs in zip(todo, rows):
+        for (s, e), ivs in zip(spans, rows):
             ivs = list(ivs)
             hit = (sum(b - a for a, b in ivs), ivs)
             self.memo[(s, e)] = hit
@@ -601,16 +611,13 @@ def search(
     # them. With `crowded`, never (the first anchor searched answers for every span
     # starting before it); without, when one of them is crowded (left out).
     late = [a for a in starts if a > tail - t]
-    groups = [late] if crowded else [late, [a for a in starts if a <= tail - t]]
-    if crowded:
-        starts = late
     counts = Counts(shards, q)
     found: list[list[tuple[int, np.ndarray]]] = [[] for _ in shards]  # (window, places)
     enumerated, crowded_anchors = [], []
-    left_out = False  # a crowded anchor left out (the rename-insensitive view)
-    for group in groups:
-        if group is not late and not left_out:
-            break
+
+    def visit(group: list[int]) -> bool:
+        """These anchors searched; whether one was crowded and left out."""
+        left_out = False
         counts.prefill([b for a in group for b in range(a, a + stride)], w)
         for a in group:
             check()
@@ -636,12 +643,16 @@ def search(
                 crowded_anchors.append(a)
             else:
                 left_out = True
-    enumerated.sort()
+        return left_out
+
+    if visit(late):
+        visit([a for a in starts if a <= tail - t])
+    enumerated.sort()  # (the context's anchors searched after)
     check()
     runs = _runs(shards, counts, found, enumerated, w, w + stride - 1, t, tail)
     spans = {(r[0], r[1]) for r in runs}
     out = []
-    lows = [(a, 0 if a == starts[0] else a - g + 1) for a in crowded_anchors]
+    lows = [(a, 0 if a == late[0] else a - g + 1) for a in crowded_anchors]
     for found_here in _crowded_spans(counts, lows, w, t, tail, check):
         for s, e in found_here:
             if e - s >= t and e > tail and (s, e) not in spans:

@@ -13,6 +13,7 @@ import keyword
 import re
 from collections.abc import Iterator
 from functools import cached_property, lru_cache
+from typing import NamedTuple
 
 from .vocabulary import is_common_name
 
@@ -45,6 +46,17 @@ _VARIABLE_RE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\b(?!\s*\()")
 _MESSAGE_RE = re.compile(r"[A-Za-z][a-z']*(?: [A-Za-z][A-Za-z0-9']*)+[.!?:]?")
 
 
+class _Pieces(NamedTuple):
+    """A span read once: its comments, strings and code, and the words of the first two."""
+
+    pieces: list[tuple[str, str]]
+    prose: int
+    comment: int
+    string: int
+    comment_run: int
+    code: str  # its code alone, the pieces joined by newlines
+
+
 class SpanFeatures:
     """What a span of code is made of, each feature read from its text when first asked
     for (`is_authored` asks in order and stops at the first sign of an author)."""
@@ -54,9 +66,7 @@ class SpanFeatures:
         self.words = len(words)  # the note's words in the span
 
     @cached_property
-    def _pieces(self) -> tuple[list[tuple[str, str]], int, int, int, int, str]:
-        """(its pieces, prose words, comment words, string words, longest comment run, its
-        code alone)."""
+    def _pieces(self) -> _Pieces:
         prose = comment = string = comment_run = 0
         code_parts: list[str] = []
         pieces = segments(self.text)
@@ -74,27 +84,27 @@ class SpanFeatures:
                 comment_run = max(comment_run, len(lower))
             if len(lower) >= _MIN_PROSE_RUN:
                 prose += len(lower)
-        return pieces, prose, comment, string, comment_run, "\n".join(code_parts)
+        return _Pieces(pieces, prose, comment, string, comment_run, "\n".join(code_parts))
 
     @property
     def prose_words(self) -> int:
         """Lowercase natural-language words in comments and strings."""
-        return self._pieces[1]
+        return self._pieces.prose
 
     @property
     def comment_words(self) -> int:
         """Words inside comments."""
-        return self._pieces[2]
+        return self._pieces.comment
 
     @property
     def string_words(self) -> int:
         """Words inside string literals."""
-        return self._pieces[3]
+        return self._pieces.string
 
     @property
     def comment_run(self) -> int:
         """Most lowercase words in one comment (an explanatory comment)."""
-        return self._pieces[4]
+        return self._pieces.comment_run
 
     @cached_property
     def sentence_words(self) -> int:
@@ -109,14 +119,14 @@ class SpanFeatures:
     @cached_property
     def messages(self) -> int:
         """Distinct string literals that are labels or messages in words."""
-        strings = {p.strip("'\"") for k, p in self._pieces[0] if k == "string"}
+        strings = {p.strip("'\"") for k, p in self._pieces.pieces if k == "string"}
         return sum(bool(_MESSAGE_RE.fullmatch(s.strip())) for s in strings)
 
     @cached_property
     def defined(self) -> set[str]:
         """Names the span binds (assign, def, for)."""
         defined: set[str] = set()
-        for m in _DEFINED_RE.finditer(self._pieces[5]):
+        for m in _DEFINED_RE.finditer(self._pieces.code):
             for g in m.groups():
                 if g:
                     defined.update(n for n in re.split(r"[,\s]+", g) if n)
@@ -134,29 +144,29 @@ class SpanFeatures:
         defined = self.defined
         return {
             n
-            for n in _VARIABLE_RE.findall(self._pieces[5])
+            for n in _VARIABLE_RE.findall(self._pieces.code)
             if is_compound(n) and not is_common_name(n) and (n in defined or not n.isupper())
         }
 
     @cached_property
     def members(self) -> set[str]:
         """`self.conv1`: the author's class members."""
-        return {n for n in _MEMBER_RE.findall(self._pieces[5]) if not is_common_name(n)}
+        return {n for n in _MEMBER_RE.findall(self._pieces.code) if not is_common_name(n)}
 
     @cached_property
     def parallel_assignments(self) -> int:
         """`a, b, c = ...`: a state tuple updated together."""
-        return len(_PARALLEL_RE.findall(self._pieces[5]))
+        return len(_PARALLEL_RE.findall(self._pieces.code))
 
     @cached_property
     def specific_numbers(self) -> int:
         """Distinct numeric literals in code other than 0, 1, 2..."""
-        return len(set(_NUMBER_RE.findall(self._pieces[5])) - _PLAIN_NUMBERS)
+        return len(set(_NUMBER_RE.findall(self._pieces.code)) - _PLAIN_NUMBERS)
 
     @cached_property
     def code_names(self) -> set[str]:
         """Identifiers outside comments and strings."""
-        return set(_NAME_RE.findall(self._pieces[5]))
+        return set(_NAME_RE.findall(self._pieces.code))
 
 
 _LETTERS_RE = re.compile(r"[A-Za-z]{2}")

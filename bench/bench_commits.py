@@ -31,7 +31,10 @@ REPO = Path(__file__).resolve().parents[1]
 LATENCY = REPO / "bench" / "bench_latency.py"  # this checkout's harness, for every engine
 sys.path.insert(0, str(REPO / "bench"))
 
+from bench_latency import read_through  # noqa: E402
 from commit import commit  # noqa: E402
+
+from index_tools import open_index  # noqa: E402
 
 LINE = re.compile(
     r"^(\S+) (\S+) (\w+): p50 ([\d.]+) p90 ([\d.]+) p99 ([\d.]+) max ([\d.]+) ms"
@@ -61,16 +64,10 @@ def checkout(rev: str, where: Path) -> Path:
     return path
 
 
-def read_through(index: Path) -> None:
-    for f in sorted(p for p in index.rglob("*") if p.is_file()):
-        with open(f, "rb", buffering=0) as fh:
-            while fh.read(1 << 24):
-                pass
-
-
 def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float, ...]]:
     """One bench_latency.py run in a checkout: {"<index> <workload>": (p50, p90, p99, max)}."""
-    read_through(index)
+    with open_index(index) as idx:
+        read_through(idx)
     # the checkout's engine, not the one this interpreter has installed (an editable
     # install points at this checkout whatever the folder a script runs from)
     env = {**os.environ, "PYTHONPATH": str(path)}
@@ -152,6 +149,8 @@ def main() -> int:
         ).stdout.strip()
         for r in revs
     ]
+    if resolved[0] == resolved[1]:
+        ap.error(f"{args.a} and {args.b} are the same commit")
     load = os.getloadavg()[0]
     rows: dict[str, list[dict]] = {r: [] for r in revs}
     with tempfile.TemporaryDirectory(prefix="recitation-commits-") as tmp:

@@ -259,7 +259,7 @@ def _judged(
     r = m.range
     verdict = judge(
         m, quote, decisions, kind_actions.__getitem__, lines, r.start.line + first,
-        r.end.line + first,
+        r.end.line + first, lines_from=window.line - first,
     )  # fmt: skip
     return CheckResult(f, shown, window.placed(m), quote, verdict)
 

@@ -10,7 +10,7 @@ by category); everything else takes its kind's severity from the settings.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..model import Match
@@ -62,9 +62,12 @@ def judge(
     lines: Sequence[str] | None = None,
     first_line: int = 0,
     last_line: int = 0,
+    lines_from: int = 0,
 ) -> Verdict:
     """The verdict on `match`, whose quoted words are `quote`, in a file whose `lines` are
-    given (to find an attribution near `[first_line, last_line]`, 0-based)."""
+    given (to find an attribution near `[first_line, last_line]`, 0-based indexes into
+    `lines`); `lines[0]` is the file's line `lines_from` (0-based: a part of a large file),
+    which the attribution's line counts from."""
     best = match.best_source
     license = best.license if best is not None else "NOASSERTION"
     category = license_category(license)
@@ -87,6 +90,7 @@ def judge(
     if lines is not None:
         found = find_region_attribution(lines, first_line, last_line, match)
         if found is not None:
+            found = replace(found, line=found.line + lines_from)
             action: Action = "off" if own == "off" else "hint"
             return verdict(
                 action, "attributed", f"attributed on line {found.line + 1}", attribution=found

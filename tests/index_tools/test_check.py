@@ -85,6 +85,22 @@ def test_an_attributed_quote_does_not_fail_and_is_suppressed_in_source(index, re
     ]
 
 
+def test_an_attribution_deep_in_a_large_file_is_named_by_its_line_in_the_file(index, repo):
+    """A file read in several windows: the attribution's line counts from the file's
+    start, not from the window's."""
+    filler = "".join(f"value_{i} = {i} * {i}  # filler line {i}\n" for i in range(40_000))
+    head = "import math\n\n" + filler
+    assert len(head) > (1 << 20) + (256 << 10)  # past one window and its lookahead
+    (repo / "src" / "geo.py").write_text(head + ATTRIBUTION + HAVERSINE)
+    line = head.count("\n") + 1  # the attribution's, 1-based
+    r = check(index, "src/geo.py", "--format", "json", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    (found,) = results(r)
+    assert found["verdict"]["reason"] == f"attributed on line {line}"
+    assert found["verdict"]["attribution_line"] == line - 1
+    assert found["range"]["start"]["line"] == line  # the quote: the line after (0-based)
+
+
 def test_the_decisions_file_dismisses_and_sets_the_policy(index, repo):
     r = check(index, "src", "--format", "json", cwd=repo)
     (found,) = results(r)

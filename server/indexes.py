@@ -16,6 +16,7 @@ import contextlib
 import errno
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -129,6 +130,7 @@ class IndexHandle(WorkerHandle):
         self._following: FollowingIndex | None = None
         self._generation: str | None = None
         self._checked_at = time.monotonic()
+        self._stop = threading.Event()  # set when the handle closes: mapping ahead ends
 
     def open(self) -> asyncio.Future:
         """Start opening (once); the future completes when the state is known."""
@@ -179,6 +181,7 @@ class IndexHandle(WorkerHandle):
             return
         self._following = following
         self._describe(following.generation)
+        self._map_ahead(following)
 
     def _describe(self, generation: str) -> None:
         assert self._following is not None
@@ -193,7 +196,22 @@ class IndexHandle(WorkerHandle):
         """A newly published generation is in use (on the worker thread)."""
         log.info("index %s: now %s", self.path, generation)
         self._describe(generation)
+        if self._following is not None:
+            self._map_ahead(self._following)
         self._changed()
+
+    def _map_ahead(self, following: FollowingIndex) -> None:
+        """Fill the page tables of the generation's files in memory in the background
+        (store/map_ahead.py: the first lookups then take no page fault a page); said once
+        in the log. It stops when the handle closes."""
+
+        def report(index, done) -> None:
+            if isinstance(done, Exception):
+                log.warning("index %s: mapping ahead failed: %s", self.path, done)
+            else:
+                log.info("index %s (%s): %s", self.path, index.generation, done.describe())
+
+        following.map_ahead(self._stop, report)
 
     def _broken(self, exc: IndexOpenError) -> None:
         """A newly published generation cannot be opened: an error status, not the old
@@ -316,6 +334,7 @@ class IndexHandle(WorkerHandle):
         if self._closed:
             return
         self._closed = True
+        self._stop.set()
         with contextlib.suppress(RuntimeError):
             self._executor.submit(self._retire)
         self._executor.shutdown(wait=False)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.generations import IndexOpenError, current_name
+from ..store.map_ahead import MappedAhead
 from .index import Index, open_index
 
 log = logging.getLogger(__name__)
@@ -68,9 +69,10 @@ class FollowingIndex:
             return index.summary()
 
     @contextmanager
-    def using(self) -> Iterator[Index]:
-        """Lease the current generation for one lookup (switching first when one is due)."""
-        if self._switch_due():
+    def using(self, follow: bool = True) -> Iterator[Index]:
+        """Lease the current generation for one lookup (switching first when one is due,
+        unless not to `follow`: work in the background that must not open a generation)."""
+        if follow and self._switch_due():
             self._switch()
         with self._lock:
             if self._closed:
@@ -81,6 +83,33 @@ class FollowingIndex:
             yield held.index
         finally:
             self._release(held)
+
+    def map_ahead(
+        self, stop: threading.Event, report: Callable[[Index, MappedAhead | Exception], None]
+    ) -> threading.Thread:
+        """Map the current generation ahead (`Index.map_ahead`) on a thread of its own,
+        lookups going on meanwhile (it holds a lease, never switches); `report(index,
+        what was done or the error)` when it ends. Unless RECITATION_MAP_AHEAD=0: then
+        reported at once as not done."""
+
+        def run() -> None:
+            try:
+                with self.using(follow=False) as index:
+                    try:
+                        done: MappedAhead | Exception = index.map_ahead(stop)
+                    except Exception as exc:  # lookups work without it: said, not raised
+                        done = exc
+                    report(index, done)
+            except IndexOpenError as exc:  # closed meanwhile
+                log.info("index %s: not mapped ahead: %s", self.path, exc)
+
+        if os.environ.get("RECITATION_MAP_AHEAD", "1").strip() == "0":
+            with self.using(follow=False) as index:
+                report(index, MappedAhead(why_not="RECITATION_MAP_AHEAD=0"))
+            return threading.current_thread()
+        thread = threading.Thread(target=run, name="recitation-map-ahead", daemon=True)
+        thread.start()
+        return thread
 
     def _switch_due(self) -> bool:
         now = time.monotonic()

@@ -21,6 +21,7 @@ from ..safe_text import printable
 from ..store import generations as store
 from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
+from ..store.map_ahead import MappedAhead, map_ahead
 from ..text.words import WORD_RE, word_bounds
 from .kernel import status as search_status
 from .suffix import ShardView
@@ -292,6 +293,12 @@ class Index:
             "sources": h.sources,
             "created": h.created,
         }
+
+    def map_ahead(self, stop: threading.Event | None = None) -> MappedAhead:
+        """Fill the page tables of this generation's files where their pages are in
+        memory (see store/map_ahead.py): a language server does it once on a background
+        thread, so that its first lookups take no page fault a page."""
+        return map_ahead(list(self._maps), stop)
 
     def close(self) -> None:
         for shard in self.shards + self.renamed_shards:

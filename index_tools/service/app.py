@@ -15,6 +15,7 @@ import hmac
 import json
 import logging
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -93,6 +94,7 @@ class IndexService:
         # until the matcher's next check)
         self.pending = 0
         self._serving: str | None = None
+        self._stop = threading.Event()  # set at shutdown: mapping the index ahead ends
         self.routes = {
             "/v1/match": ("POST", self.match),
             "/v1/source": ("POST", self.source),
@@ -114,8 +116,16 @@ class IndexService:
         words = self.index.summary().get("words") or 0
         self.metrics.serving(generation, self._serving, words)
         self._serving = generation
+        self.index.map_ahead(self._stop, self._mapped_ahead)
+
+    def _mapped_ahead(self, index, done) -> None:
+        if isinstance(done, Exception):
+            log.warning("index %s: mapping ahead failed: %s", index.generation, done)
+        else:
+            log.info("index %s: %s", index.generation, done.describe())
 
     def stop(self) -> None:
+        self._stop.set()
         self.executor.shutdown(wait=True, cancel_futures=True)
         if self.index is not None:
             self.index.close()

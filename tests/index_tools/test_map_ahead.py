@@ -1,0 +1,133 @@
+"""Mapping an index ahead: after it, touching the pages of the index's files that are in
+memory takes no page fault; pages not in memory are not read; it stops when asked, and
+says why where the system cannot do it. Real index files, real page tables (Linux)."""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import random
+import re
+import resource
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from index_tools import build_index, open_index
+from index_tools.store import map_ahead as ahead
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux page tables")
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    """An index of a few MB of code, so that its files span many pages."""
+    tmp = tmp_path_factory.mktemp("ahead")
+    src = tmp / "src"
+    src.mkdir()
+    rng = random.Random(7)
+    names = [f"name_{i}" for i in range(5000)]
+    for f in range(200):
+        lines = [
+            f"def {rng.choice(names)}({rng.choice(names)}, {rng.choice(names)}):\n"
+            f"    return {rng.choice(names)} + {rng.randrange(10**6)} * {rng.choice(names)}\n"
+            for _ in range(150)
+        ]
+        (src / f"mod_{f}.py").write_text("".join(lines))
+    build_index([str(src)], tmp / "idx")
+    return tmp / "idx"
+
+
+def read_through(root) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            path.read_bytes()
+
+
+def minor_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def touch_every_page(maps) -> int:
+    """Read one byte of every page of these maps; the page faults it took."""
+    before = minor_faults()
+    for m in maps:
+        view = np.frombuffer(m, dtype=np.uint8)
+        int(view[:: mmap.PAGESIZE].sum())
+        del view
+    return minor_faults() - before
+
+
+def big_maps(idx):
+    return [m for m in idx._maps if isinstance(m, mmap.mmap) and len(m) >= 16 * mmap.PAGESIZE]
+
+
+def resident_pages(m) -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    view = np.frombuffer(m, dtype=np.uint8)
+    vec = np.zeros(-(-len(m) // mmap.PAGESIZE), dtype=np.uint8)
+    assert libc.mincore(view.ctypes.data, len(m), vec.ctypes.data) == 0
+    del view
+    return int((vec & 1).sum())
+
+
+@linux
+def test_after_mapping_ahead_the_pages_in_memory_take_no_fault(index):
+    read_through(index)
+    with open_index(index) as plain:
+        pages = sum(-(-len(m) // mmap.PAGESIZE) for m in big_maps(plain))
+        assert pages > 1000
+        unmapped = touch_every_page(big_maps(plain))
+    with open_index(index) as idx:
+        done = idx.map_ahead()
+        assert not done.why_not and not done.stopped
+        total = sum(len(m) for m in idx._maps if isinstance(m, mmap.mmap))
+        assert 0.9 * total <= done.bytes <= total  # everything was read just before
+        faults = touch_every_page(big_maps(idx))
+    # without: a fault per page or per few (the system maps a few around each); with: none
+    # to speak of (a handful from the interpreter itself)
+    assert unmapped >= pages / 32
+    assert faults <= max(10, unmapped // 20)
+    assert re.fullmatch(r"[\d.]+ MiB in memory mapped ahead in [\d.]+ s", done.describe())
+
+
+@linux
+def test_pages_not_in_memory_are_left_alone(index):
+    read_through(index)
+    sa = next(index.rglob("shard-000.sa"))
+    with open_index(index) as idx:  # (opening checks the files: dropped after)
+        fd = os.open(sa, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # out of the page cache
+        finally:
+            os.close(fd)
+        m = next(m for m in idx._maps if isinstance(m, mmap.mmap) and len(m) == sa.stat().st_size)
+        if resident_pages(m) > 0:
+            pytest.skip("the system kept the file's pages in memory")
+        done = idx.map_ahead()
+        assert done.bytes > 0  # the other files
+        assert resident_pages(m) == 0  # this one was not read from disk
+
+
+@linux
+def test_a_stop_asked_before_ends_it_at_once(index):
+    stop = threading.Event()
+    stop.set()
+    with open_index(index) as idx:
+        done = idx.map_ahead(stop)
+    assert done.stopped and done.bytes == 0
+    assert done.describe().endswith("(stopped early)")
+
+
+def test_elsewhere_it_says_why_and_does_nothing(index, monkeypatch):
+    monkeypatch.setattr(ahead.sys, "platform", "darwin")
+    with open_index(index) as idx:
+        done = idx.map_ahead()
+    assert done.bytes == 0
+    assert done.describe() == (
+        "not mapped ahead (the system has no MADV_POPULATE_READ: Linux 5.14+ only)"
+    )

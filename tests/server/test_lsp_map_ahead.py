@@ -1,0 +1,89 @@
+"""A server maps its index ahead when it opens it (the page tables of the index's files in
+memory filled on a thread of its own) and says so once in its log, while it answers; with
+RECITATION_MAP_AHEAD=0 it does not, and says that. Real servers over stdio."""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest_lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+from server_helpers import (
+    SERVER_COMMAND,
+    block,
+    corpus_text,
+    diagnostics_for,
+    end_position,
+    insert,
+    make_client,
+    open_doc,
+    server_env,
+    start_session,
+    wait_for,
+)
+
+LOGS = Path(tempfile.mkdtemp(prefix="recitation-map-ahead-"))
+GEO = corpus_text("geo.py")
+HULL = block(GEO, "def convex_hull", "\n\ndef rotate_about")
+
+
+def logged_client(name: str, env: dict[str, str]):
+    log = LOGS / f"{name}.log"
+
+    @pytest_lsp.fixture(
+        config=ClientServerConfig(
+            server_command=[*SERVER_COMMAND, "--log-file", str(log), "--log-level", "INFO"],
+            client_factory=make_client,
+            server_env={**server_env(), **env},
+        )
+    )
+    async def fixture(lsp_client: LanguageClient):
+        yield log
+        await lsp_client.shutdown_session()
+
+    return fixture
+
+
+default_client = logged_client("default", {})
+off_client = logged_client("off", {"RECITATION_MAP_AHEAD": "0"})
+
+
+async def quote_found(client, index, workspace) -> str:
+    await start_session(client, index=index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "app.py").as_uri()
+    open_doc(client, uri, "import math\n\n\n")
+    insert(client, uri, 2, end_position("import math\n\n\n"), HULL)
+    (diag,) = await diagnostics_for(client, uri)
+    return diag.message
+
+
+def said(log: Path, words: str) -> list[str]:
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    return [line for line in text.splitlines() if words in line]
+
+
+async def test_the_server_maps_its_index_ahead_and_says_so_once(
+    default_client, fixture_index, workspace
+):
+    log = LOGS / "default.log"
+    message = await quote_found(default_client, fixture_index, workspace)
+    assert message.startswith("Quoted: acme/widgets src/geo.py")
+    lines = await wait_for(lambda: said(log, "mapped ahead"), what="the map-ahead log line")
+    if sys.platform.startswith("linux"):
+        assert re.search(r"[\d.]+ (MiB|GiB) in memory mapped ahead in [\d.]+ s$", lines[0]), lines
+    else:
+        assert "not mapped ahead (the system has no MADV_POPULATE_READ" in lines[0], lines
+    assert len(lines) == 1
+
+
+async def test_with_map_ahead_off_it_says_so_and_still_finds_the_quote(
+    off_client, fixture_index, workspace
+):
+    log = LOGS / "off.log"
+    message = await quote_found(off_client, fixture_index, workspace)
+    assert message.startswith("Quoted: acme/widgets src/geo.py")
+    lines = await wait_for(lambda: said(log, "mapped ahead"), what="the map-ahead log line")
+    assert lines and all("not mapped ahead (RECITATION_MAP_AHEAD=0)" in x for x in lines)

@@ -48,7 +48,10 @@ class MappedAhead:
             if self.bytes >= 2**30
             else f"{self.bytes / 2**20:.1f} MiB"
         )
-        return f"{size} in memory mapped ahead in {self.seconds:.2f} s{left}"
+        return (
+            f"{size} in memory mapped ahead in {self.seconds:.2f} s{left} (the page cache's"
+            " pages, shared and reclaimable: counted in the process's resident memory)"
+        )
 
 
 def _libc():

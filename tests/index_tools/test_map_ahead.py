@@ -92,7 +92,9 @@ def test_after_mapping_ahead_the_pages_in_memory_take_no_fault(index):
     # to speak of (a handful from the interpreter itself)
     assert unmapped >= pages / 32
     assert faults <= max(10, unmapped // 20)
-    assert re.fullmatch(r"[\d.]+ MiB in memory mapped ahead in [\d.]+ s", done.describe())
+    assert re.match(
+        r"[\d.]+ MiB in memory mapped ahead in [\d.]+ s \(the page cache", done.describe()
+    )
 
 
 @linux
@@ -120,7 +122,7 @@ def test_a_stop_asked_before_ends_it_at_once(index):
     with open_index(index) as idx:
         done = idx.map_ahead(stop)
     assert done.stopped and done.bytes == 0
-    assert done.describe().endswith("(stopped early)")
+    assert "s (stopped early) (the page cache" in done.describe()
 
 
 def test_elsewhere_it_says_why_and_does_nothing(index, monkeypatch):

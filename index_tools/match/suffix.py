@@ -473,20 +473,18 @@ class Counts:
         self._remember([(s, s + w) for s in todo], found)
 
     def fill_crowded(self, s: int) -> None:
-        """The intervals of the crowded spans of start `s` and of every other start not
-        filled yet (when one span's places are asked, a region's parts ask for all of
-        them) searched at once, one call of the compiled search per shard (the shards at
-        once; of one start, each end within the one before), so that `get` finds them
+        """The intervals of the crowded spans of start `s` (all asked for when one's
+        documents are counted) searched at once, one call of the compiled search per shard
+        (the shards at once; each end within the one before), so that `get` finds them
         memoized; nothing on the Python search (`get` searches each then)."""
-        if s not in self.crowded_ends or s in self.filled:
+        ends = self.crowded_ends.get(s)
+        if not ends or s in self.filled:
             return
-        starts = self.crowded_ends.keys() - self.filled
-        self.filled |= starts
+        self.filled.add(s)
         ks = [sh.compiled() for sh in self.shards]
         if None in ks:
             return
-        spans = {(a, e) for a in starts for e in self.crowded_ends[a] if a < e <= self.n}
-        todo = sorted(spans - self.memo.keys())
+        todo = sorted({(s, e) for e in ends if s < e <= self.n} - self.memo.keys())
         if not todo:
             return
         ss = np.array([s for s, _ in todo], dtype=np.uint64)

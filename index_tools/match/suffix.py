@@ -212,6 +212,15 @@ class Crowded:
             self._documents = self._counts.distinct(self.start, self.end)
         return self._documents
 
+    def fewer_documents_than(self, most: float) -> bool:
+        """`documents < most`, without counting them when a span counted inside it has
+        fewer (`Counts.documents_at_most`)."""
+        if self._documents is None:
+            bound = self._counts.documents_at_most(self.start, self.end)
+            if bound is not None and bound < most:
+                return True
+        return self.documents < most
+
     def listing(self) -> np.ndarray:
         """Its live documents' ids, ascending."""
         if self._listing is None:
@@ -270,6 +279,7 @@ class Counts:
         self.crowded_ends: dict[int, list[int]] = {}  # start -> the ends of its crowded spans
         self.filled: set[int] = set()  # starts whose crowded spans were searched at once
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
+        self.counted_ends: dict[int, list[tuple[int, int]]] = {}  # start -> (end, documents)
 
     def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
         """`documents` when read before (for an interval around this one), else None."""
@@ -314,7 +324,22 @@ class Counts:
         held = (self._distinct_compiled if compiled else self._distinct_python)(levels, todo)
         for x, n in zip(ends, held.tolist()):
             self.counted[(s, x)] = n
+        self.counted_ends[s] = sorted(
+            (x, n) for (a, x), n in self.counted.items() if a == s
+        )  # (a start is counted once: `ends` holds every end asked of it)
         return self.counted[(s, e)]
+
+    def documents_at_most(self, s: int, e: int) -> int | None:
+        """A bound on `distinct(s, e)` from the spans counted so far: a document holding
+        [s, e) holds every span inside it, so it has no more documents than the least of
+        them (of one start, the longest inside); None when none is counted."""
+        least = None
+        for a, known in self.counted_ends.items():
+            if s <= a < e:
+                k = bisect_right(known, (e, float("inf"))) - 1  # the longest ending by e
+                if k >= 0 and (least is None or known[k][1] < least):
+                    least = known[k][1]
+        return least
 
     def _distinct_python(self, levels: list[list[tuple[int, int]]], todo: list[int]):
         """`distinct`'s counts in Python, shard by shard (levels[i]: shard i's intervals,

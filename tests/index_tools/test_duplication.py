@@ -576,3 +576,39 @@ def test_without_crowded_anchors_the_context_is_searched_when_it_can_matter(
                 assert sorted(runs) == sorted(r for r in every if r[1] > tail), f"query {k}"
                 found += len(runs)
     assert found  # (runs to compare were there)
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
+def test_a_bound_from_spans_counted_inside_is_never_below_the_count(tmp_path, monkeypatch, seed):
+    """A part is left out without counting its documents when a span counted inside it has
+    fewer than the part would need: `Counts.documents_at_most`. On randomized corpora (few
+    places make an anchor crowded), after some spans are counted in a random order, the
+    bound of every crowded span is at least its count, and equal to it for a counted span."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 4)
+    rng = random.Random(7000 + seed)
+    files = random_corpus(rng, look_alikes=rng.randint(10, 40))
+    corpus = write_files(
+        tmp_path / "src", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
+    )
+    shard_words = (150, 1 << 27)[seed % 2]
+    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=shard_words, **OPTS))
+    bounded = 0
+    with open_index(tmp_path / "idx") as idx:
+        for _ in range(8):
+            qwords, _ = random_query(rng, files)
+            ids = idx.word_ids(qwords)
+            _, crowded = suffix.search(idx.shards, ids, 10, -1)
+            spans = [(c.start, c.end) for c in crowded]
+            counts = crowded[0]._counts if crowded else None
+            for s, e in rng.sample(spans, len(spans) // 2):
+                counts.distinct(s, e)
+            for s, e in spans:
+                bound = counts.documents_at_most(s, e)
+                if bound is None:
+                    continue
+                bounded += 1
+                counted = (s, e) in counts.counted  # (then itself among the spans inside)
+                assert bound == counts.distinct(s, e) if counted else bound >= counts.distinct(s, e)
+    assert bounded  # (bounds to check were there)

@@ -86,6 +86,13 @@ class Span:
         """At least `documents`: known without reading any place."""
         return self.crowded.places if self.crowded is not None else len(self.runs)
 
+    def fewer_places_than(self, most: float) -> bool:
+        """`places < most`, for a span found from counts without searching its start's
+        spans when a span inside it says so."""
+        if self.crowded is not None:
+            return self.crowded.fewer_places_than(most)
+        return len(self.runs) < most
+
     def fewer_documents_than(self, most: float) -> bool:
         """`documents < most`, for a span found from counts without counting its documents
         when a span inside it says so."""
@@ -223,7 +230,7 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
             if 2 * (min(o.end, s.end) - max(o.start, s.start)) > s.length:
                 most = max(most, o.documents)
         most *= PART_SHARE
-        if s.places < most or s.fewer_documents_than(most):
+        if s.fewer_places_than(most) or s.fewer_documents_than(most):
             continue
         if any(
             o is not primary and o.start <= s.start and s.end <= o.end and _holds_all(o, s)

@@ -212,6 +212,18 @@ class Crowded:
             self._documents = self._counts.distinct(self.start, self.end)
         return self._documents
 
+    def fewer_places_than(self, most: float) -> bool:
+        """`places < most`, without searching its start's spans when a span searched inside
+        it has fewer (`Counts.places_at_most`)."""
+        if (
+            self.start not in self._counts.filled
+            and (self.start, self.end) not in self._counts.memo
+        ):
+            bound = self._counts.places_at_most(self.start, self.end)
+            if bound is not None and bound < most:
+                return True
+        return self.places < most
+
     def fewer_documents_than(self, most: float) -> bool:
         """`documents < most`, without counting them when a span counted inside it has
         fewer (`Counts.documents_at_most`)."""
@@ -328,6 +340,21 @@ class Counts:
             (x, n) for (a, x), n in self.counted.items() if a == s
         )  # (a start is counted once: `ends` holds every end asked of it)
         return self.counted[(s, e)]
+
+    def places_at_most(self, s: int, e: int) -> int | None:
+        """A bound on the places of [s, e) from the crowded spans searched so far (a place of
+        [s, e) holds every span inside it: no more places than the least of them, of one
+        start the longest inside); None when none is."""
+        least = None
+        for a in self.filled:
+            if s <= a < e:
+                known = self.ends.get(a, ())
+                k = bisect_right(known, e) - 1  # the longest ending by e
+                if k >= 0:
+                    n = self.memo[(a, known[k])][0]
+                    if least is None or n < least:
+                        least = n
+        return least
 
     def documents_at_most(self, s: int, e: int) -> int | None:
         """A bound on `distinct(s, e)` from the spans counted so far: a document holding

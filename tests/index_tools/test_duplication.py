@@ -580,10 +580,12 @@ def test_without_crowded_anchors_the_context_is_searched_when_it_can_matter(
 
 @pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
 def test_a_bound_from_spans_counted_inside_is_never_below_the_count(tmp_path, monkeypatch, seed):
-    """A part is left out without counting its documents when a span counted inside it has
-    fewer than the part would need: `Counts.documents_at_most`. On randomized corpora (few
-    places make an anchor crowded), after some spans are counted in a random order, the
-    bound of every crowded span is at least its count, and equal to it for a counted span."""
+    """A part is left out without counting its places or documents when a span searched or
+    counted inside it has fewer than the part would need: `Counts.places_at_most`,
+    `documents_at_most`. On randomized corpora (few places make an anchor crowded), after
+    some starts' spans are searched and some spans counted in a random order, the bounds of
+    every crowded span are at least its places and documents, and equal to them for a
+    span searched or counted itself."""
     from index_tools.match import suffix
 
     monkeypatch.setattr(suffix, "ENUMERATE", 4)
@@ -602,6 +604,15 @@ def test_a_bound_from_spans_counted_inside_is_never_below_the_count(tmp_path, mo
             _, crowded = suffix.search(idx.shards, ids, 10, -1)
             spans = [(c.start, c.end) for c in crowded]
             counts = crowded[0]._counts if crowded else None
+            for s, _ in rng.sample(spans, len(spans) // 2):
+                counts.fill_crowded(s)
+            for s, e in spans:  # places, before any count searches more
+                bound = counts.places_at_most(s, e)
+                if bound is not None:
+                    bounded += 1
+                    searched = s in counts.filled and (s, e) in counts.memo
+                    places = counts.get(s, e)[0]
+                    assert bound == places if searched else bound >= places, (s, e)
             for s, e in rng.sample(spans, len(spans) // 2):
                 counts.distinct(s, e)
             for s, e in spans:

@@ -7,7 +7,7 @@ import json
 import mmap
 import os
 import threading
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,7 +29,7 @@ from .suffix import ShardView
 # decompressed documents kept (they give sources their lines and renamed copies their names)
 CACHE_WORDS = 1_500_000
 WORD_CACHE = 1 << 20  # query words kept with their ids
-LINES_COUNTED = 8  # lines of a document found by counting newlines before its table is made
+LINES_COUNTED = 2  # lines of a document found by counting newlines before its table is made
 # indexes up to this size have every file's digest checked when opened (~0.1 s per 100 MB), so
 # damaged bytes are an error, never a crash; larger ones have the digests of the files written
 # since the build checked (size or mtime changed) and the structural checks
@@ -50,6 +50,16 @@ def _origin(d) -> Origin:
     return Origin.from_dict(d)
 
 
+def newline_offsets(text: str) -> np.ndarray:
+    """The character offsets of the newlines of `text`, ascending (its code points compared
+    at once: a tenth of the time of splitting it into lines)."""
+    if text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    return np.flatnonzero(codes == 10)
+
+
 @dataclass
 class StoredDocument:
     """A unique document of the index, decompressed. What it derives is kept in tuples of
@@ -67,7 +77,7 @@ class StoredDocument:
     block_words: np.ndarray
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> its words' starts and ends
-    _newlines: tuple[int, ...] | None = None  # offsets of the text's newlines, found lazily
+    _newlines: np.ndarray | None = None  # offsets of the text's newlines, found lazily
     _lines_asked: int = 0
     _first_words: tuple[int, ...] = ()  # block_words, for scalar lookups
     _shown: tuple[tuple[str, str, str, str], ...] | None = None  # origins, printable
@@ -125,10 +135,9 @@ class StoredDocument:
             self._lines_asked += 1
             if self._lines_asked <= LINES_COUNTED:  # a few lines: counted in place
                 return self.text.count("\n", 0, offset) + 1
-            # many (the parts of a match): the table of newlines, made once
-            lengths = np.fromiter(map(len, self.text.split("\n")), dtype=np.int64)
-            self._newlines = tuple((np.cumsum(lengths[:-1] + 1) - 1).tolist())
-        return bisect_left(self._newlines, offset) + 1
+            # more (the parts of a match): the table of newlines, made once
+            self._newlines = newline_offsets(self.text)
+        return int(np.searchsorted(self._newlines, offset)) + 1
 
     def lines_of(self, start: int, end: int) -> tuple[int, int]:
         """`line_of` both offsets (start <= end): the lines between counted from the first."""

@@ -201,7 +201,9 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
     most files) first, and only one is shown. The primary span's text is shown again only
     inside it (the code under a shorter separator line, in more files); a span of one word
     over and over (the line alone) is no part. A span's places bound its documents: one
-    with too few places is left out without reading them. A span is also left out when a
+    with too few places is left out without reading them; and a span holds no more places
+    or documents than one inside it, so one with a span inside it already searched or
+    counted below what it needs is left out without either. A span is also left out when a
     span of the other view around it is held by all of its documents, but for the primary
     span: the exact runs inside a renamed copy are its parts, the code copied unchanged."""
     run, run_words = _collapsed(ids)

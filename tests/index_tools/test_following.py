@@ -88,3 +88,40 @@ def test_lookups_from_threads_never_fail_while_generations_are_published(tmp_pat
         assert index.match(snippet("more2"), min_tokens=20)
     following.close()
     assert failures == [] and done[0] > 0
+
+
+def test_mapping_ahead_holds_its_generation_and_never_switches(tmp_path, monkeypatch):
+    """FollowingIndex.map_ahead reports once what it did with the generation it mapped; it
+    does not switch to a newer one (lookups do), and the generation it holds stays open
+    until it is done; with RECITATION_MAP_AHEAD=0 it reports at once that it did not."""
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "a", "alpha")], idx, OPTIONS)
+    following = FollowingIndex(idx, poll_seconds=0.0)
+    first = following.generation
+    add_to_index(idx, [corpus(tmp_path / "b", "beta")], OPTIONS)  # published, not yet followed
+    reports: list[tuple[object, object]] = []
+    release = threading.Event()
+
+    def report(index, done) -> None:
+        reports.append((index, done))
+        release.wait(10)  # (still inside the lease: the generation must stay open)
+
+    thread = following.map_ahead(threading.Event(), report)
+    for _ in range(1000):  # until it has mapped the generation it holds
+        if reports:
+            break
+        thread.join(0.01)
+    ((held, done),) = reports
+    assert held.generation == first and (done.why_not or done.bytes > 0)
+    with following.using() as current:  # a lookup follows the newer generation meanwhile
+        assert current.generation != first and current.match(snippet("beta"), min_tokens=20)
+    assert not held._text.closed  # still held
+    release.set()
+    thread.join(10)
+    assert held._text.closed  # released: closed
+    monkeypatch.setenv("RECITATION_MAP_AHEAD", "0")
+    reports.clear()
+    following.map_ahead(threading.Event(), report)
+    ((held, done),) = reports
+    assert held.generation != first and done.why_not == "RECITATION_MAP_AHEAD=0"
+    following.close()

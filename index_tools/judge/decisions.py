@@ -318,7 +318,7 @@ class DismissalIndex:
 
     def first_covering(self, quote: QuoteIdentity) -> Dismissal | None:
         best = self._by_id.get(quote.id)
-        if quote.fingerprints:
+        if self._by_fingerprint and quote.fingerprints:  # (a quote's are made when needed)
             for i in self._by_fingerprint.get(min(quote.fingerprints), ()):
                 if best is not None and i >= best:
                     break

@@ -95,6 +95,7 @@ class IndexService:
         self.pending = 0
         self._serving: str | None = None
         self._stop = threading.Event()  # set at shutdown: mapping the index ahead ends
+        self._mapped: dict[str, str] = {}  # generation -> what mapping it ahead did
         self.routes = {
             "/v1/match": ("POST", self.match),
             "/v1/source": ("POST", self.source),
@@ -120,9 +121,12 @@ class IndexService:
 
     def _mapped_ahead(self, index, done) -> None:
         if isinstance(done, Exception):
-            log.warning("index %s: mapping ahead failed: %s", index.generation, done)
+            said = f"mapping ahead failed: {done}"
+            log.warning("index %s: %s", index.generation, said)
         else:
-            log.info("index %s: %s", index.generation, done.describe())
+            said = done.describe()
+            log.info("index %s: %s", index.generation, said)
+        self._mapped[index.generation] = said  # (this worker's: /v1/stats says it)
 
     def stop(self) -> None:
         self._stop.set()
@@ -314,6 +318,7 @@ class IndexService:
         with self.index.using() as index:
             summary = index.summary()
             summary["generation"] = index.generation
+            summary["mapped_ahead"] = self._mapped.get(index.generation, "under way")
         summary.pop("path", None)  # where the files are is the server's business
         summary.pop("sources", None)  # source specs can name the server's folders
         summary["api_version"] = API_VERSION

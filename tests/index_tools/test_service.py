@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -82,6 +83,16 @@ def test_the_api_answers_match_stats_and_health(service):
     stats = json.loads(raw)
     assert status == 200 and stats["files"] == 2 and stats["generation"].startswith("gen-")
     assert "path" not in stats  # where the index lives stays on the server
+    for _ in range(100):  # the worker maps its index ahead beside the lookups, and says so
+        if stats["mapped_ahead"] != "under way":
+            break
+        time.sleep(0.05)
+        stats = json.loads(service.get("/v1/stats")[1])
+    said = stats["mapped_ahead"]
+    if sys.platform.startswith("linux"):
+        assert re.match(r"[\d.]+ (MiB|GiB) in memory mapped ahead in [\d.]+ s", said), said
+    else:
+        assert said.startswith("not mapped ahead (the system has no MADV_POPULATE_READ"), said
     status, raw, _ = service.get("/v1/health")
     assert status == 200 and json.loads(raw)["status"] == "ok"
 

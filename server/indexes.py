@@ -206,10 +206,8 @@ class IndexHandle(WorkerHandle):
         in the log. It stops when the handle closes."""
 
         def report(index, done) -> None:
-            if isinstance(done, Exception):
-                log.warning("index %s: mapping ahead failed: %s", self.path, done)
-            else:
-                log.info("index %s (%s): %s", self.path, index.generation, done.describe())
+            level = logging.WARNING if done.failed else logging.INFO
+            log.log(level, "index %s (%s): %s", self.path, index.generation, done.describe())
 
         following.map_ahead(self._stop, report)
 

@@ -85,20 +85,20 @@ class FollowingIndex:
             self._release(held)
 
     def map_ahead(
-        self, stop: threading.Event, report: Callable[[Index, MappedAhead | Exception], None]
-    ) -> threading.Thread:
+        self, stop: threading.Event, report: Callable[[Index, MappedAhead], None]
+    ) -> threading.Thread | None:
         """Map the current generation ahead (`Index.map_ahead`) on a thread of its own,
-        lookups going on meanwhile (it holds a lease, never switches); `report(index,
-        what was done or the error)` when it ends. Unless RECITATION_MAP_AHEAD=0: then
-        reported at once as not done."""
+        lookups going on meanwhile (it holds a lease, never switches); `report(index, what
+        was done)` when it ends (an error: `failed`). With RECITATION_MAP_AHEAD=0 reported
+        at once as not done, and no thread."""
 
         def run() -> None:
             try:
                 with self.using(follow=False) as index:
                     try:
-                        done: MappedAhead | Exception = index.map_ahead(stop)
+                        done = index.map_ahead(stop)
                     except Exception as exc:  # lookups work without it: said, not raised
-                        done = exc
+                        done = MappedAhead(why_not=f"it failed: {exc}", failed=True)
                     report(index, done)
             except IndexOpenError as exc:  # closed meanwhile
                 log.info("index %s: not mapped ahead: %s", self.path, exc)
@@ -106,7 +106,7 @@ class FollowingIndex:
         if os.environ.get("RECITATION_MAP_AHEAD", "1").strip() == "0":
             with self.using(follow=False) as index:
                 report(index, MappedAhead(why_not="RECITATION_MAP_AHEAD=0"))
-            return threading.current_thread()
+            return None
         thread = threading.Thread(target=run, name="recitation-map-ahead", daemon=True)
         thread.start()
         return thread

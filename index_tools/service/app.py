@@ -120,13 +120,10 @@ class IndexService:
         self.index.map_ahead(self._stop, self._mapped_ahead)
 
     def _mapped_ahead(self, index, done) -> None:
-        if isinstance(done, Exception):
-            said = f"mapping ahead failed: {done}"
-            log.warning("index %s: %s", index.generation, said)
-        else:
-            said = done.describe()
-            log.info("index %s: %s", index.generation, said)
-        self._mapped[index.generation] = said  # (this worker's: /v1/stats says it)
+        said = self._mapped[index.generation] = done.describe()  # (this worker's: /v1/stats)
+        log.log(
+            logging.WARNING if done.failed else logging.INFO, "index %s: %s", index.generation, said
+        )
 
     def stop(self) -> None:
         self._stop.set()

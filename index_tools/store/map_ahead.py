@@ -9,7 +9,7 @@ it ever touched, so only its first few thousand lookups pay this. Mapping ahead 
 once, on a background thread, when the index opens: on Linux 5.14 and later, madvise
 MADV_POPULATE_READ over the runs of pages that mincore says are in memory. Pages not in
 memory are left alone, so an index larger than memory is never read from disk for this;
-elsewhere (macOS, Windows, older Linux) nothing is done, and `MappedAhead.why` says so.
+elsewhere (macOS, Windows, older Linux) nothing is done, and `MappedAhead.why_not` says so.
 
 What it costs: the page tables (8 bytes a page: 2 MiB a GiB mapped) and about 0.1 s of
 one core a GiB; the pages themselves were in memory already, and a process that ran long
@@ -19,6 +19,7 @@ enough would have mapped them too (its resident memory counts them either way).
 from __future__ import annotations
 
 import ctypes
+import errno
 import mmap
 import sys
 import threading
@@ -29,14 +30,14 @@ import numpy as np
 
 MADV_POPULATE_READ = 22  # Linux 5.14+ (include/uapi/asm-generic/mman-common.h)
 CHUNK_BYTES = 64 << 20  # mincore'd and populated at a time (a stop is seen between chunks)
-EINVAL = 22
 
 
 @dataclass
 class MappedAhead:
     bytes: int = 0  # bytes whose page tables were filled
     seconds: float = 0.0
-    why_not: str = ""  # set when nothing could be done on this system
+    why_not: str = ""  # set when nothing was done: why
+    failed: bool = False  # it raised (`why_not` says what): a warning, not a fact
     stopped: bool = False  # asked to stop before the end
 
     def describe(self) -> str:
@@ -99,7 +100,7 @@ def map_ahead(maps: list, stop: threading.Event | None = None) -> MappedAhead:
                 edges = np.flatnonzero(np.diff(resident[:pages] & 1, prepend=0, append=0))
                 for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
                     if madvise(base + off + a * page, (b - a) * page, MADV_POPULATE_READ):
-                        if ctypes.get_errno() == EINVAL:  # an older kernel: no such advice
+                        if ctypes.get_errno() == errno.EINVAL:  # an older kernel: no such advice
                             return MappedAhead(
                                 why_not="the kernel has no MADV_POPULATE_READ: Linux 5.14+ only"
                             )

@@ -245,3 +245,16 @@ async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
 
 def raw_notify(client: LanguageClient, method: str, params: Any) -> None:
     send_raw(client, {"jsonrpc": "2.0", "method": method, "params": params})
+
+
+async def quote_found(client: LanguageClient, index: Path, workspace: dict[str, Path]) -> str:
+    """The message of the one warning on the fixture corpus's convex hull, pasted after
+    `import math` into a file of workspace folder a (the session started there)."""
+    await start_session(client, index=index, folders=[workspace["a"]])
+    uri = (workspace["a"] / "app.py").as_uri()
+    head = "import math\n\n\n"
+    hull = block(corpus_text("geo.py"), "def convex_hull", "\n\ndef rotate_about")
+    open_doc(client, uri, head)
+    insert(client, uri, 2, end_position(head), hull)
+    (diag,) = await diagnostics_for(client, uri)
+    return diag.message

@@ -13,21 +13,13 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 from server_helpers import (
     SERVER_COMMAND,
-    block,
-    corpus_text,
-    diagnostics_for,
-    end_position,
-    insert,
     make_client,
-    open_doc,
+    quote_found,
     server_env,
-    start_session,
     wait_for,
 )
 
 LOGS = Path(tempfile.mkdtemp(prefix="recitation-map-ahead-"))
-GEO = corpus_text("geo.py")
-HULL = block(GEO, "def convex_hull", "\n\ndef rotate_about")
 
 
 def logged_client(name: str, env: dict[str, str]):
@@ -49,15 +41,6 @@ def logged_client(name: str, env: dict[str, str]):
 
 default_client = logged_client("default", {})
 off_client = logged_client("off", {"RECITATION_MAP_AHEAD": "0"})
-
-
-async def quote_found(client, index, workspace) -> str:
-    await start_session(client, index=index, folders=[workspace["a"]])
-    uri = (workspace["a"] / "app.py").as_uri()
-    open_doc(client, uri, "import math\n\n\n")
-    insert(client, uri, 2, end_position("import math\n\n\n"), HULL)
-    (diag,) = await diagnostics_for(client, uri)
-    return diag.message
 
 
 def said(log: Path, words: str) -> list[str]:

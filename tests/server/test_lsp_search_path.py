@@ -9,22 +9,13 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 from server_helpers import (
     SERVER_COMMAND,
-    block,
-    corpus_text,
-    diagnostics_for,
-    end_position,
-    insert,
     make_client,
-    open_doc,
+    quote_found,
     server_env,
-    start_session,
     wait_for,
 )
 
 from index_tools.match import kernel
-
-GEO = corpus_text("geo.py")
-HULL = block(GEO, "def convex_hull", "\n\ndef rotate_about")
 
 
 def search_client(path: str):
@@ -44,15 +35,6 @@ def search_client(path: str):
 
 python_client = search_client("python")
 native_client = search_client("auto")
-
-
-async def quote_found(client, index, workspace) -> str:
-    await start_session(client, index=index, folders=[workspace["a"]])
-    uri = (workspace["a"] / "app.py").as_uri()
-    open_doc(client, uri, "import math\n\n\n")
-    insert(client, uri, 2, end_position("import math\n\n\n"), HULL)
-    (diag,) = await diagnostics_for(client, uri)
-    return diag.message
 
 
 def search_warnings(client) -> list[str]:

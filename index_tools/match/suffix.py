@@ -291,7 +291,7 @@ class Counts:
         self.crowded_ends: dict[int, list[int]] = {}  # start -> the ends of its crowded spans
         self.filled: set[int] = set()  # starts whose crowded spans were searched at once
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
-        self.counted_ends: dict[int, list[tuple[int, int]]] = {}  # start -> (end, documents)
+        self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending
 
     def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
         """`documents` when read before (for an interval around this one), else None."""
@@ -334,39 +334,26 @@ class Counts:
         todo = [i for i, ivs in enumerate(levels) if ivs[0][1] > ivs[0][0]]
         compiled = all(self.shards[i].compiled() is not None for i in todo)
         held = (self._distinct_compiled if compiled else self._distinct_python)(levels, todo)
+        known = self.counted_ends.setdefault(s, [])
         for x, n in zip(ends, held.tolist()):
+            if (s, x) not in self.counted:
+                insort(known, x)
             self.counted[(s, x)] = n
-        self.counted_ends[s] = sorted(
-            (x, n) for (a, x), n in self.counted.items() if a == s
-        )  # (a start is counted once: `ends` holds every end asked of it)
         return self.counted[(s, e)]
 
     def places_at_most(self, s: int, e: int) -> int | None:
         """A bound on the places of [s, e) from the crowded spans searched so far (a place of
         [s, e) holds every span inside it: no more places than the least of them, of one
         start the longest inside); None when none is."""
-        least = None
-        for a in self.filled:
-            if s <= a < e:
-                known = self.ends.get(a, ())
-                k = bisect_right(known, e) - 1  # the longest ending by e
-                if k >= 0:
-                    n = self.memo[(a, known[k])][0]
-                    if least is None or n < least:
-                        least = n
-        return least
+        return _least_inside(s, e, self.filled, self.ends, lambda a, b: self.memo[(a, b)][0])
 
     def documents_at_most(self, s: int, e: int) -> int | None:
         """A bound on `distinct(s, e)` from the spans counted so far: a document holding
         [s, e) holds every span inside it, so it has no more documents than the least of
         them (of one start, the longest inside); None when none is counted."""
-        least = None
-        for a, known in self.counted_ends.items():
-            if s <= a < e:
-                k = bisect_right(known, (e, float("inf"))) - 1  # the longest ending by e
-                if k >= 0 and (least is None or known[k][1] < least):
-                    least = known[k][1]
-        return least
+        return _least_inside(
+            s, e, self.counted_ends, self.counted_ends, lambda a, b: self.counted[(a, b)]
+        )
 
     def _distinct_python(self, levels: list[list[tuple[int, int]]], todo: list[int]):
         """`distinct`'s counts in Python, shard by shard (levels[i]: shard i's intervals,
@@ -629,6 +616,21 @@ def _equal_bytes(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray, 
             lo, hi = (k, hi) if equal else (lo, k - 1)
         out.append(lo)
     return np.array(out, dtype=np.int64)
+
+
+def _least_inside(s: int, e: int, starts, ends: dict[int, list[int]], count) -> int | None:
+    """The least `count(a, b)` over the spans [a, b) inside [s, e) from these `starts`, each
+    with its known `ends` ascending (of one start, the longest by e has the least), or None:
+    every place or document holding [s, e) holds them too."""
+    least = None
+    for a in starts:
+        if s <= a < e:
+            known = ends.get(a, ())
+            k = bisect_right(known, e) - 1
+            if k >= 0:
+                n = count(a, known[k])
+                least = n if least is None else min(least, n)
+    return least
 
 
 RunTuple = tuple[int, int, int, int]  # query start, end, document, its position of start

@@ -542,6 +542,18 @@ def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
     assert renamed_seen, "no renamed copy among the answers"
 
 
+def random_index(tmp_path: Path, rng: random.Random, look_alikes: int, seed: int):
+    """A random corpus indexed at `tmp_path / "idx"`, in many small shards for odd seeds
+    and one for even ones; its files' words."""
+    files = random_corpus(rng, look_alikes=look_alikes)
+    corpus = write_files(
+        tmp_path / "src", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
+    )
+    shard_words = (150, 1 << 27)[seed % 2]
+    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=shard_words, **OPTS))
+    return files
+
+
 @pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
 def test_without_crowded_anchors_the_context_is_searched_when_it_can_matter(
     tmp_path, monkeypatch, seed
@@ -555,12 +567,7 @@ def test_without_crowded_anchors_the_context_is_searched_when_it_can_matter(
     from index_tools.store.shards import renamed_ids
 
     rng = random.Random(9000 + seed)
-    files = random_corpus(rng, look_alikes=rng.randint(1, 40))
-    corpus = write_files(
-        tmp_path / "src", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
-    )
-    shard_words = (150, 1 << 27)[seed % 2]
-    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=shard_words, **OPTS))
+    files = random_index(tmp_path, rng, rng.randint(1, 40), seed)
     found = 0
     with open_index(tmp_path / "idx") as idx:
         for k in range(12):
@@ -590,12 +597,7 @@ def test_a_bound_from_spans_counted_inside_is_never_below_the_count(tmp_path, mo
 
     monkeypatch.setattr(suffix, "ENUMERATE", 4)
     rng = random.Random(7000 + seed)
-    files = random_corpus(rng, look_alikes=rng.randint(10, 40))
-    corpus = write_files(
-        tmp_path / "src", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
-    )
-    shard_words = (150, 1 << 27)[seed % 2]
-    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=shard_words, **OPTS))
+    files = random_index(tmp_path, rng, rng.randint(10, 40), seed)
     bounded = 0
     with open_index(tmp_path / "idx") as idx:
         for _ in range(8):

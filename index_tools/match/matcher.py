@@ -206,10 +206,11 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
     counted below what it needs is left out without either. A span is also left out when a
     span of the other view around it is held by all of its documents, but for the primary
     span: the exact runs inside a renamed copy are its parts, the code copied unchanged."""
-    run, run_words = _collapsed(ids)
+    run_of, run_words = _collapsed(ids)
+    run, packed, width = run_of.tolist(), run_words.tobytes(), run_words.itemsize
 
     def text(s: Span) -> tuple[bool, bytes]:
-        return s.exact, run_words[run[s.start] : run[s.end - 1] + 1].tobytes()
+        return s.exact, packed[run[s.start] * width : (run[s.end - 1] + 1) * width]
 
     shown: dict[bool, list[Span]] = {True: [], False: []}  # view -> primary and parts
     shown[primary.exact].append(primary)
@@ -217,13 +218,17 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
     first = text(primary)  # its text again inside it: a shorter separator, maybe more files
     views = {True: [s for s in region if s.exact], False: [s for s in region if not s.exact]}
     out: list[Span] = []
-    order = sorted(region, key=lambda s: (run[s.start] - run[s.end - 1], s.length, s.start))
-    for s in order:
+    starts = np.fromiter((s.start for s in region), dtype=np.int64, count=len(region))
+    ends = np.fromiter((s.end for s in region), dtype=np.int64, count=len(region))
+    longer = run_of[starts] - run_of[ends - 1]  # minus the length of its text, less one
+    order = np.lexsort((starts, ends - starts, longer))
+    # (one word over and over: a separator line, it says no source)
+    for s in map(region.__getitem__, order[longer[order] != 0].tolist()):
         if len(out) == MAX_PARTS:
             break
         words = text(s)
-        if s is primary or words in said or run[s.start] == run[s.end - 1]:
-            continue  # (one word over and over: a separator line, it says no source)
+        if s is primary or words in said:
+            continue
         if words == first and not (primary.start <= s.start and s.end <= primary.end):
             continue
         check()  # (the deadline's: counting a span's documents reads its places)
@@ -497,7 +502,7 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
         run = Run(*r)
         if (~covered[run.start : run.end]).sum() < least:
             continue  # exact spans already say it
-        for part in _consistent(index, words, ids, names, run):
+        for part in _consistent(index, words, ids, names, run, opts.min_tokens):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
             # code, not a list of names in the same shape: some names kept as they are
@@ -515,7 +520,9 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     return _spans(kept, exact=False)
 
 
-def _consistent(index, words: list[str], ids: list[int], mask: list[bool], run: Run) -> list[Run]:
+def _consistent(
+    index, words: list[str], ids: list[int], mask: list[bool], run: Run, least: int = 1
+) -> list[Run]:
     """Parts of a rename-insensitive run where the renaming is consistent: each name of the
     source maps to one name here and back, every other word is the same (the view gives
     all rare words one id). Names kept as they are never conflict; a part without any
@@ -524,14 +531,15 @@ def _consistent(index, words: list[str], ids: list[int], mask: list[bool], run: 
 
     Each part stops where the copy stops (`_trimmed`): in this view any name equals any
     name, so a part would otherwise take in one name of the code around the copy at each
-    edge, and say it renamed."""
+    edge, and say it renamed. Parts shorter than `least` words are not made (nor is the
+    rest of the run looked at once it is shorter)."""
     theirs_all = index.document_ids(run.doc, run.doc_start, run.doc_start + run.length)
     out: list[Run] = []
     start, forward, back = run.start, {}, {}
     names: list[tuple[int, int, str | None]] = []  # the part's names: (position, theirs, mine)
 
     def close(end: int) -> None:
-        if not forward:
+        if not forward or end - start < least:
             return
         kept = _trimmed(start, end, names)
         if kept is None:
@@ -553,6 +561,8 @@ def _consistent(index, words: list[str], ids: list[int], mask: list[bool], run: 
             if ids[i] != theirs:  # rare words, one id in this view: the copy stops here
                 close(i)
                 start, forward, back, names = i + 1, {}, {}, []
+                if run.end - start < least:
+                    break
             continue
         if ids[i] == theirs:
             names.append((i, theirs, None))
@@ -561,6 +571,8 @@ def _consistent(index, words: list[str], ids: list[int], mask: list[bool], run: 
         if forward.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
             close(i)
             start, forward, back, names = i, {}, {}, []
+            if run.end - start < least:
+                break
         forward[theirs] = mine
         back[mine] = theirs
         names.append((i, theirs, mine))

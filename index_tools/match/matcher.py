@@ -131,11 +131,10 @@ class Options:
 
 def _spans(runs: list[Run], exact: bool) -> list[Span]:
     """Distinct spans, each with the documents whose run contains it (the longest one)."""
-    spans: dict[tuple[int, int], Span] = {}
-    for r in runs:
-        spans.setdefault((r.start, r.end), Span(r.start, r.end, exact=exact))
     if not runs:
         return []
+    # (each distinct span once, in the order first found)
+    spans = {k: Span(*k, exact=exact) for k in dict.fromkeys(r[:2] for r in runs)}
     # each document's runs, its longest first; of equal ones, the first in the file (then
     # the first found)
     table = np.array([r[:4] for r in runs], dtype=np.int64)  # start, end, doc, doc_start

@@ -398,9 +398,12 @@ class Index:
             or np.any(np.diff(chars) <= 0)
             or np.any(np.diff(words) < 0)
             or chars[-1] >= len(text)
-            # the last block (about a kilobyte) holds the words the table does not count
-            or int(words[-1]) + len(WORD_RE.findall(text, int(chars[-1]))) != w
         ):
+            raise ValueError("block table")
+        # the last block (about a kilobyte) holds the words the table does not count: its
+        # words' bounds, kept for the lines of a span there
+        last = word_bounds(text, int(chars[-1]))
+        if int(words[-1]) + len(last[0]) != w:
             raise ValueError("block table")
         return StoredDocument(
             doc_id=doc_id,
@@ -411,6 +414,7 @@ class Index:
             origins=origins,
             block_chars=chars,
             block_words=words,
+            _offsets={len(chars) - 1: last},
         )
 
     def document_ids(self, doc_id: int, start: int, end: int) -> list[int]:

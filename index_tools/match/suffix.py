@@ -161,8 +161,14 @@ class ShardView:
         the separator before the first document), made once."""
         if self._blocks is None:
             self._bounds = np.append(self.starts, self.size + 1).astype(np.uint32)
-            blocks = np.arange(0, self.size + (1 << BLOCK_BITS), 1 << BLOCK_BITS)
-            self._blocks = (np.searchsorted(self.starts, blocks, side="right") - 1).astype(np.int32)
+            step = 1 << BLOCK_BITS
+            count = ((self.size + step - 1) >> BLOCK_BITS) + 1  # blocks (one past the words too)
+            # the documents starting at or before each block's first word, less one: each
+            # start counted at the first block whose first word is at or after it (a search
+            # for every block's first word took 5-10 ms a shard of 270M words, in a lookup)
+            first = (self.starts + step - 1) >> BLOCK_BITS
+            before = np.cumsum(np.bincount(first, minlength=count)[:count])
+            self._blocks = (before - 1).astype(np.int32)
         return self._blocks
 
     def documents_at(self, lo: int, hi: int) -> np.ndarray:

@@ -39,6 +39,18 @@ def test_places_get_the_document_that_holds_them(seed, search_path):
         assert sh.documents_at(lo, hi).tolist() == want
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_each_block_knows_the_document_holding_its_first_word(seed):
+    """Documents starting on a block's first word, just before and after it, many in one
+    block and none in several: the block table against a search for each first word."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.choice([0, 1, BLOCK - 2, BLOCK - 1, BLOCK, 3 * BLOCK + 5], 300)
+    sh = shard(lengths, np.zeros(1, dtype=np.int64))
+    firsts = range(0, sh.size + BLOCK, BLOCK)  # every block's, and one past the words
+    starts = sh.starts.tolist()
+    assert sh.block_table().tolist() == [bisect_right(starts, p) - 1 for p in firsts]
+
+
 @pytest.mark.parametrize("width", [2, 3, 4])
 def test_runs_extend_alike_by_bytes_and_by_words(monkeypatch, width, search_path):
     """A few places are extended by comparing the words' bytes, many by comparing words:

@@ -481,8 +481,9 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     covered = np.zeros(len(words), dtype=bool)
     for s in exact:
         covered[s.start : s.end] = True
-    if covered.all():
-        return []
+    least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
+    if np.count_nonzero(~covered) < least:
+        return []  # (no span can add them: nothing to search for)
     mask = identifier_mask(words, lang)
     if mask is None or not mask.any():
         return []
@@ -494,7 +495,6 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
     )  # fmt: skip
     kws = keywords(lang) or frozenset()
     ids, names = query.ids.tolist(), mask.tolist()
-    least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
     kept = []
     for r in found:
         opts.check()

@@ -88,15 +88,27 @@ static uint64_t top_bound(const rc_shard *s, const uint8_t *prefix, uint64_t k, 
 }
 
 /* Narrows [*a, *b) to where the suffixes starting with pat[0:m] can lie, from the top
- * table alone: an entry whose key is less than the pattern's first bytes is before them
- * all (zero padding keeps that true of a suffix cut short by the end of the ids), one
- * whose key is greater after them all; equal keys decide nothing. */
-static void top_narrow(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t *a,
-                       uint64_t *b)
+ * table alone, given `first`, the first entry whose key is >= the pattern's first k bytes:
+ * an entry whose key is less than them is before them all (zero padding keeps that true of
+ * a suffix cut short by the end of the ids), one whose key is greater after them all;
+ * equal keys decide nothing. */
+static void top_apply(const rc_shard *s, const uint8_t *pat, uint64_t k, uint64_t first,
+                      uint64_t *a, uint64_t *b)
 {
-    uint64_t k = m < s->top_bytes ? m : s->top_bytes;
-    uint64_t first = top_bound(s, pat, k, 0, s->top_len, 0); /* keys >= prefix from here */
-    uint64_t past = top_bound(s, pat, k, first, s->top_len, 1); /* keys > prefix from here */
+    /* the first key > prefix: galloping from `first`, whose key the search just read (most
+     * prefixes are a few keys' at most: a search over the rest of the table would read a
+     * dozen keys far away) */
+    uint64_t past = first;
+    if (first < s->top_len && memcmp(s->top_keys + first * s->top_bytes, pat, (size_t)k) == 0) {
+        uint64_t known = first, step = 1; /* keys [first, known] equal the prefix */
+        while (known + step < s->top_len &&
+               memcmp(s->top_keys + (known + step) * s->top_bytes, pat, (size_t)k) == 0) {
+            known += step;
+            step *= 2;
+        }
+        uint64_t end = known + step < s->top_len ? known + step : s->top_len;
+        past = top_bound(s, pat, k, known + 1, end, 1);
+    }
     uint64_t lo = first ? (first - 1) * s->top_step + 1 : 0;
     uint64_t hi = past < s->top_len ? past * s->top_step : s->sa_len;
     if (lo > *a)
@@ -105,6 +117,13 @@ static void top_narrow(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64
         *b = hi;
     if (*a > *b)
         *a = *b;
+}
+
+static void top_narrow(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t *a,
+                       uint64_t *b)
+{
+    uint64_t k = m < s->top_bytes ? m : s->top_bytes;
+    top_apply(s, pat, k, top_bound(s, pat, k, 0, s->top_len, 0), a, b);
 }
 
 /* The first entry of [a, b) that compares >= pat[skip:m] (> with `after`), b if none: a
@@ -171,6 +190,43 @@ static void narrow(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t *
         top_narrow(s, pat, m, a, b);
 }
 
+#define GROUP 16 /* searches interleaved: the memory reads of one overlap the others' */
+
+/* `narrow` of whole-array ranges [a[j], b[j]) for n <= GROUP patterns of m bytes (pattern
+ * j at q + offs[j]), their searches of the top table in lockstep, each step's keys
+ * prefetched for the whole group (its last levels are not in the cache). */
+static void narrow_group(const rc_shard *s, const uint8_t *q, const uint64_t *offs, uint64_t n,
+                         uint64_t m, uint64_t *a, uint64_t *b)
+{
+    if (!(s->top_keys && s->top_len && s->top_bytes && s->top_step && m &&
+          s->sa_len > 4 * s->top_step))
+        return;
+    uint64_t k = m < s->top_bytes ? m : s->top_bytes;
+    uint64_t lo[GROUP], hi[GROUP], mid[GROUP];
+    for (uint64_t j = 0; j < n; j++)
+        lo[j] = 0, hi[j] = s->top_len;
+    for (;;) {
+        int active = 0;
+        for (uint64_t j = 0; j < n; j++)
+            if (lo[j] < hi[j]) {
+                mid[j] = lo[j] + (hi[j] - lo[j]) / 2;
+                __builtin_prefetch(s->top_keys + mid[j] * s->top_bytes);
+                active = 1;
+            }
+        if (!active)
+            break;
+        for (uint64_t j = 0; j < n; j++)
+            if (lo[j] < hi[j]) {
+                if (memcmp(s->top_keys + mid[j] * s->top_bytes, q + offs[j], (size_t)k) < 0)
+                    lo[j] = mid[j] + 1;
+                else
+                    hi[j] = mid[j];
+            }
+    }
+    for (uint64_t j = 0; j < n; j++)
+        top_apply(s, q + offs[j], k, lo[j], &a[j], &b[j]);
+}
+
 /* Suffixes in [lo, hi) that start with pat[0:m], all of which are known to start with its
  * first `skip` bytes: out[0], out[1] = the interval. */
 RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
@@ -186,8 +242,6 @@ RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uin
     return err ? err : finish(s, pat, m, skip, a, b, out);
 }
 
-#define GROUP 16 /* searches interleaved: the memory reads of one overlap the others' */
-
 /* rc_interval over the whole array for `count` patterns of m bytes, pattern i at
  * q + offs[i]: out[2i], out[2i + 1]. The binary searches run in lockstep in groups, each
  * step's reads of the suffix array and then of the ids prefetched for the whole group. */
@@ -202,12 +256,11 @@ RC_EXPORT int rc_intervals(const rc_shard *s, const uint8_t *q, uint64_t q_len,
     for (uint64_t g = 0; g < count; g += GROUP) {
         uint64_t n = count - g < GROUP ? count - g : GROUP;
         uint64_t a[GROUP], b[GROUP], end[GROUP], mid[GROUP];
-        for (uint64_t j = 0; j < n; j++) {
-            a[j] = 0;
-            b[j] = s->sa_len;
-            narrow(s, q + offs[g + j], m, &a[j], &b[j]);
+        for (uint64_t j = 0; j < n; j++)
+            a[j] = 0, b[j] = s->sa_len;
+        narrow_group(s, q, offs + g, n, m, a, b);
+        for (uint64_t j = 0; j < n; j++)
             end[j] = b[j];
-        }
         for (;;) {
             int active = 0;
             for (uint64_t j = 0; j < n; j++)

@@ -29,7 +29,7 @@ from .suffix import ShardView
 # decompressed documents kept (they give sources their lines and renamed copies their names)
 CACHE_WORDS = 1_500_000
 WORD_CACHE = 1 << 20  # query words kept with their ids
-LINES_COUNTED = 2  # lines of a document found by counting newlines before its table is made
+LINE_POINTS = 32  # lines of a document kept to count the newlines of the next from
 # indexes up to this size have every file's digest checked when opened (~0.1 s per 100 MB), so
 # damaged bytes are an error, never a crash; larger ones have the digests of the files written
 # since the build checked (size or mtime changed) and the structural checks
@@ -50,16 +50,6 @@ def _origin(d) -> Origin:
     return Origin.from_dict(d)
 
 
-def newline_offsets(text: str) -> np.ndarray:
-    """The character offsets of the newlines of `text`, ascending (its code points compared
-    at once: a tenth of the time of splitting it into lines)."""
-    if text.isascii():
-        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    else:
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    return np.flatnonzero(codes == 10)
-
-
 @dataclass
 class StoredDocument:
     """A unique document of the index, decompressed. What it derives is kept in tuples of
@@ -77,8 +67,9 @@ class StoredDocument:
     block_words: np.ndarray
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> its words' starts and ends
-    _newlines: np.ndarray | None = None  # offsets of the text's newlines, found lazily
-    _lines_asked: int = 0
+    # offsets whose lines are known, ascending, and their lines (the start's: 1)
+    _line_at: tuple[int, ...] = (0,)
+    _line_no: tuple[int, ...] = (1,)
     _first_words: tuple[int, ...] = ()  # block_words, for scalar lookups
     _shown: tuple[tuple[str, str, str, str], ...] | None = None  # origins, printable
 
@@ -130,21 +121,23 @@ class StoredDocument:
         return int(self.block_words[b]) + len(WORD_RE.findall(self.text, start, offset))
 
     def line_of(self, offset: int) -> int:
-        """1-based line of a character offset."""
-        if self._newlines is None:
-            self._lines_asked += 1
-            if self._lines_asked <= LINES_COUNTED:  # a few lines: counted in place
-                return self.text.count("\n", 0, offset) + 1
-            # more (the parts of a match): the table of newlines, made once
-            self._newlines = newline_offsets(self.text)
-        return int(np.searchsorted(self._newlines, offset)) + 1
+        """1-based line of a character offset: the newlines counted from the nearest offset
+        whose line is known, before or after it (the lines a match asks of a large file lie
+        close together: its sources' and its parts' lines, counted from one another)."""
+        at, no = self._line_at, self._line_no
+        k = bisect_right(at, offset)  # at[k - 1] <= offset < at[k]
+        if k == len(at) or offset - at[k - 1] <= at[k] - offset:
+            line = no[k - 1] + self.text.count("\n", at[k - 1], offset)
+        else:
+            line = no[k] - self.text.count("\n", offset, at[k])
+        if len(at) < LINE_POINTS and at[k - 1] != offset:
+            self._line_at = (*at[:k], offset, *at[k:])
+            self._line_no = (*no[:k], line, *no[k:])
+        return line
 
     def lines_of(self, start: int, end: int) -> tuple[int, int]:
-        """`line_of` both offsets (start <= end): the lines between counted from the first."""
-        if self._newlines is not None or self._lines_asked >= LINES_COUNTED:
-            return self.line_of(start), self.line_of(end)
-        first = self.line_of(start)
-        return first, first + self.text.count("\n", start, end)
+        """`line_of` both offsets (start <= end)."""
+        return self.line_of(start), self.line_of(end)
 
     def shown_origins(self) -> tuple[tuple[str, str, str, str], ...]:
         """(repository, path, commit, license) of each origin as printable text (corpus

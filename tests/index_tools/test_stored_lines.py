@@ -1,6 +1,6 @@
-"""A stored document's line numbers: found by counting newlines for the first asks, then
-from a table of them; the same either way, for any text (ASCII, any code point, lone
-surrogates that a decoded file may hold)."""
+"""A stored document's line numbers: the newlines counted from the nearest offset whose
+line is known, before or after it; right for any text (ASCII, any code point, lone
+surrogates that a decoded file may hold) and any order of asks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from index_tools.match.index import StoredDocument, newline_offsets
+from index_tools.match.index import LINE_POINTS, StoredDocument
 
 TEXT = st.text(
     alphabet=st.one_of(
@@ -27,16 +27,15 @@ def document(text: str) -> StoredDocument:
     )  # fmt: skip
 
 
-@given(TEXT)
-def test_the_newline_table_is_every_newline(text):
-    assert newline_offsets(text).tolist() == [i for i, c in enumerate(text) if c == "\n"]
-
-
-@settings(max_examples=200)
-@given(TEXT, st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=12))
-def test_lines_are_the_newlines_before_counted_or_from_the_table(text, asks):
+@settings(max_examples=300)
+@given(
+    TEXT,
+    st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=2 * LINE_POINTS),
+)
+def test_lines_are_the_newlines_before_counted_from_the_nearest_known(text, asks):
     doc = document(text)
-    for a in asks:
+    # each ask and the offsets just before it (then nearer a known line after them)
+    for a in (x for ask in asks for x in (ask, ask - 1, ask - 2) if x >= 0):
         offset = min(a, len(text))
         assert doc.line_of(offset) == text.count("\n", 0, offset) + 1
         end = min(len(text), offset + 7)
@@ -44,3 +43,10 @@ def test_lines_are_the_newlines_before_counted_or_from_the_table(text, asks):
             text.count("\n", 0, offset) + 1,
             text.count("\n", 0, end) + 1,
         )
+
+
+def test_lines_counted_back_from_a_later_known_line():
+    text = "\n" * 50 + "x\n" * 50
+    doc = document(text)
+    for offset in range(len(text), -1, -1):  # each nearer the one asked before it
+        assert doc.line_of(offset) == text.count("\n", 0, offset) + 1

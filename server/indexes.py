@@ -206,8 +206,7 @@ class IndexHandle(WorkerHandle):
         in the log. It stops when the handle closes."""
 
         def report(index, done) -> None:
-            level = logging.WARNING if done.failed else logging.INFO
-            log.log(level, "index %s (%s): %s", self.path, index.generation, done.describe())
+            log.log(done.level, "index %s (%s): %s", self.path, index.generation, done.describe())
 
         following.map_ahead(self._stop, report)
 

@@ -121,9 +121,7 @@ class IndexService:
 
     def _mapped_ahead(self, index, done) -> None:
         said = self._mapped[index.generation] = done.describe()  # (this worker's: /v1/stats)
-        log.log(
-            logging.WARNING if done.failed else logging.INFO, "index %s: %s", index.generation, said
-        )
+        log.log(done.level, "index %s: %s", index.generation, said)
 
     def stop(self) -> None:
         self._stop.set()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import logging
 import mmap
 import sys
 import threading
@@ -39,6 +40,11 @@ class MappedAhead:
     why_not: str = ""  # set when nothing was done: why
     failed: bool = False  # it raised (`why_not` says what): a warning, not a fact
     stopped: bool = False  # asked to stop before the end
+
+    @property
+    def level(self) -> int:
+        """The log level of `describe()`: a failure is a warning."""
+        return logging.WARNING if self.failed else logging.INFO
 
     def describe(self) -> str:
         if self.why_not:

@@ -33,7 +33,7 @@ def logged_client(name: str, env: dict[str, str]):
         )
     )
     async def fixture(lsp_client: LanguageClient):
-        yield log
+        yield  # (the fixture is the client; its log is LOGS / f"{name}.log")
         await lsp_client.shutdown_session()
 
     return fixture
@@ -48,13 +48,19 @@ def said(log: Path, words: str) -> list[str]:
     return [line for line in text.splitlines() if words in line]
 
 
+async def quoted_then_said(client, name: str, fixture_index, workspace) -> list[str]:
+    """The quote found through a server (it answers whatever mapping ahead does), then its
+    log's lines on mapping ahead, once there are some."""
+    message = await quote_found(client, fixture_index, workspace)
+    assert message.startswith("Quoted: acme/widgets src/geo.py")
+    log = LOGS / f"{name}.log"
+    return await wait_for(lambda: said(log, "mapped ahead"), what="the map-ahead log line")
+
+
 async def test_the_server_maps_its_index_ahead_and_says_so_once(
     default_client, fixture_index, workspace
 ):
-    log = LOGS / "default.log"
-    message = await quote_found(default_client, fixture_index, workspace)
-    assert message.startswith("Quoted: acme/widgets src/geo.py")
-    lines = await wait_for(lambda: said(log, "mapped ahead"), what="the map-ahead log line")
+    lines = await quoted_then_said(default_client, "default", fixture_index, workspace)
     if sys.platform.startswith("linux"):
         assert re.search(
             r"[\d.]+ (MiB|GiB) in memory mapped ahead in [\d.]+ s \(the page cache's pages",
@@ -68,8 +74,5 @@ async def test_the_server_maps_its_index_ahead_and_says_so_once(
 async def test_with_map_ahead_off_it_says_so_and_still_finds_the_quote(
     off_client, fixture_index, workspace
 ):
-    log = LOGS / "off.log"
-    message = await quote_found(off_client, fixture_index, workspace)
-    assert message.startswith("Quoted: acme/widgets src/geo.py")
-    lines = await wait_for(lambda: said(log, "mapped ahead"), what="the map-ahead log line")
+    lines = await quoted_then_said(off_client, "off", fixture_index, workspace)
     assert lines and all("not mapped ahead (RECITATION_MAP_AHEAD=0)" in x for x in lines)

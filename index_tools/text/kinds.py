@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 from typing import Literal
 
 import numpy as np
@@ -111,10 +112,10 @@ def is_repetitive(words: list[str]) -> bool:
     distinct = set(words)
     if len(distinct) / n < 0.12:
         return True
-    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}  # numbers: 0
-    numbers = list(code.values()).count(0)
+    numbers = sum(map(str.isdigit, map(itemgetter(0), distinct)))  # words that are numbers
     if (len(distinct) - numbers + (numbers > 0)) / n > 0.3:  # distinct words, numbers as one
         return False
+    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}  # numbers: 0
     seq = np.fromiter(map(code.__getitem__, words), dtype=np.int32, count=n)
     most = min(32, n // 3)
     if most == 0:
@@ -134,6 +135,7 @@ _LITERAL_CODE = frozenset({"True", "False", "None", "null", "true", "false"})
 
 _NAME_RE = re.compile(r"[A-Za-z_]\w*")
 _HEX_RE = re.compile(r"0[xX][0-9a-fA-F]+")
+_QUOTE_RE = re.compile(r"['\"]")
 # An alphabet written out inside a string: `B/C/D/.../0/1/2/`
 _CHARACTER_SET_RE = re.compile(r"\s*\w(?:\s*[,;/|]\s*\w)+\s*[,;/|]?\s*")
 
@@ -143,7 +145,7 @@ def literal_items(text: str) -> list[str] | None:
     can start inside a string: then it reads right with the opening quote put back."""
     if _CHARACTER_SET_RE.fullmatch(text):
         return [i.strip() for i in re.split(r"[,;/|]", text) if i.strip()]
-    first_quote = re.search(r"['\"]", text)
+    first_quote = _QUOTE_RE.search(text)
     if first_quote and text[: first_quote.start()].strip(" \t\n,;:") == "":
         for candidate in (text, first_quote.group() + text):
             items = _literal_items(candidate)
@@ -156,7 +158,8 @@ def literal_items(text: str) -> list[str] | None:
 def _literal_items(text: str) -> list[str] | None:
     for kind, piece in iter_segments(text):  # code names other than literals: not a list
         if kind == "code" and any(
-            w not in _LITERAL_CODE and not _HEX_RE.fullmatch(w) for w in _NAME_RE.findall(piece)
+            m[0] not in _LITERAL_CODE and not _HEX_RE.fullmatch(m[0])
+            for m in _NAME_RE.finditer(piece)  # (read up to the first name of code)
         ):
             return None
     items = [i.strip(" \t\n'\"[](){}") for i in re.split(r"[,;/|\n]", text)]
@@ -191,9 +194,6 @@ def _row_shape(row: str) -> str:
 
 _LINE_STRING_RE = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a string within a line
 _COMMENT_RE = re.compile(r"#[^\n]*")
-_BRACKET_STEP = np.zeros(256, dtype=np.int64)
-_BRACKET_STEP[list(b"([{")] = 1
-_BRACKET_STEP[list(b")]}")] = -1
 
 
 def _rows(text: str) -> list[str]:
@@ -201,20 +201,19 @@ def _rows(text: str) -> list[str]:
     lines = text.splitlines()
     if not lines:
         return []
-    # each line's brackets, strings and comments left out: opened minus closed (in UTF-8,
-    # no byte of another character is a bracket or a line break)
-    code = _LINE_STRING_RE.sub("", _COMMENT_RE.sub("", "\n".join(lines)))
-    chars = np.frombuffer(code.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    line = np.cumsum(chars == 10)
-    steps = np.bincount(line, weights=_BRACKET_STEP[chars], minlength=len(lines)).tolist()
+    # each line's brackets, strings and comments left out: opened minus closed (a line that
+    # opens none, outside brackets, leaves the depth at 0)
+    code = _LINE_STRING_RE.sub("", _COMMENT_RE.sub("", "\n".join(lines))).split("\n")
     rows: list[str] = []
     depth = 0
-    for text_line, step in zip(lines, steps):
+    for text_line, c in zip(lines, code):
         if depth > 0 and rows:
             rows[-1] += " " + text_line
         else:
             rows.append(text_line)
-        depth = max(0, depth + int(step))
+        if depth or "(" in c or "[" in c or "{" in c:
+            opened = c.count("(") + c.count("[") + c.count("{")
+            depth = max(0, depth + opened - c.count(")") - c.count("]") - c.count("}"))
     return rows
 
 

@@ -10,6 +10,7 @@ another word is no template's: it is not hashed).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
@@ -21,6 +22,7 @@ import xxhash
 TEMPLATE_K = 12  # words per hashed run
 DATA_FILE = "templates.u64"
 WORDS_FILE = "templates.words"
+_TEMPLATE_RUN_RE = re.compile(b"\x01{%d,}" % TEMPLATE_K)  # k template words in a row
 
 
 def _joined(words: list[str]) -> tuple[bytes, list[int]]:
@@ -66,11 +68,11 @@ def is_template(words: list[str], share: float) -> bool:
     need = share * runs  # runs found in the templates
     if need <= 0:
         return True
-    inside = np.fromiter(map(known.__contains__, words), dtype=bool, count=len(words))
-    before = np.concatenate(([0], np.cumsum(inside)))  # template words before each word
-    candidates = np.flatnonzero(before[TEMPLATE_K:] - before[:runs] == TEMPLATE_K).tolist()
-    if len(candidates) < need:
+    inside = bytes(map(known.__contains__, words))  # 1 for a template's word, else 0
+    blocks = [m.span() for m in _TEMPLATE_RUN_RE.finditer(inside)]  # their runs of k or more
+    if sum(b - a - TEMPLATE_K + 1 for a, b in blocks) < need:
         return False
+    candidates = [i for a, b in blocks for i in range(a, b - TEMPLATE_K + 1)]
     joined, starts = _joined(words)
     h = xxhash.xxh3_64_intdigest
     found = missed = 0

@@ -41,6 +41,18 @@ _ORIGIN_TYPES = {"repository": str, "path": str, "commit": str, "license": str, 
                  "line_anchor": bool}  # fmt: skip
 
 
+def _block_table_ok(table: np.ndarray, chars: int) -> bool:
+    """A document's block table (rows: a block's first character and word) starts at 0, its
+    characters rise within the text and its words never fall (the last block's words are
+    checked when read: `StoredDocument._check_count`)."""
+    if len(table) == 0 or table[0, 0] != 0 or table[0, 1] != 0 or table[-1, 0] >= chars:
+        return False
+    if len(table) <= 16:  # (most documents: a few blocks, faster read one by one)
+        rows = table.tolist()
+        return all(b[0] > a[0] and b[1] >= a[1] for a, b in zip(rows, rows[1:]))
+    return bool(np.all(table[1:, 0] > table[:-1, 0]) and np.all(table[1:, 1] >= table[:-1, 1]))
+
+
 def _origin(d) -> Origin:
     """A stored origin, its fields of the right types (ValueError otherwise)."""
     if not isinstance(d, dict) or not all(
@@ -86,8 +98,16 @@ class StoredDocument:
         words = self._blocks.get(b)
         if words is None:
             start = int(self.block_chars[b])
-            words = self._blocks[b] = tuple(WORD_RE.findall(self.text, start, self._block_end(b)))
+            words = tuple(WORD_RE.findall(self.text, start, self._block_end(b)))
+            self._check_count(b, len(words))
+            self._blocks[b] = words
         return words
+
+    def _check_count(self, b: int, count: int) -> None:
+        """The words read from block b, checked for the last block against the document's
+        word count: the block table does not count that block's words."""
+        if b == len(self._first_words) - 1 and self._first_words[b] + count != self.words:
+            raise IndexOpenError(f"index is damaged (document {self.doc_id}: block table)")
 
     def word_texts(self, lo: int, hi: int) -> list[str]:
         """The words at positions [lo, hi)."""
@@ -108,7 +128,9 @@ class StoredDocument:
         bounds = self._offsets.get(b)
         if bounds is None:
             start = int(self.block_chars[b])
-            bounds = self._offsets[b] = word_bounds(self.text, start, self._block_end(b))
+            bounds = word_bounds(self.text, start, self._block_end(b))
+            self._check_count(b, len(bounds[0]))
+            self._offsets[b] = bounds
         i = pos - self._first_words[b]
         if not 0 <= i < len(bounds[0]):  # a place past the document: damaged shard files
             raise IndexOpenError(f"index is damaged (document {self.doc_id} has no word {pos})")
@@ -384,19 +406,7 @@ class Index:
             origins = [_origin(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
         chars = table[:, 0].astype(np.int64)
         words = table[:, 1].astype(np.int64)
-        if (
-            len(chars) == 0
-            or chars[0] != 0
-            or words[0] != 0
-            or np.any(np.diff(chars) <= 0)
-            or np.any(np.diff(words) < 0)
-            or chars[-1] >= len(text)
-        ):
-            raise ValueError("block table")
-        # the last block (about a kilobyte) holds the words the table does not count: its
-        # words' bounds, kept for the lines of a span there
-        last = word_bounds(text, int(chars[-1]))
-        if int(words[-1]) + len(last[0]) != w:
+        if not _block_table_ok(table, len(text)):
             raise ValueError("block table")
         return StoredDocument(
             doc_id=doc_id,
@@ -407,7 +417,6 @@ class Index:
             origins=origins,
             block_chars=chars,
             block_words=words,
-            _offsets={len(chars) - 1: last},
         )
 
     def document_ids(self, doc_id: int, start: int, end: int) -> list[int]:

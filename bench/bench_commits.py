@@ -86,7 +86,7 @@ def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float
     return found
 
 
-def markdown(revs, resolved, rows, command, load, repeat) -> str:
+def markdown(revs, resolved, rows, command, load, repeat, mapped=False) -> str:
     workloads = list(dict.fromkeys(k for runs in rows.values() for r in runs for k in r))
     lines = [
         "# Two commits side by side (lookup latency, in process)",
@@ -104,6 +104,7 @@ def markdown(revs, resolved, rows, command, load, repeat) -> str:
         "measured by this commit's `bench/bench_latency.py`, the same index and queries, the "
         "commits taking turns; the index's files read before each run"
         + (f"; each lookup run {repeat} times, its fastest kept" if repeat > 1 else "")
+        + ("; the index mapped ahead before each workload, as a server maps it" if mapped else "")
         + ". Per workload: p50 / p90 / p99 / max ms of each run, then the median of the runs.",
         "",
         "| workload | " + " | ".join(f"`{r}` ({h[:7]})" for r, h in zip(revs, resolved)) + " |",
@@ -134,6 +135,10 @@ def main() -> int:
     ap.add_argument(
         "--repeat", type=int, default=1, help="bench_latency.py's --repeat (warm lookups)"
     )
+    ap.add_argument(
+        "--map-ahead", action="store_true",
+        help="bench_latency.py's --map-ahead (the index mapped ahead, as a server maps it)",
+    )  # fmt: skip
     ap.add_argument("--out", help="write markdown here")
     args = ap.parse_args()
     index = Path(args.index.partition("=")[2]).resolve()
@@ -141,7 +146,7 @@ def main() -> int:
     bench_args = [
         "--index", f"{args.index.partition('=')[0]}={index}", "--texts", texts,
         "--queries", str(args.queries), "--search", args.search, "--repeat", str(args.repeat),
-    ]  # fmt: skip
+    ] + (["--map-ahead"] if args.map_ahead else [])  # fmt: skip
     revs = [args.a, args.b]
     resolved = [
         subprocess.run(
@@ -167,7 +172,7 @@ def main() -> int:
                     capture_output=True,
                 )
     command = "python bench/bench_commits.py " + " ".join(sys.argv[1:])
-    text = markdown(revs, resolved, rows, command, load, args.repeat)
+    text = markdown(revs, resolved, rows, command, load, args.repeat, args.map_ahead)
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -19,6 +19,7 @@ In order:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
@@ -97,8 +98,18 @@ AUTHORSHIP = Authorship()
 TEMPLATE_SHARE = 0.5  # share of the span's k-grams found in the shipped templates
 
 
+# A word or two of every phrase above: text with none of them holds no phrase (most code).
+_LEGAL_KEYS = (
+    "licen", "warrant", "permission", "copyright", "redistribut", "free software", "hope",
+    "applicable law", "compliance", "in no event", "liable", "rights reserved", "terms and",
+    "intellectual", "open source", "gpl",
+)  # fmt: skip
+
+
 def is_license(words: list[str]) -> bool:
     text = " ".join(words).lower()
+    if not any(k in text for k in _LEGAL_KEYS):
+        return False
     if any(p in text for p in _LEGAL_PHRASES):
         return True
     return sum(p in text for p in _NOTICE_PHRASES) >= 2
@@ -196,41 +207,42 @@ _LINE_STRING_RE = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a string within a lin
 _COMMENT_RE = re.compile(r"#[^\n]*")
 
 
-def _rows(text: str) -> list[str]:
-    """Logical lines: a line whose brackets are still open goes on on the next one."""
+def _rows(text: str) -> Iterator[tuple[str, int]]:
+    """Logical lines, one at a time: a line whose brackets are still open goes on on the next
+    one. With each, the lines after it: at least the rows still to come."""
     lines = text.splitlines()
-    if not lines:
-        return []
     # each line's brackets, strings and comments left out: opened minus closed (a line that
     # opens none, outside brackets, leaves the depth at 0)
     code = _LINE_STRING_RE.sub("", _COMMENT_RE.sub("", "\n".join(lines))).split("\n")
-    rows: list[str] = []
+    row: str | None = None
     depth = 0
-    for text_line, c in zip(lines, code):
-        if depth > 0 and rows:
-            rows[-1] += " " + text_line
+    for k, (text_line, c) in enumerate(zip(lines, code)):
+        if depth > 0 and row is not None:
+            row += " " + text_line
         else:
-            rows.append(text_line)
+            if row is not None:
+                yield row, len(lines) - k
+            row = text_line
         if depth or "(" in c or "[" in c or "{" in c:
             opened = c.count("(") + c.count("[") + c.count("{")
             depth = max(0, depth + opened - c.count(")") - c.count("]") - c.count("}"))
-    return rows
+    if row is not None:
+        yield row, 0
 
 
 def is_table(text: str) -> bool:
     """Rows of one shape, each a key and values or a tuple of values:
     `NAME = 100, 'Text', 'Text'`, `glVertex3f( 1.0,-1.0, 1.0)` (not `print("...")` lines,
     which are statements, not records)."""
-    rows = _rows(text)
     shapes: dict[str, int] = {}  # shape -> its rows, in order of first appearance
     shaped = best = 0
-    for read, row in enumerate(rows, 1):
+    for row, later in _rows(text):
         shape = _row_shape(row)
         if shape:
             shaped += 1
             n = shapes[shape] = shapes.get(shape, 0) + 1
             best = max(best, n)
-        if 7 * shaped - 10 * best > 3 * (len(rows) - read):  # under 70% whatever follows
+        if 7 * shaped - 10 * best > 3 * later:  # under 70% whatever follows
             return False
     if shaped < 6:
         return False

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from index_tools import (
     KIND_LABELS,
@@ -276,4 +278,36 @@ def test_rows_join_open_brackets_whatever_the_characters():
     from index_tools.text.kinds import _rows
 
     text = "x = ('é(', [  # (\n  1, '\ud800'])\ny = {'😀': 2}\nz = [\n3\n]\n"
-    assert _rows(text) == ["x = ('é(', [  # (   1, '\ud800'])", "y = {'😀': 2}", "z = [ 3 ]"]
+    assert list(_rows(text)) == [  # each row, and the lines after it
+        ("x = ('é(', [  # (   1, '\ud800'])", 4),
+        ("y = {'😀': 2}", 3),
+        ("z = [ 3 ]", 0),
+    ]
+
+
+ROW_LINES = ["A = 1, 'a'", "B = 2, 'b'", "C = (3,", "  'c')", "print(x)", "# note", "", "]",
+             "f(1.0, -1.0)", "if x:", "    y = [1, 2]", '"""', "z = {1: 'q'}"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(ROW_LINES), max_size=24))
+def test_a_table_is_decided_as_by_all_its_rows(lines):
+    """`is_table` stops reading rows once 70% of one shape is out of reach: the same answer
+    as the rule applied to every row."""
+    from index_tools.text.kinds import _row_shape, _rows, is_table
+
+    text = "\n".join(lines)
+    shapes = [_row_shape(row) for row, _ in _rows(text)]
+    shaped = [x for x in shapes if x]
+    counts = {x: shaped.count(x) for x in shaped}  # in order of first appearance
+    top = max(counts, key=counts.get) if counts else ""
+    whole = len(shaped) >= 6 and counts[top] / len(shaped) >= 0.7 and any(c in top for c in ",=:")
+    assert is_table(text) == whole
+
+
+def test_every_legal_phrase_holds_a_key_that_lets_it_be_read():
+    """`is_license` reads the phrases only in text holding one of the keys."""
+    from index_tools.text.kinds import _LEGAL_KEYS, _LEGAL_PHRASES, _NOTICE_PHRASES
+
+    for phrase in _LEGAL_PHRASES + _NOTICE_PHRASES:
+        assert any(k in phrase for k in _LEGAL_KEYS), phrase

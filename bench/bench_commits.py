@@ -139,6 +139,11 @@ def main() -> int:
         "--map-ahead", action="store_true",
         help="bench_latency.py's --map-ahead (the index mapped ahead, as a server maps it)",
     )  # fmt: skip
+    ap.add_argument(
+        "--read-through", action="store_true",
+        help="bench_latency.py's --read-through: the index read again before each workload "
+        "(a machine that reclaims pages untouched for a minute, however much memory is free)",
+    )  # fmt: skip
     ap.add_argument("--out", help="write markdown here")
     args = ap.parse_args()
     index = Path(args.index.partition("=")[2]).resolve()
@@ -146,7 +151,8 @@ def main() -> int:
     bench_args = [
         "--index", f"{args.index.partition('=')[0]}={index}", "--texts", texts,
         "--queries", str(args.queries), "--search", args.search, "--repeat", str(args.repeat),
-    ] + (["--map-ahead"] if args.map_ahead else [])  # fmt: skip
+    ] + (["--map-ahead"] if args.map_ahead else []) + (
+        ["--read-through"] if args.read_through else [])  # fmt: skip
     revs = [args.a, args.b]
     resolved = [
         subprocess.run(

@@ -444,18 +444,19 @@ class RecitationServer(LanguageServer):
                 out.append((m, verdict))
         return out
 
-    def publish(self, uri: str) -> None:
+    def publish(self, uri: str) -> dict[str, Verdict]:
+        """The document's diagnostics sent; returns the verdict of each match shown, by id."""
         doc = self.documents.get(uri)
         if doc is None:
-            return
+            return {}
         scope = self.scopes.for_uri(uri)
         first_line = scope.settings.underline == "firstLine"
-        diagnostics = [
-            to_diagnostic(doc, m, verdict, first_line) for m, verdict in self.judged_matches(uri)
-        ]
+        judged = self.judged_matches(uri)
+        diagnostics = [to_diagnostic(doc, m, verdict, first_line) for m, verdict in judged]
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
         )
+        return {m.id: verdict for m, verdict in judged}
 
     def publish_scope(self, scope: Scope) -> None:
         for doc in self.documents:
@@ -559,11 +560,10 @@ class RecitationServer(LanguageServer):
             new = [m for m in fresh if (m.start, m.end) not in known]
         else:
             new = [m for m in fresh if self.matches.add(doc.uri, m)]
-        if new or whole:
-            self.publish(doc.uri)
+        shown = self.publish(doc.uri) if new or whole else {}
         if self.index_usable(scope):
             for m in new:
-                verdict = self.verdict(scope, doc, m)
+                verdict = shown.get(m.id) or self.verdict(scope, doc, m)  # (judged once)
                 if verdict.action == "off" or m.length < scope.settings.min_tokens:
                     continue
                 rng = doc.range_of(m.start, m.end)

@@ -50,3 +50,26 @@ def test_lines_counted_back_from_a_later_known_line():
     doc = document(text)
     for offset in range(len(text), -1, -1):  # each nearer the one asked before it
         assert doc.line_of(offset) == text.count("\n", 0, offset) + 1
+
+
+def test_the_last_block_is_counted_against_the_document_when_first_read():
+    """The block table does not count its last block's words: the document's word count
+    does, checked when that block is first read (a load reads none of it)."""
+    import pytest
+
+    from index_tools.match.index import IndexOpenError
+
+    text = "a b c\nd e"
+    table = {"block_chars": np.array([0, 4], dtype=np.int64)}
+    table["block_words"] = np.array([0, 2], dtype=np.int64)
+    good = StoredDocument(
+        doc_id=1, text=text, words=5, language="", occurrences=1, origins=[], **table
+    )
+    assert good.word_offsets(4) == (8, 9) and good.word_texts(0, 5) == list("abcde")
+    for read in (lambda d: d.word_offsets(4), lambda d: d.word_texts(2, 5)):
+        bad = StoredDocument(
+            doc_id=1, text=text, words=6, language="", occurrences=1, origins=[], **table
+        )
+        assert bad.word_offsets(0) == (0, 1)  # (a block before it: read as it is)
+        with pytest.raises(IndexOpenError, match="damaged"):
+            read(bad)

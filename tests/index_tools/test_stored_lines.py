@@ -73,3 +73,32 @@ def test_the_last_block_is_counted_against_the_document_when_first_read():
         assert bad.word_offsets(0) == (0, 1)  # (a block before it: read as it is)
         with pytest.raises(IndexOpenError, match="damaged"):
             read(bad)
+
+
+@settings(max_examples=400)
+@given(st.integers(1, 40), st.data())
+def test_a_block_table_is_checked_alike_however_many_rows(n, data):
+    """A document's block table: from (0, 0), characters rising within the text, words
+    never falling; read row by row when short, by arrays when long, the same verdict."""
+    from index_tools.match.index import _block_table_ok
+
+    chars = data.draw(st.lists(st.integers(1, 9), min_size=n - 1, max_size=n - 1))
+    words = data.draw(st.lists(st.integers(0, 5), min_size=n - 1, max_size=n - 1))
+    rows = np.cumsum(np.array([(0, 0), *zip(chars, words)], dtype=np.int64), axis=0)
+    defect = data.draw(st.sampled_from(["none", "equal characters", "fewer words", "start"]))
+    k = data.draw(st.integers(1, max(1, n - 1)))
+    if defect == "start":
+        rows[0, data.draw(st.integers(0, 1))] += 1
+    elif n > 1 and defect == "equal characters":
+        rows[k, 0] = rows[k - 1, 0]
+    elif n > 1 and defect == "fewer words":
+        rows[k, 1] = rows[k - 1, 1] - 1
+    text_chars = data.draw(st.integers(0, 400))
+    table = rows.astype("<u4")  # (as stored: a word count below 0 reads as a large one)
+    r = table.astype(np.int64).tolist()
+    expected = (
+        r[0] == [0, 0]
+        and r[-1][0] < text_chars
+        and all(b[0] > a[0] and b[1] >= a[1] for a, b in zip(r, r[1:]))
+    )
+    assert _block_table_ok(table, text_chars) == expected

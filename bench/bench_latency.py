@@ -507,11 +507,7 @@ def main() -> None:
                     print(f"{name} {key}: files read through in {took:.1f} s", flush=True)
                 if args.map_ahead:
                     mapped = idx.map_ahead()
-                    said.append(
-                        mapped.describe()
-                        if mapped.why_not or mapped.failed
-                        else f"{mapped.bytes / 2**30:.2f} GiB in {mapped.seconds:.2f} s"
-                    )
+                    said.append(mapped.summary())
                     print(f"{name} {key}: {mapped.describe()}", flush=True)
                 runs[key] = measure(idx, pairs, language, paths, args.repeat)
                 for way, m in runs[key].items():

@@ -46,7 +46,8 @@ class MappedAhead:
         """The log level of `describe()`: a failure is a warning."""
         return logging.WARNING if self.failed else logging.INFO
 
-    def describe(self) -> str:
+    def summary(self) -> str:
+        """What was mapped and in how long, or why nothing was: one short phrase."""
         if self.why_not:
             return f"not mapped ahead ({self.why_not})"
         left = " (stopped early)" if self.stopped else ""
@@ -55,9 +56,15 @@ class MappedAhead:
             if self.bytes >= 2**30
             else f"{self.bytes / 2**20:.1f} MiB"
         )
-        return (
-            f"{size} in memory mapped ahead in {self.seconds:.2f} s{left} (the page cache's"
-            " pages, shared and reclaimable: counted in the process's resident memory)"
+        return f"{size} in memory mapped ahead in {self.seconds:.2f} s{left}"
+
+    def describe(self) -> str:
+        """`summary`, and what the pages mapped are (the log's line)."""
+        if self.why_not:
+            return self.summary()
+        return self.summary() + (
+            " (the page cache's pages, shared and reclaimable: counted in the process's"
+            " resident memory)"
         )
 
 

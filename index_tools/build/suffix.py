@@ -25,7 +25,7 @@ from ..store.shards import (
     write_array,
 )
 
-_CHUNK = 1 << 24  # suffix array entries filtered at a time (bounds the temporary arrays)
+_CHUNK = 1 << 24  # ids encoded, and suffix array entries mapped, at a time (bounds temporaries)
 
 
 def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:
@@ -39,28 +39,60 @@ def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:
     so the order is the ids' (`width`: bytes an id needs). With a stride, each block of
     `stride` ids becomes one symbol first (its rank among the blocks), so only the blocks
     are sorted: the same order, since blocks compare as their ids do.
+
+    Memory, besides `ids`: the code (1–2 bytes a symbol), divsufsort's array (4 bytes a
+    code byte), the result and a bit per code byte; nothing else grows with the shard, so
+    that a shard of 2^30 words sorts in about 14 GB.
     """
     if not len(ids):
         return np.empty(0, dtype="<u4")
     symbols = ids if stride == 1 else _block_ranks(ids, width, stride)
-    code, offsets = _order_code(symbols)
-    # each kept suffix's position at the first byte of its symbol's code, -1 elsewhere
-    kept = np.flatnonzero(ids[::stride] != SEPARATOR)
-    position = np.full(len(code), -1, dtype=np.int64 if len(ids) >> 31 else np.int32)
-    position[offsets[kept]] = kept * stride
-    del offsets, kept
+    code, starts = _order_code(symbols)
+    del symbols
+    kept = _bits(ids[::stride] != SEPARATOR)  # the symbols whose suffixes are kept
     sa = divsufsort(code)
     del code
-    out = []
+    # a code byte's symbol is the number of symbols starting before it (a rank over the
+    # bits of `starts`); the suffixes of the bytes that start a kept symbol are taken
+    before = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(_popcount(starts), out=before[1:])
+    out = np.empty(int(_popcount(kept).sum()), dtype="<u4")
+    filled = 0
     for i in range(0, len(sa), _CHUNK):
-        part = position[sa[i : i + _CHUNK]]
-        out.append(part[part >= 0].astype("<u4"))
-    return np.concatenate(out)
+        at = sa[i : i + _CHUNK].astype(np.int64)
+        word, bit = at >> 6, (at & 63).astype(np.uint64)
+        here = starts[word]
+        start = ((here >> bit) & np.uint64(1)).astype(bool)
+        symbol = before[word] + _popcount(here & ((np.uint64(1) << bit) - np.uint64(1)))
+        symbol = symbol[start]
+        symbol = symbol[((kept[symbol >> 6] >> (symbol & 63).astype(np.uint64)) & 1) == 1]
+        out[filled : filled + len(symbol)] = symbol * stride
+        filled += len(symbol)
+    assert filled == len(out)
+    return out
+
+
+def _bits(flags: np.ndarray) -> np.ndarray:
+    """`flags` (bool) packed into uint64 words, flag j at bit j % 64 of word j // 64."""
+    packed = np.packbits(flags, bitorder="little")
+    padded = np.zeros(-(-len(packed) // 8) * 8, dtype=np.uint8)
+    padded[: len(packed)] = packed
+    return padded.view("<u8").astype(np.uint64)
+
+
+_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], dtype=np.uint8)
+
+
+def _popcount(words: np.ndarray) -> np.ndarray:
+    """The set bits of each uint64 (int64)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(words).astype(np.int64)
+    return _BYTE_BITS[words.view(np.uint8)].reshape(-1, 8).sum(axis=1, dtype=np.int64)
 
 
 def _order_code(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`symbols` in a prefix code whose byte order is their order, and where each
-    symbol's code starts. The first `a1` symbols take one byte, the next `a2 * 256` two
+    """`symbols` in a prefix code whose byte order is their order, and the bytes where a
+    symbol's code starts (a bit each, packed by `_bits`); written a chunk at a time. The first `a1` symbols take one byte, the next `a2 * 256` two
     (a first byte of their own, then one), the rest three or four: first bytes split
     between the classes so that the fewest bytes are written (ids are numbered in order
     of first appearance: the frequent ones are small). A longer code's first byte is
@@ -85,42 +117,61 @@ def _order_code(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             best = (int(size[j]), a1, int(a2[j]), int(last[j]))
     _, a1, a2, last = best
     c2 = a1 + a2 * 256
-    cls = (symbols >= a1).astype(np.uint8) + (symbols >= c2)
-    length = np.array([1, 2, last], dtype=np.uint8)[cls]
-    code = np.array(symbols, dtype=np.uint32)  # a class's first symbol has its first code:
-    code -= np.array([0, a1, c2], dtype=np.uint32)[cls]
-    code += np.array([0, a1 << 8, (a1 + a2) << (8 * (last - 1))], dtype=np.uint32)[cls]
-    code <<= np.array([24, 16, 32 - 8 * last], dtype=np.uint32)[cls]  # left-aligned
-    del cls
-    used = np.arange(4, dtype=np.uint8) < length[:, None]
-    code = code.astype(">u4").view(np.uint8).reshape(n, 4)[used]
-    offsets = np.cumsum(length, dtype=np.int64 if len(code) >> 31 else np.int32)
-    offsets -= length
-    return code, offsets
+    nbytes = np.array([1, 2, last], dtype=np.uint8)  # bytes of a code, by class
+    first = np.array([0, a1 << 8, (a1 + a2) << (8 * (last - 1))], dtype=np.uint32)
+    base = np.array([0, a1, c2], dtype=np.uint32)  # a class's first symbol has its first code
+    shift = np.array([24, 16, 32 - 8 * last], dtype=np.uint32)  # codes left-aligned
+    total = n  # the code's bytes: one a symbol, one more from a1 on, more from c2 on
+    for i in range(0, n, _CHUNK):
+        chunk = symbols[i : i + _CHUNK]
+        total += int(np.count_nonzero(chunk >= a1))
+        total += int(np.count_nonzero(chunk >= c2)) * (last - 2)
+    code = np.empty(total, dtype=np.uint8)
+    starts = np.zeros(total, dtype=bool)
+    at = 0
+    for i in range(0, n, _CHUNK):
+        chunk = symbols[i : i + _CHUNK]
+        cls = (chunk >= a1).astype(np.uint8) + (chunk >= c2)
+        length = nbytes[cls]
+        c = chunk.astype(np.uint32) - base[cls]
+        c += first[cls]
+        c <<= shift[cls]
+        used = np.arange(4, dtype=np.uint8) < length[:, None]
+        written = c.astype(">u4").view(np.uint8).reshape(-1, 4)[used]
+        code[at : at + len(written)] = written
+        offsets = np.cumsum(length, dtype=np.int64)
+        offsets -= length
+        starts[at + offsets] = True
+        at += len(written)
+    return code, _bits(starts)
 
 
 def _block_ranks(ids: np.ndarray, width: int, stride: int) -> np.ndarray:
     """Each block of `stride` ids (the last one padded with separators) as its rank among
     the distinct blocks in their order: a sequence that sorts as the blocks do."""
     blocks = -(-len(ids) // stride)
-    padded = np.zeros(blocks * stride, dtype=np.uint64)
-    padded[: len(ids)] = ids
-    rows = padded.reshape(blocks, stride)
     if width * stride <= 8:  # a block's ids in one 64-bit number, in order
         key = np.zeros(blocks, dtype=np.uint64)
         for j in range(stride):
-            key = (key << np.uint64(8 * width)) | rows[:, j]
+            column = ids[j::stride]
+            key <<= np.uint64(8 * width)
+            key[: len(column)] |= column.astype(np.uint64)
         order = np.argsort(key, kind="stable")
         ordered = key[order]
+        del key
         new = np.ones(blocks, dtype=bool)
         new[1:] = ordered[1:] != ordered[:-1]
     else:
+        padded = np.zeros(blocks * stride, dtype=np.uint64)
+        padded[: len(ids)] = ids
+        rows = padded.reshape(blocks, stride)
         order = np.lexsort(rows.T[::-1])
         ordered = rows[order]
         new = np.ones(blocks, dtype=bool)
         new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    del ordered
     ranks = np.empty(blocks, dtype=np.uint32)
-    ranks[order] = np.cumsum(new) - 1
+    ranks[order] = np.cumsum(new, dtype=np.int64) - 1
     return ranks
 
 

@@ -31,3 +31,23 @@ def test_suffix_array_sorts_every_sampled_suffix(stride):
         got = suffix_array(ids, width, stride)
         assert got.dtype == np.dtype("<u4")
         assert got.tolist() == by_hand(ids, stride), (ids.tolist(), stride)
+
+
+@pytest.mark.parametrize("stride", [1, 4])
+def test_suffix_array_is_the_same_sorted_a_few_ids_at_a_time(stride, monkeypatch):
+    """The code is written and divsufsort's array mapped back in chunks (to bound the
+    memory of a large shard): chunks of a few ids, cut anywhere in a code, change nothing."""
+    from index_tools.build import suffix
+
+    rng = np.random.default_rng(10 + stride)
+    for chunk in (1, 3, 64, 65):
+        monkeypatch.setattr(suffix, "_CHUNK", chunk)
+        for _ in range(60):
+            n = int(rng.integers(1, 400))
+            ids = np.minimum(rng.zipf(1.1, n), 30_000_000)
+            ids[rng.random(n) < 0.05] = SEPARATOR
+            ids = np.concatenate([[SEPARATOR], ids, [SEPARATOR]]).astype(np.uint32)
+            width = 2 if stride > 1 else 4
+            if stride > 1:
+                ids = np.minimum(ids, (1 << 16) - 1).astype(np.uint32)
+            assert suffix_array(ids, width, stride).tolist() == by_hand(ids, stride)

@@ -7,6 +7,7 @@ the same files (`store/shards.py` describes them).
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -202,22 +203,52 @@ def write_shard(
     if words > MAX_SHARD_WORDS:
         raise ValueError(f"a shard of {words} words (at most {MAX_SHARD_WORDS})")
     ids, starts = joined(docs)
+    renamed = None
+    if identifiers is not None:
+        marked = np.zeros(len(ids), dtype=bool)
+        for d, mask, s in zip(docs, identifiers, starts.tolist()):
+            if mask is not None:
+                marked[s : s + len(d)] = mask
+        renamed = renamed_ids(ids, marked)
+        del marked
+    return write_joined(gen, index, JoinedShard(ids, starts, renamed), stride, top_step)
+
+
+@dataclass
+class JoinedShard:
+    """A shard's documents back to back (`joined`'s ids and starts) and their
+    rename-insensitive view (None: the index has none); `write_joined` lets each array go
+    once written."""
+
+    ids: np.ndarray | None
+    starts: np.ndarray
+    renamed: np.ndarray | None
+
+
+def write_joined(
+    gen: Path,
+    index: int,
+    shard: JoinedShard,
+    stride: int,
+    top_step: int = 0,
+    at_once: bool = True,
+) -> tuple[int, int, int, int]:
+    """Write shard `index` as `write_shard` does. With `at_once`, the two views are
+    sorted side by side (faster); without, one after the other and each array let go as
+    soon as it is written (less memory: compacting sorts the largest shards)."""
+    ids, starts = shard.ids, shard.starts
+    words = len(ids) - len(starts) - 1  # a separator before, between and after documents
     width = id_width(int(ids.max()))
     # the exact view's sort is the longest step: started first, in a thread (the sort
     # releases the interpreter), while the rest is written and the other view sorted
     with ThreadPoolExecutor(1) as pool:
-        exact = pool.submit(suffix_array, ids, width)
+        exact = pool.submit(suffix_array, ids, width) if at_once else None
         tok = id_bytes(ids, width)
         write_array(gen / shard_file(index, "ids"), tok)
         write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
-        rsa = None
-        if identifiers is not None:
-            marked = np.zeros(len(ids), dtype=bool)
-            for d, mask, s in zip(docs, identifiers, starts.tolist()):
-                if mask is not None:
-                    marked[s : s + len(d)] = mask
-            renamed = renamed_ids(ids, marked)
-            del marked
+        rplaces = 0
+        if shard.renamed is not None:
+            renamed, shard.renamed = shard.renamed, None
             rtok = id_bytes(renamed, RENAMED_WIDTH)
             write_array(gen / shard_file(index, "rids"), rtok)
             rsa = suffix_array(renamed, RENAMED_WIDTH, stride)
@@ -226,10 +257,18 @@ def write_shard(
             if top_step:
                 keys = top_keys(rtok, rsa.view(np.uint32), RENAMED_WIDTH, top_step, TOP_BYTES)
                 write_array(gen / shard_file(index, "rtop"), keys)
-            del rtok
-        sa = exact.result()
+            rplaces = len(rsa)
+            del rtok, rsa
+        if exact is not None:
+            sa = exact.result()
+        else:
+            del tok  # read back from its file for the top table: no copy held while sorting
+            shard.ids = None
+            sa = suffix_array(ids, width)
+            del ids
+            tok = np.fromfile(gen / shard_file(index, "ids"), dtype=np.uint8)
         write_array(gen / shard_file(index, "sa"), sa)
         if top_step:
             keys = top_keys(tok, sa.view(np.uint32), width, top_step, TOP_BYTES)
             write_array(gen / shard_file(index, "top"), keys)
-    return words, len(docs), width, 0 if rsa is None else len(rsa)
+    return words, len(starts), width, rplaces

@@ -15,7 +15,12 @@ import threading
 from importlib import metadata
 from pathlib import Path
 
-from ..build.local import DEFAULT_SHARD_WORDS, BuildError, InterruptedAfterPublish
+from ..build.local import (
+    DEFAULT_COMPACT_WORDS,
+    DEFAULT_SHARD_WORDS,
+    BuildError,
+    InterruptedAfterPublish,
+)
 from ..build.sources.languages import language_for_path
 from ..build.workers import WorkerDied
 from ..model import Match, describe_match, query_report
@@ -23,7 +28,7 @@ from ..safe_text import printable
 from ..service.remote import is_remote
 from ..store.generations import IndexOpenError
 from ..store.paths import DEFAULT_SOURCES, default_index_path
-from ..store.shards import RENAMED_STRIDE
+from ..store.shards import MAX_SHARD_WORDS, RENAMED_STRIDE
 from ..store.small_files import read_small_file, size_text
 from .output import json_text, reconfigure_output
 from .sbom_cli import add_references_parser, add_sbom_options
@@ -150,6 +155,18 @@ def cmd_add(args) -> int:
     from ..build.local import add_to_index
 
     summary = add_to_index(_index_path(args.index), args.sources, _build_options(args))
+    _print_summary(summary, args.json)
+    return 0
+
+
+def cmd_compact(args) -> int:
+    from ..build.compact import compact_index
+
+    path = _index_path(args.index)
+    if is_remote(path):
+        raise UsageError("compact rewrites the index's files: run it where the index is")
+    progress = False if args.quiet else (True if args.progress else None)
+    summary = compact_index(path, args.shard_words, progress)
     _print_summary(summary, args.json)
     return 0
 
@@ -347,7 +364,8 @@ def _number(kind: type, low: float, high: float, *, above: bool = False):
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
         if not math.isfinite(value) or value < low or (above and value == low) or value > high:
-            span = f"above {low:g} and at most {high:g}" if above else f"from {low:g} to {high:g}"
+            lo, hi = (f"{x}" if kind is int else f"{x:g}" for x in (low, high))
+            span = f"above {lo} and at most {hi}" if above else f"from {lo} to {hi}"
             raise argparse.ArgumentTypeError(f"{text!r} is not {what} {span}")
         return value
 
@@ -573,6 +591,28 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("sources", nargs="+", metavar="SOURCE")
     build_opts(a, False)
     a.set_defaults(func=cmd_add)
+
+    m = sub.add_parser(
+        "compact",
+        help="join an index's shards into fewer, larger ones (faster lookups)",
+        description="Join neighbouring shards of an index while each joined shard holds at "
+        "most --shard-words words, and sort their suffix arrays again. A lookup searches "
+        "every shard, so fewer shards answer faster: compact after builds bounded by their "
+        "memory and after several `add`s. Documents, texts and sources are carried over "
+        "unchanged; the index answers as before until the compacted one is published.",
+    )
+    m.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")
+    m.add_argument(
+        "--shard-words",
+        type=_number(int, 1, MAX_SHARD_WORDS),
+        default=DEFAULT_COMPACT_WORDS,
+        help="words per joined shard: sorting one takes about 16 bytes a word of memory "
+        "(default: %(default)s)",
+    )
+    m.add_argument("--json", action="store_true")
+    m.add_argument("--progress", action="store_true", help="show progress even when piped")
+    m.add_argument("--quiet", action="store_true", help="no progress bar")
+    m.set_defaults(func=cmd_compact)
 
     s = sub.add_parser("stats", help="what an index holds")
     s.add_argument("index", nargs="?", metavar="DIR", help="default: the default index")

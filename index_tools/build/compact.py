@@ -1,0 +1,231 @@
+"""Joining an index's shards into fewer, larger ones (`recitation-index compact`).
+
+A lookup searches every shard's suffix arrays, and counts, extends and lists places shard by
+shard: the same documents answer faster in few shards than in many. A build's shards are as
+large as its memory allows while documents are read, and every `add` writes shards of its
+own, so an index grows shards. Compacting joins neighbouring shards (their documents keep
+their order, so every document keeps its number) and sorts each joined shard's suffix
+arrays again, one view after the other, each array let go once written; the documents,
+texts, vocabulary and sources are carried over as they are (linked where the filesystem
+allows, copied otherwise, their digests checked either way). The new generation is
+published atomically, as `add` publishes its own: the old one answers until then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from ..store import generations as store
+from ..store import shards as files
+from .local import DEFAULT_COMPACT_WORDS, BuildError, abandon, writing
+from .suffix import JoinedShard, write_joined
+
+
+@dataclass
+class CompactSummary:
+    path: str
+    shards_before: int = 0
+    shards_after: int = 0
+    words: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+    def lines(self) -> list[str]:
+        if self.shards_after == self.shards_before:
+            return [
+                f"index: {self.path}",
+                f"shards: {self.shards_before}, none joined (each next pair is over the limit)",
+            ]
+        return [
+            f"index: {self.path}",
+            f"shards: {self.shards_before} -> {self.shards_after} ({self.words:,} words)",
+            f"size: {self.bytes / 1e9:.2f} GB, in {self.seconds:.1f} s",
+        ]
+
+
+def groups(shard_words: list[int], limit: int) -> list[list[int]]:
+    """Neighbouring shards joined while their words stay within `limit` (a shard larger
+    than that stays alone), in order."""
+    out: list[list[int]] = []
+    total = 0
+    for i, words in enumerate(shard_words):
+        if out and total + words <= limit:
+            out[-1].append(i)
+            total += words
+        else:
+            out.append([i])
+            total = words
+    return out
+
+
+def compact_index(
+    path: str | os.PathLike, shard_words: int = DEFAULT_COMPACT_WORDS, progress: bool | None = None
+) -> CompactSummary:
+    """Join the shards of the index at `path` into as few as hold at most `shard_words`
+    words each, and publish the result as a new generation."""
+    if not (1 <= shard_words <= files.MAX_SHARD_WORDS):
+        raise BuildError(f"shard words must be between 1 and {files.MAX_SHARD_WORDS:,}")
+    root = Path(path)
+    store.read_header(root)  # a clear error before taking the lock when there is no index
+    started = time.perf_counter()
+    with writing(root):
+        old_gen, header = store.read_header(root)
+        problems = store.structure_problems(old_gen, header)
+        if problems:
+            raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
+        plan = groups(header.shard_words, shard_words)
+        summary = CompactSummary(str(root), header.shards, len(plan), header.words)
+        if len(plan) == header.shards:  # nothing to join: the index stays as it is
+            return summary
+        gen = store.new_generation(root)
+        try:
+            _carry_over(old_gen, gen, header, root)
+            new = dataclasses.replace(
+                header,
+                shards=len(plan),
+                shard_words=[],
+                shard_documents=[],
+                shard_id_bytes=[],
+                shard_renamed_places=[],
+            )
+            show = progress if progress is not None else sys.stderr.isatty()
+            bar = tqdm(
+                total=header.words,
+                desc="sorting",
+                unit=" words",
+                unit_scale=True,
+                disable=not show,
+                file=sys.stderr,
+                dynamic_ncols=True,
+            )
+            with contextlib.closing(bar):
+                for k, group in enumerate(plan):
+                    bar.set_description(f"shard {k + 1} of {len(plan)}")
+                    words, docs, width, rplaces = _write_group(old_gen, gen, header, k, group, root)
+                    new.shard_words.append(words)
+                    new.shard_documents.append(docs)
+                    new.shard_id_bytes.append(width)
+                    if header.renamed_languages:
+                        new.shard_renamed_places.append(rplaces)
+                    bar.update(words)
+            if new.shard_words != [sum(header.shard_words[i] for i in g) for g in plan] or (
+                new.shard_documents != [sum(header.shard_documents[i] for i in g) for g in plan]
+            ):
+                raise BuildError(f"index at {root} is damaged (shard counts); rebuild it")
+            store.finalize_generation(gen, new)
+            store.publish(root, gen)
+            summary.bytes = sum(new.file_sizes.values())
+            summary.seconds = time.perf_counter() - started
+            return summary
+        except BaseException as e:
+            abandon(gen, e)
+            raise
+
+
+def _carry_over(old_gen: Path, gen: Path, header: store.Header, root: Path) -> None:
+    """The files that are not shards, checked against the header's digests, then linked
+    (or copied where links are refused)."""
+    shard_names = set(
+        files.shard_files(header.shards, bool(header.renamed_languages), bool(header.top_step))
+    )
+    for name in sorted(header.file_sizes):
+        if name in shard_names:
+            continue
+        _check(old_gen, header, [name], root)
+        _link_or_copy(old_gen / name, gen / name)
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another filesystem, or none that links: a copy
+        with os.fdopen(store.open_regular(src), "rb") as f, open(dst, "wb") as out:
+            while chunk := f.read(1 << 20):
+                out.write(chunk)
+
+
+def _check(old_gen: Path, header: store.Header, names: list[str], root: Path) -> None:
+    problems = store.digest_problems(old_gen, header, names)
+    if problems:
+        raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
+
+
+def _write_group(
+    old_gen: Path, gen: Path, header: store.Header, k: int, group: list[int], root: Path
+) -> tuple[int, int, int, int]:
+    """Shard `k` of the new generation: the old shards of `group` joined (one alone is
+    linked under its new number, sorted already)."""
+    renamed = bool(header.renamed_languages)
+    parts = files.SHARD_PARTS + (files.RENAMED_PARTS if renamed else ())
+    if header.top_step:
+        parts += files.TOP_PARTS if renamed else files.TOP_PARTS[:1]
+    _check(old_gen, header, [files.shard_file(i, p) for i in group for p in parts], root)
+    if len(group) == 1:
+        (i,) = group
+        for p in parts:
+            _link_or_copy(old_gen / files.shard_file(i, p), gen / files.shard_file(k, p))
+        rplaces = header.shard_renamed_places[i] if renamed else 0
+        return header.shard_words[i], header.shard_documents[i], header.shard_id_bytes[i], rplaces
+    try:
+        ids, starts = _joined(old_gen, header, group, "ids")
+        rids = _joined(old_gen, header, group, "rids")[0] if renamed else None
+        shard = JoinedShard(ids, starts, rids)
+        del ids, rids
+        return write_joined(gen, k, shard, header.renamed_stride, header.top_step, at_once=False)
+    except ValueError as e:  # a shard file that does not hold what its header says
+        raise BuildError(f"index at {root} is damaged ({e}); rebuild it") from None
+
+
+def _joined(
+    old_gen: Path, header: store.Header, group: list[int], part: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of the shards of `group` (`part`: "ids" or the rename-insensitive "rids")
+    back to back, one separator between shards, as uint32, and where their documents
+    start."""
+    sizes = []
+    for i in group:
+        width = header.shard_id_bytes[i] if part == "ids" else files.RENAMED_WIDTH
+        sizes.append((i, width, header.shard_words[i] + header.shard_documents[i] + 1))
+    ids = np.empty(sum(n for _, _, n in sizes) - len(group) + 1, dtype=np.uint32)
+    starts = []
+    at = 0
+    for j, (i, width, n) in enumerate(sizes):
+        raw = np.fromfile(old_gen / files.shard_file(i, part), dtype=np.uint8)
+        if len(raw) != n * width:
+            raise ValueError(f"{files.shard_file(i, part)} holds {len(raw)} bytes, not {n * width}")
+        one = _from_bytes(raw, width)
+        del raw
+        skip = 0 if j == 0 else 1  # the shard's first separator is the previous one's last
+        ids[at : at + n - skip] = one[skip:]
+        if part == "ids":
+            docs = np.fromfile(old_gen / files.shard_file(i, "docs"), dtype="<u4")
+            if len(docs) != header.shard_documents[i]:
+                raise ValueError(f"{files.shard_file(i, 'docs')} holds {len(docs)} documents")
+            starts.append(docs.astype(np.int64) + (at - skip))
+        at += n - skip
+    return ids, (np.concatenate(starts) if starts else np.empty(0, np.int64))
+
+
+def _from_bytes(raw: np.ndarray, width: int) -> np.ndarray:
+    """Big-endian ids of `width` bytes each as uint32."""
+    rows = raw.reshape(-1, width)
+    out = np.zeros(len(rows), dtype=np.uint32)
+    for j in range(width):
+        out <<= np.uint32(8)
+        out |= rows[:, j]
+    return out
+
+
+__all__ = ["DEFAULT_COMPACT_WORDS", "CompactSummary", "compact_index", "groups"]

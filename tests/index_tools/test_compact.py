@@ -1,0 +1,152 @@
+"""`recitation-index compact`: an index's shards joined into fewer answer exactly as before
+(against the brute-force reference too), with dead documents, renamed copies and shards of
+3- and 4-byte ids; a damaged shard stops it with the usual message and the index unchanged."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from pathlib import Path
+
+import pytest
+from test_duplication import (
+    agrees_with_reference,
+    alternate,
+    as_text,
+    mutate,
+    random_corpus,
+    random_query,
+    random_words,
+    write_files,
+)
+
+from index_tools import BuildOptions, add_to_index, build_index, open_index
+from index_tools.build.compact import compact_index, groups
+from index_tools.build.local import BuildError
+from index_tools.cli.commands import main
+from index_tools.store import generations as store
+from index_tools.store.shards import shard_file
+
+OPTS = dict(jobs=1, progress=False)
+pytestmark = pytest.mark.usefixtures("search_path")  # every test on both search paths
+
+
+def test_groups_join_neighbours_within_the_limit():
+    assert groups([100, 100, 300, 50, 50], 200) == [[0, 1], [2], [3, 4]]
+    assert groups([100, 100, 100], 1000) == [[0, 1, 2]]
+    assert groups([500, 10], 200) == [[0], [1]]  # a shard over the limit stays alone
+    assert groups([], 10) == []
+
+
+def answers(idx, queries) -> list:
+    out = []
+    for context, suggestion, language in queries:
+        matches = idx.match(suggestion, context, min_tokens=10, language=language)
+        out.append([m.to_dict() for m in matches])
+    return out
+
+
+def queries_of(rng: random.Random, files: list[list[str]], n: int) -> list:
+    out = []
+    for k in range(n):
+        qwords, cut = random_query(rng, files)
+        out.append((as_text(qwords[:cut]), as_text(qwords[cut:]), "python" if k % 2 else None))
+    return out
+
+
+def replaced_index(root: Path, rng: random.Random) -> tuple[list[list[str]], list[str]]:
+    """Two folders indexed in shards of 300 words, then a new version of the first added
+    (its dropped files' documents dead): the files, and the texts indexed now."""
+    files = random_corpus(rng, look_alikes=rng.randint(5, 30))
+    half = len(files) // 2
+    first, second = files[:half], files[half:]
+    a = write_files(root / "a", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(first)})
+    b = write_files(root / "b", {f"g{i:03d}.py": as_text(f) for i, f in enumerate(second)})
+    build_index([a, b], root / "idx", BuildOptions(shard_words=300, **OPTS))
+    kept = []
+    for i, f in enumerate(first):
+        path = root / "a" / f"f{i:03d}.py"
+        if rng.random() < 0.4:
+            path.unlink()
+            continue
+        if rng.random() < 0.5:
+            f = mutate(rng, f, 2) + random_words(rng, 3)
+            path.write_text(as_text(f), encoding="utf-8")
+        kept.append(f)
+    add_to_index(root / "idx", [a], BuildOptions(shard_words=300, **OPTS))
+    return files + kept, [as_text(f) for f in kept + second]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_compacted_index_answers_as_before(tmp_path, monkeypatch, seed):
+    if seed == 1:  # shards of 3- and 4-byte ids side by side, joined into 4-byte ones
+        alternate(monkeypatch)
+    rng = random.Random(seed)
+    root = tmp_path / f"c{seed}-{uuid.uuid4().hex[:6]}"
+    files, texts = replaced_index(root, rng)
+    queries = queries_of(rng, files, 12)
+    with open_index(root / "idx") as idx:
+        before, header = answers(idx, queries), idx.header
+    assert header.shards >= 4
+    limit = 2 * max(header.shard_words) if seed == 2 else 1 << 29
+    summary = compact_index(root / "idx", limit, progress=False)
+    assert summary.shards_before == header.shards
+    assert summary.shards_after == len(groups(header.shard_words, limit))
+    assert 1 <= summary.shards_after < header.shards
+    assert store.verify(root / "idx") == []
+    with open_index(root / "idx") as idx:
+        h = idx.header
+        assert h.shards == summary.shards_after and h.words == header.words
+        assert h.documents == header.documents and h.files == header.files
+        assert h.sources == header.sources
+        assert answers(idx, queries) == before
+        agrees_with_reference(idx, rng, files, texts, min_tokens=10)
+
+
+def test_nothing_to_join_leaves_the_index_as_it_is(tmp_path):
+    corpus = write_files(tmp_path / "src", {"a.py": as_text(random_words(random.Random(1), 80))})
+    build_index([corpus], tmp_path / "idx", BuildOptions(**OPTS))
+    generation = store.current_generation(tmp_path / "idx")
+    summary = compact_index(tmp_path / "idx", 1000, progress=False)
+    assert (summary.shards_before, summary.shards_after) == (1, 1)
+    assert "none joined" in "\n".join(summary.lines())
+    assert store.current_generation(tmp_path / "idx") == generation
+
+
+def test_a_damaged_shard_stops_compact_and_the_index_still_answers(tmp_path):
+    rng = random.Random(7)
+    root = tmp_path / "d"
+    files, _ = replaced_index(root, rng)
+    queries = queries_of(rng, files, 4)
+    with open_index(root / "idx") as idx:
+        before = answers(idx, queries)
+    gen = root / "idx" / store.current_generation(root / "idx")
+    target = gen / shard_file(1, "rids")
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    target.write_bytes(bytes(data))
+    with pytest.raises(BuildError, match=r"is damaged \(shard-001\.rids: contents differ"):
+        compact_index(root / "idx", 1 << 29, progress=False)
+    assert store.current_generation(root / "idx") == gen.name
+    assert [p.name for p in (root / "idx").iterdir() if p.name.startswith("gen-")] == [gen.name]
+    data[len(data) // 2] ^= 0x5A  # repaired: the same answers (nothing else was touched)
+    target.write_bytes(bytes(data))
+    with open_index(root / "idx") as idx:
+        assert answers(idx, queries) == before
+
+
+def test_the_command_says_what_it_joined(tmp_path, capsys):
+    rng = random.Random(3)
+    files, _ = replaced_index(tmp_path, rng)
+    idx = str(tmp_path / "idx")
+    shards = store.read_header(tmp_path / "idx")[1].shards
+    assert main(["compact", idx, "--shard-words", "1000000", "--quiet", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["shards_before"], out["shards_after"]) == (shards, 1)
+    assert main(["compact", idx, "--quiet"]) == 0
+    assert "none joined" in capsys.readouterr().out
+    assert main(["compact", idx, "--shard-words", "0"]) == 2
+    assert "--shard-words: '0' is not an integer from 1 to 2147483647" in capsys.readouterr().err
+    assert main(["compact", str(tmp_path / "missing"), "--quiet"]) != 0
+    assert "missing" in capsys.readouterr().err

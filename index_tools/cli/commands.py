@@ -225,9 +225,22 @@ def cmd_stats(args) -> int:
                 layout += f"; rename-insensitive view in 2 bytes a word, {sampled} sorted"
             print(layout)
         print(f"skipped while building: {skipped}")
+        joined = _compacted_shards(s.get("shard_words") or [])
+        if not is_remote(path) and joined < s["shards"]:
+            print(
+                f"compact: `recitation-index compact` would join its {s['shards']} shards into "
+                f"{joined} (each lookup searches every shard)"
+            )
         if args.verify:
             print("verify: " + ("; ".join(s["problems"]) or "all files match their digests"))
     return 1 if args.verify and s["problems"] else 0
+
+
+def _compacted_shards(shard_words: list[int]) -> int:
+    """The shards of an index once compacted with the default limit."""
+    from ..build.compact import groups
+
+    return len(groups(shard_words, DEFAULT_COMPACT_WORDS))
 
 
 # the most read of each file given on the command line (a link to /dev/zero or a named pipe
@@ -606,7 +619,7 @@ def _parser() -> argparse.ArgumentParser:
         "--shard-words",
         type=_number(int, 1, MAX_SHARD_WORDS),
         default=DEFAULT_COMPACT_WORDS,
-        help="words per joined shard: sorting one takes about 16 bytes a word of memory "
+        help="words per joined shard: joining one takes about 21 bytes a word of memory "
         "(default: %(default)s)",
     )
     m.add_argument("--json", action="store_true")

@@ -308,6 +308,7 @@ class Index:
             "words": h.words,
             "vocabulary": h.vocabulary,
             "renamed_languages": h.renamed_languages,
+            "shard_words": h.shard_words,
             "shard_id_bytes": h.shard_id_bytes,
             "renamed_stride": h.renamed_stride,
             "bytes": size,

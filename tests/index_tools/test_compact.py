@@ -141,11 +141,16 @@ def test_the_command_says_what_it_joined(tmp_path, capsys):
     files, _ = replaced_index(tmp_path, rng)
     idx = str(tmp_path / "idx")
     shards = store.read_header(tmp_path / "idx")[1].shards
+    assert main(["stats", idx]) == 0
+    assert f"would join its {shards} shards into 1" in capsys.readouterr().out
     assert main(["compact", idx, "--shard-words", "1000000", "--quiet", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["shards_before"], out["shards_after"]) == (shards, 1)
     assert main(["compact", idx, "--quiet"]) == 0
     assert "none joined" in capsys.readouterr().out
+    assert main(["stats", idx]) == 0
+    out = capsys.readouterr().out
+    assert "in 1 shard(s)" in out and "compact" not in out
     assert main(["compact", idx, "--shard-words", "0"]) == 2
     assert "--shard-words: '0' is not an integer from 1 to 2147483647" in capsys.readouterr().err
     assert main(["compact", str(tmp_path / "missing"), "--quiet"]) != 0

@@ -155,3 +155,48 @@ def test_the_command_says_what_it_joined(tmp_path, capsys):
     assert "--shard-words: '0' is not an integer from 1 to 2147483647" in capsys.readouterr().err
     assert main(["compact", str(tmp_path / "missing"), "--quiet"]) != 0
     assert "missing" in capsys.readouterr().err
+
+
+def test_an_index_without_the_renamed_view_compacts_too(tmp_path):
+    rng = random.Random(11)
+    files = random_corpus(rng, look_alikes=10)
+    corpus = write_files(
+        tmp_path / "src", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
+    )
+    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=200, renamed=False, **OPTS))
+    queries = queries_of(rng, files, 6)
+    with open_index(tmp_path / "idx") as idx:
+        before, shards = answers(idx, queries), idx.header.shards
+    assert shards > 2
+    summary = compact_index(tmp_path / "idx", 1 << 20, progress=False)
+    assert (summary.shards_before, summary.shards_after) == (shards, 1)
+    with open_index(tmp_path / "idx") as idx:
+        assert idx.header.shard_renamed_places == [] and not idx.header.renamed_languages
+        assert answers(idx, queries) == before
+
+
+def test_an_interrupted_compact_leaves_the_index_as_it_was(tmp_path, monkeypatch):
+    from index_tools.build import compact
+
+    rng = random.Random(5)
+    files, _ = replaced_index(tmp_path, rng)
+    generation = store.current_generation(tmp_path / "idx")
+    sorted_shards = []
+
+    def interrupted(*args, **kwargs):
+        if sorted_shards:
+            raise KeyboardInterrupt
+        sorted_shards.append(args[1])
+        return write_joined(*args, **kwargs)
+
+    from index_tools.build.suffix import write_joined
+
+    monkeypatch.setattr(compact, "write_joined", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        compact_index(tmp_path / "idx", 2 * max(store.read_header(tmp_path / "idx")[1].shard_words))
+    assert sorted_shards  # (interrupted while the second joined shard was written)
+    assert store.current_generation(tmp_path / "idx") == generation
+    assert [p.name for p in (tmp_path / "idx").iterdir() if p.name.startswith("gen-")] == [
+        generation
+    ]
+    assert store.verify(tmp_path / "idx") == []

@@ -26,7 +26,7 @@ from ..store.shards import (
     write_array,
 )
 
-_CHUNK = 1 << 24  # ids encoded, and suffix array entries mapped, at a time (bounds temporaries)
+_CHUNK = 1 << 22  # ids encoded, and suffix array entries mapped, at a time (bounds temporaries)
 
 
 def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:

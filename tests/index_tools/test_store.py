@@ -265,3 +265,32 @@ def test_words_whose_hashes_collide_get_their_own_ids():
     lookup.sort(order=("hash", "id"))
     vocabulary = shards.Vocabulary(encoded, offsets.tobytes(), lookup.tobytes(), len(words))
     assert vocabulary.ids(words + ["epsilon"]) == {w: i + 2 for i, w in enumerate(words)}
+
+
+def test_the_vocabulary_finds_every_word_in_any_order():
+    """Words are searched in their hashes' order and answered in the asked order: a shuffled
+    sample of a vocabulary, with words it lacks and words asked twice."""
+    import random
+
+    import numpy as np
+
+    from index_tools.store import shards
+
+    rng = random.Random(4)
+    words = list(
+        dict.fromkeys("".join(rng.choices("abcxyz_Ωé", k=rng.randint(1, 9))) for _ in range(3000))
+    )
+    encoded = b"".join(w.encode() + b"\n" for w in words)
+    offsets = np.zeros(len(words) + 1, dtype="<u8")
+    np.cumsum([len(w.encode()) + 1 for w in words], out=offsets[1:])
+    lookup = np.empty(len(words), dtype=shards.LOOKUP_DTYPE)
+    lookup["hash"] = [shards.word_hash(w) for w in words]
+    lookup["id"] = np.arange(len(words)) + shards.FIRST_WORD_ID
+    lookup.sort(order=("hash", "id"))
+    vocabulary = shards.Vocabulary(encoded, offsets.tobytes(), lookup.tobytes(), len(words))
+    ids = {w: i + shards.FIRST_WORD_ID for i, w in enumerate(words)}
+    for _ in range(20):
+        asked = rng.sample(words, 60) + [f"missing{rng.random()}" for _ in range(5)]
+        asked += rng.sample(asked, 5)
+        rng.shuffle(asked)
+        assert vocabulary.ids(asked) == {w: ids[w] for w in asked if w in ids}

@@ -420,13 +420,13 @@ class Index:
             block_words=words,
         )
 
-    def document_ids(self, doc_id: int, start: int, end: int) -> list[int]:
-        """The word ids of a document's words [start, end), from its shard."""
+    def document_ids(self, doc_id: int, start: int, end: int) -> np.ndarray:
+        """The word ids of a document's words [start, end), from its shard (int64)."""
         for sh in self.shards:
             k = doc_id - sh.first_doc
             if 0 <= k < len(sh.starts):
                 first = int(sh.starts[k])
-                return sh.words(np.arange(first + start, first + end)).tolist()
+                return sh.word_range(first + start, first + end)
         raise IndexError(f"no document {doc_id}")
 
     def word(self, word_id: int) -> str:

@@ -494,14 +494,13 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
         check=opts.check,
     )  # fmt: skip
     kws = keywords(lang) or frozenset()
-    ids, names = query.ids.tolist(), mask.tolist()
     kept = []
     for r in found:
         opts.check()
         run = Run(*r)
         if (~covered[run.start : run.end]).sum() < least:
             continue  # exact spans already say it
-        for part in _consistent(index, words, ids, names, run, opts.min_tokens):
+        for part in _consistent(index, words, query.ids, mask, run, opts.min_tokens):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
             # code, not a list of names in the same shape: some names kept as they are
@@ -520,68 +519,74 @@ def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Opti
 
 
 def _consistent(
-    index, words: list[str], ids: list[int], mask: list[bool], run: Run, least: int = 1
+    index, words: list[str], ids: np.ndarray, mask: np.ndarray, run: Run, least: int = 1
 ) -> list[Run]:
     """Parts of a rename-insensitive run where the renaming is consistent: each name of the
     source maps to one name here and back, every other word is the same (the view gives
     all rare words one id). Names kept as they are never conflict; a part without any
     renamed name is the exact matcher's business. The source's words are read as their
     ids in the exact view (equal ids: equal words), names only for the renamed ones.
+    `ids`, `mask`: the query's ids and identifier flags (arrays).
 
     Each part stops where the copy stops (`_trimmed`): in this view any name equals any
     name, so a part would otherwise take in one name of the code around the copy at each
     edge, and say it renamed. Parts shorter than `least` words are not made (nor is the
-    rest of the run looked at once it is shorter)."""
-    theirs_all = index.document_ids(run.doc, run.doc_start, run.doc_start + run.length)
+    rest of the run looked at once it is shorter). Only the words that differ from the
+    source's are visited, in order: a word that is no name ends a part there (the copy
+    stops), a renamed name extends it or, renamed otherwise before, starts the next."""
+    first = run.start
+    theirs = index.document_ids(run.doc, run.doc_start, run.doc_start + run.length)
+    named = mask[first : run.end]
+    differ = np.flatnonzero(ids[first : run.end] != theirs)
+    # names_before[k]: the names among the run's first k words
+    names_before = np.zeros(run.length + 1, dtype=np.int64)
+    np.cumsum(named, out=names_before[1:])
+    names_before = names_before.tolist()
     out: list[Run] = []
-    start, forward, back = run.start, {}, {}
-    names: list[tuple[int, int, str | None]] = []  # the part's names: (position, theirs, mine)
+    start, forward, back = first, {}, {}
+    renamed: list[tuple[int, int, str]] = []  # the part's renamed names: (position, theirs, mine)
 
     def close(end: int) -> None:
-        if not forward or end - start < least:
+        if not renamed or end - start < least:
             return
-        kept = _trimmed(start, end, names)
+        kept = _trimmed(start, end, renamed)
         if kept is None:
             return
         s, e, inside = kept
-        pairs = {(t, mine): None for _, t, mine in inside if mine is not None}
-        changed = sum(1 for _, _, mine in inside if mine is not None)
+        pairs = {(t, mine): None for _, t, mine in inside}
+        names = names_before[e - first] - names_before[s - first]
         out.append(
             Run(
-                s, e, run.doc, run.doc_start + s - run.start,
+                s, e, run.doc, run.doc_start + s - first,
                 renamed=tuple((index.word(t), mine) for t, mine in pairs),
-                same_names=(len(inside) - changed) / len(inside),
+                same_names=(names - len(inside)) / names,
             )
         )  # fmt: skip
 
-    for i in range(run.start, run.end):
-        theirs = theirs_all[i - run.start]
-        if not mask[i]:
-            if ids[i] != theirs:  # rare words, one id in this view: the copy stops here
-                close(i)
-                start, forward, back, names = i + 1, {}, {}, []
-                if run.end - start < least:
-                    break
-            continue
-        if ids[i] == theirs:
-            names.append((i, theirs, None))
-            continue
-        mine = words[i]
-        if forward.get(theirs, mine) != mine or back.get(mine, theirs) != theirs:
+    for k, t, is_name in zip(differ.tolist(), theirs[differ].tolist(), named[differ].tolist()):
+        i = first + k
+        if not is_name:  # rare words, one id in this view: the copy stops here
             close(i)
-            start, forward, back, names = i, {}, {}, []
+            start, forward, back, renamed = i + 1, {}, {}, []
             if run.end - start < least:
                 break
-        forward[theirs] = mine
-        back[mine] = theirs
-        names.append((i, theirs, mine))
+            continue
+        mine = words[i]
+        if forward.get(t, mine) != mine or back.get(mine, t) != t:
+            close(i)
+            start, forward, back, renamed = i, {}, {}, []
+            if run.end - start < least:
+                break
+        forward[t] = mine
+        back[mine] = t
+        renamed.append((i, t, mine))
     close(run.end)
     return out
 
 
 def _trimmed(
-    start: int, end: int, names: list[tuple[int, int, str | None]]
-) -> tuple[int, int, list[tuple[int, int, str | None]]] | None:
+    start: int, end: int, renamed: list[tuple[int, int, str]]
+) -> tuple[int, int, list[tuple[int, int, str]]] | None:
     """A consistent part [start, end) without what lies past the copy at its edges: while
     the part's first (last) renamed name is renamed by a pairing (source name, name here)
     that occurs nowhere else in the part, that name and every word before (after) it are
@@ -589,31 +594,20 @@ def _trimmed(
     is the code around it, equal in this view because any name is (`import x` before a
     pasted function, `def main(self):` after it); code around a copy equals the source's
     around it by chance, so for a few words only (further in, a name used once is the
-    copy's: a fragment's names are often bound in it and used after it). `names`: the
-    part's names in order, (position, source word id, the name here when renamed, else
-    None). The part left, with its names, or None when no renamed name is left (an exact
-    run)."""
+    copy's: a fragment's names are often bound in it and used after it). `renamed`: the
+    part's renamed names in order, (position, source word id, the name here). The part
+    left, with its renamed names, or None when none is left (an exact run)."""
     count: dict[tuple[int, str], int] = {}
-    for _, t, mine in names:
-        if mine is not None:
-            count[(t, mine)] = count.get((t, mine), 0) + 1
-    renamed = [k for k, (_, _, mine) in enumerate(names) if mine is not None]
+    for _, t, mine in renamed:
+        count[(t, mine)] = count.get((t, mine), 0) + 1
     lo, hi = 0, len(renamed)  # the renamed names kept: renamed[lo:hi]
     first, last = start, end
-    while (
-        lo < hi
-        and count[names[renamed[lo]][1:]] == 1
-        and names[renamed[lo]][0] + 1 - first <= SPILL
-    ):
-        start = names[renamed[lo]][0] + 1
+    while lo < hi and count[renamed[lo][1:]] == 1 and renamed[lo][0] + 1 - first <= SPILL:
+        start = renamed[lo][0] + 1
         lo += 1
-    while (
-        hi > lo
-        and count[names[renamed[hi - 1]][1:]] == 1
-        and last - names[renamed[hi - 1]][0] <= SPILL
-    ):
-        end = names[renamed[hi - 1]][0]
+    while hi > lo and count[renamed[hi - 1][1:]] == 1 and last - renamed[hi - 1][0] <= SPILL:
+        end = renamed[hi - 1][0]
         hi -= 1
     if lo == hi:
         return None
-    return start, end, [n for n in names if start <= n[0] < end]
+    return start, end, renamed[lo:hi]

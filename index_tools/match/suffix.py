@@ -100,6 +100,13 @@ class ShardView:
         b, p = self.raw, positions * 3
         return (b[p].astype(np.uint32) << 16) | (b[p + 1].astype(np.uint32) << 8) | b[p + 2]
 
+    def word_range(self, lo: int, hi: int) -> np.ndarray:
+        """The ids at positions [lo, hi) (`words` of a range, read as one slice)."""
+        if self.width != 3:
+            return self.raw[lo:hi].astype(np.int64)
+        b = self.raw[3 * lo : 3 * hi].reshape(-1, 3).astype(np.int64)
+        return (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
+
     def live(self, positions: np.ndarray) -> np.ndarray:
         """The positions in live documents."""
         if self.alive is None:

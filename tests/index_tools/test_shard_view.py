@@ -84,3 +84,21 @@ def test_runs_extend_alike_by_bytes_and_by_words(monkeypatch, width, search_path
         while a + k < len(q) and c + k < len(ids) and q[a + k] == ids[c + k]:
             k += 1
         assert got[8][0][0] == k
+
+
+@pytest.mark.parametrize("width", [3, 4])
+def test_a_range_of_words_reads_as_its_places_do(width):
+    """`word_range` (one slice, the renamed copies' check of a document's words) gives the
+    ids `words` gives place by place, ids of one to four bytes."""
+    from index_tools.store.shards import id_bytes
+
+    rng = np.random.default_rng(width)
+    ids = rng.integers(0, 1 << (8 * width - 1), 500).astype(np.uint32)
+    ids[::7] = rng.integers(0, 300, len(ids[::7]))
+    raw = id_bytes(ids, width).tobytes()
+    sa = memoryview(np.arange(len(ids), dtype=np.uint32).tobytes()).cast("I")
+    sh = ShardView(raw, sa, np.array([0], dtype=np.int64), 0, None, width, 1)
+    for lo, hi in ((0, 0), (0, 1), (3, 200), (499, 500), (0, 500)):
+        got = sh.word_range(lo, hi)
+        assert got.dtype == np.int64
+        assert got.tolist() == sh.words(np.arange(lo, hi)).tolist() == ids[lo:hi].tolist()

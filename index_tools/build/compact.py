@@ -18,6 +18,7 @@ import dataclasses
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,7 +114,9 @@ def compact_index(
             with contextlib.closing(bar):
                 for k, group in enumerate(plan):
                     bar.set_description(f"shard {k + 1} of {len(plan)}")
-                    words, docs, width, rplaces = _write_group(old_gen, gen, header, k, group, root)
+                    words, docs, width, rplaces = _write_group(
+                        old_gen, gen, header, k, group, root, bar.set_postfix_str
+                    )
                     new.shard_words.append(words)
                     new.shard_documents.append(docs)
                     new.shard_id_bytes.append(width)
@@ -163,14 +166,21 @@ def _check(old_gen: Path, header: store.Header, names: list[str], root: Path) ->
 
 
 def _write_group(
-    old_gen: Path, gen: Path, header: store.Header, k: int, group: list[int], root: Path
+    old_gen: Path,
+    gen: Path,
+    header: store.Header,
+    k: int,
+    group: list[int],
+    root: Path,
+    say: Callable[[str], None],
 ) -> tuple[int, int, int, int]:
     """Shard `k` of the new generation: the old shards of `group` joined (one alone is
-    linked under its new number, sorted already)."""
+    linked under its new number, sorted already); `say` is told each step."""
     renamed = bool(header.renamed_languages)
     parts = files.SHARD_PARTS + (files.RENAMED_PARTS if renamed else ())
     if header.top_step:
         parts += files.TOP_PARTS if renamed else files.TOP_PARTS[:1]
+    say("reading")
     _check(old_gen, header, [files.shard_file(i, p) for i in group for p in parts], root)
     if len(group) == 1:
         (i,) = group
@@ -183,7 +193,9 @@ def _write_group(
         rids = _joined(old_gen, header, group, "rids")[0] if renamed else None
         shard = JoinedShard(ids, starts, rids)
         del ids, rids
-        return write_joined(gen, k, shard, header.renamed_stride, header.top_step, at_once=False)
+        return write_joined(
+            gen, k, shard, header.renamed_stride, header.top_step, at_once=False, say=say
+        )
     except ValueError as e:  # a shard file that does not hold what its header says
         raise BuildError(f"index at {root} is damaged ({e}); rebuild it") from None
 

@@ -6,6 +6,7 @@ the same files (`store/shards.py` describes them).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,10 +233,12 @@ def write_joined(
     stride: int,
     top_step: int = 0,
     at_once: bool = True,
+    say: Callable[[str], None] = lambda step: None,
 ) -> tuple[int, int, int, int]:
     """Write shard `index` as `write_shard` does. With `at_once`, the two views are
     sorted side by side (faster); without, one after the other and each array let go as
-    soon as it is written (less memory: compacting sorts the largest shards)."""
+    soon as it is written (less memory: compacting sorts the largest shards). `say` is
+    told each step as it starts (a progress bar's)."""
     ids, starts = shard.ids, shard.starts
     words = len(ids) - len(starts) - 1  # a separator before, between and after documents
     width = id_width(int(ids.max()))
@@ -248,6 +251,7 @@ def write_joined(
         write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
         rplaces = 0
         if shard.renamed is not None:
+            say("sorting the rename-insensitive view")
             renamed, shard.renamed = shard.renamed, None
             rtok = id_bytes(renamed, RENAMED_WIDTH)
             write_array(gen / shard_file(index, "rids"), rtok)
@@ -259,6 +263,7 @@ def write_joined(
                 write_array(gen / shard_file(index, "rtop"), keys)
             rplaces = len(rsa)
             del rtok, rsa
+        say("sorting")
         if exact is not None:
             sa = exact.result()
         else:
@@ -267,6 +272,7 @@ def write_joined(
             sa = suffix_array(ids, width)
             del ids
             tok = np.fromfile(gen / shard_file(index, "ids"), dtype=np.uint8)
+        say("writing")
         write_array(gen / shard_file(index, "sa"), sa)
         if top_step:
             keys = top_keys(tok, sa.view(np.uint32), width, top_step, TOP_BYTES)

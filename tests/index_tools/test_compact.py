@@ -200,3 +200,12 @@ def test_an_interrupted_compact_leaves_the_index_as_it_was(tmp_path, monkeypatch
         generation
     ]
     assert store.verify(tmp_path / "idx") == []
+
+
+def test_the_progress_bar_says_each_step(tmp_path, capsys):
+    rng = random.Random(8)
+    replaced_index(tmp_path, rng)
+    compact_index(tmp_path / "idx", 1 << 20, progress=True)
+    err = capsys.readouterr().err
+    for step in ("shard 1 of 1", "reading", "sorting the rename-insensitive view", "writing"):
+        assert step in err

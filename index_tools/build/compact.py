@@ -181,9 +181,9 @@ def _write_group(
     if header.top_step:
         parts += files.TOP_PARTS if renamed else files.TOP_PARTS[:1]
     say("reading")
-    _check(old_gen, header, [files.shard_file(i, p) for i in group for p in parts], root)
-    if len(group) == 1:
+    if len(group) == 1:  # carried over whole: every file of it checked
         (i,) = group
+        _check(old_gen, header, [files.shard_file(i, p) for p in parts], root)
         for p in parts:
             _link_or_copy(old_gen / files.shard_file(i, p), gen / files.shard_file(k, p))
         rplaces = header.shard_renamed_places[i] if renamed else 0
@@ -196,7 +196,7 @@ def _write_group(
         return write_joined(
             gen, k, shard, header.renamed_stride, header.top_step, at_once=False, say=say
         )
-    except ValueError as e:  # a shard file that does not hold what its header says
+    except ValueError as e:  # a shard file that does not hold what the header says
         raise BuildError(f"index at {root} is damaged ({e}); rebuild it") from None
 
 
@@ -205,7 +205,8 @@ def _joined(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ids of the shards of `group` (`part`: "ids" or the rename-insensitive "rids")
     back to back, one separator between shards, as uint32, and where their documents
-    start."""
+    start; each file read once and checked against the header's digest (the suffix arrays
+    and top tables of joined shards are sorted anew, never read)."""
     sizes = []
     for i in group:
         width = header.shard_id_bytes[i] if part == "ids" else files.RENAMED_WIDTH
@@ -214,7 +215,7 @@ def _joined(
     starts = []
     at = 0
     for j, (i, width, n) in enumerate(sizes):
-        raw = np.fromfile(old_gen / files.shard_file(i, part), dtype=np.uint8)
+        raw = _read_checked(old_gen, header, files.shard_file(i, part), np.uint8)
         if len(raw) != n * width:
             raise ValueError(f"{files.shard_file(i, part)} holds {len(raw)} bytes, not {n * width}")
         one = _from_bytes(raw, width)
@@ -222,12 +223,21 @@ def _joined(
         skip = 0 if j == 0 else 1  # the shard's first separator is the previous one's last
         ids[at : at + n - skip] = one[skip:]
         if part == "ids":
-            docs = np.fromfile(old_gen / files.shard_file(i, "docs"), dtype="<u4")
+            docs = _read_checked(old_gen, header, files.shard_file(i, "docs"), "<u4")
             if len(docs) != header.shard_documents[i]:
                 raise ValueError(f"{files.shard_file(i, 'docs')} holds {len(docs)} documents")
             starts.append(docs.astype(np.int64) + (at - skip))
         at += n - skip
     return ids, (np.concatenate(starts) if starts else np.empty(0, np.int64))
+
+
+def _read_checked(gen: Path, header: store.Header, name: str, dtype) -> np.ndarray:
+    """A file of the generation as an array, its bytes checked against the header's digest
+    (ValueError naming it otherwise)."""
+    data = np.fromfile(gen / name, dtype=np.uint8)
+    if store.data_digest(data) != header.file_hashes.get(name):
+        raise ValueError(f"{name}: {store.DIFFERS}")
+    return data.view(dtype)
 
 
 def _from_bytes(raw: np.ndarray, width: int) -> np.ndarray:

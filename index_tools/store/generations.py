@@ -626,10 +626,18 @@ def digest_problems(gen: Path, header: Header, names: list[str] | None = None) -
     for fname in sorted(header.file_hashes) if names is None else names:
         try:
             if file_digest(gen / fname, header.file_sizes.get(fname)) != header.file_hashes[fname]:
-                problems.append(f"{fname}: contents differ from the header's digest")
+                problems.append(f"{fname}: {DIFFERS}")
         except OSError as e:
             problems.append(f"{fname}: {e.strerror or e}")
     return problems
+
+
+def data_digest(data) -> str:
+    """`file_digest` of a file's bytes already read (any buffer)."""
+    return xxhash.xxh3_128(data).hexdigest()
+
+
+DIFFERS = "contents differ from the header's digest"  # a file's problem, after its name
 
 
 def file_digest(path: Path, size: int | None = None) -> str:

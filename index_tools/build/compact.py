@@ -218,7 +218,7 @@ def _joined(
         raw = _read_checked(old_gen, header, files.shard_file(i, part), np.uint8)
         if len(raw) != n * width:
             raise ValueError(f"{files.shard_file(i, part)} holds {len(raw)} bytes, not {n * width}")
-        one = _from_bytes(raw, width)
+        one = files.ids_of_bytes(raw, width)
         del raw
         skip = 0 if j == 0 else 1  # the shard's first separator is the previous one's last
         ids[at : at + n - skip] = one[skip:]
@@ -238,16 +238,6 @@ def _read_checked(gen: Path, header: store.Header, name: str, dtype) -> np.ndarr
     if store.data_digest(data) != header.file_hashes.get(name):
         raise ValueError(f"{name}: {store.DIFFERS}")
     return data.view(dtype)
-
-
-def _from_bytes(raw: np.ndarray, width: int) -> np.ndarray:
-    """Big-endian ids of `width` bytes each as uint32."""
-    rows = raw.reshape(-1, width)
-    out = np.zeros(len(rows), dtype=np.uint32)
-    for j in range(width):
-        out <<= np.uint32(8)
-        out |= rows[:, j]
-    return out
 
 
 __all__ = ["DEFAULT_COMPACT_WORDS", "CompactSummary", "compact_index", "groups"]

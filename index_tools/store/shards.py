@@ -117,6 +117,16 @@ def id_bytes(ids: np.ndarray, width: int) -> np.ndarray:
     return np.ascontiguousarray(be[:, 4 - width :]).reshape(-1)
 
 
+def ids_of_bytes(raw: np.ndarray, width: int) -> np.ndarray:
+    """`id_bytes` read back: big-endian ids of `width` bytes each (uint8) as uint32."""
+    rows = raw.reshape(-1, width)
+    out = np.zeros(len(rows), dtype=np.uint32)
+    for j in range(width):
+        out <<= np.uint32(8)
+        out |= rows[:, j]
+    return out
+
+
 def renamed_ids(ids: np.ndarray, identifiers: np.ndarray) -> np.ndarray:
     """The rename-insensitive view of `ids` (uint32): IDENT_ID where `identifiers`,
     RARE_ID for every other id from RARE_ID on (2 bytes an id, whatever the vocabulary;

@@ -23,7 +23,7 @@ supports is the code around it: `_trimmed`), and reported with `exact` false.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -69,40 +69,61 @@ class Span:
 
     start: int
     end: int
-    runs: dict[int, Run] = field(default_factory=dict)  # document -> its run around the span
     crowded: Crowded | None = None
     exact: bool = True  # False: found in the rename-insensitive view only
+    # the runs around it (`_spans`): the lookup's runs and their table (start, end,
+    # document, its position of start), and which of them are this span's (each document's
+    # first, by document); made into `runs` when asked
+    _held: tuple[list, np.ndarray, np.ndarray] | None = None
+    _runs: dict[int, Run] | None = None
+
+    @property
+    def runs(self) -> dict[int, Run]:
+        """Document -> its run around the span (none for a span found from counts)."""
+        if self._runs is None:
+            self._runs = {}
+            if self._held is not None:
+                runs, _, at = self._held
+                for r in map(runs.__getitem__, at.tolist()):
+                    r = r if type(r) is Run else Run(*r)
+                    self._runs[r.doc] = r
+        return self._runs
 
     @property
     def length(self) -> int:
         return self.end - self.start
 
+    def _listed(self) -> int:
+        return len(self._held[2]) if self._held is not None else len(self.runs)
+
     @property
     def documents(self) -> int:
-        return self.crowded.documents if self.crowded is not None else len(self.runs)
+        return self.crowded.documents if self.crowded is not None else self._listed()
 
     @property
     def places(self) -> int:
         """At least `documents`: known without reading any place."""
-        return self.crowded.places if self.crowded is not None else len(self.runs)
+        return self.crowded.places if self.crowded is not None else self._listed()
 
     def fewer_places_than(self, most: float) -> bool:
         """`places < most`, for a span found from counts without searching its start's
         spans when a span inside it says so."""
         if self.crowded is not None:
             return self.crowded.fewer_places_than(most)
-        return len(self.runs) < most
+        return self._listed() < most
 
     def fewer_documents_than(self, most: float) -> bool:
         """`documents < most`, for a span found from counts without counting its documents
         when a span inside it says so."""
         if self.crowded is not None:
             return self.crowded.fewer_documents_than(most)
-        return len(self.runs) < most
+        return self._listed() < most
 
     def doc_ids(self) -> np.ndarray:
         if self.crowded is not None:
             return self.crowded.listing()
+        if self._held is not None:
+            return self._held[1][self._held[2], 2]
         return np.fromiter(self.runs, dtype=np.int64, count=len(self.runs))
 
 
@@ -129,8 +150,10 @@ class Options:
     check: Callable[[], None] = lambda: None  # the deadline's check (see find_matches)
 
 
-def _spans(runs: list[Run], exact: bool) -> list[Span]:
-    """Distinct spans, each with the documents whose run contains it (the longest one)."""
+def _spans(runs: list, exact: bool) -> list[Span]:
+    """Distinct spans, each with the documents whose run contains it (the longest one).
+    `runs`: `Run`s or tuples (start, end, document, its position of start), made `Run`s
+    only for the spans whose runs are read (most are counted only)."""
     if not runs:
         return []
     # (each distinct span once, in the order first found)
@@ -141,12 +164,11 @@ def _spans(runs: list[Run], exact: bool) -> list[Span]:
     starts, ends, docs = table[:, 0], table[:, 1], table[:, 2]
     order = np.lexsort((np.arange(len(runs)), table[:, 3], starts - ends, docs))
     starts, ends, docs = starts[order], ends[order], docs[order]
-    ranked = [runs[i] for i in order.tolist()]
     for span in spans.values():
         held = np.flatnonzero((starts <= span.start) & (ends >= span.end))
         first = np.ones(len(held), dtype=bool)  # each document's first run around the span
         first[1:] = docs[held[1:]] != docs[held[:-1]]
-        span.runs = {ranked[i].doc: ranked[i] for i in held[first].tolist()}
+        span._held = (runs, table, order[held[first]])
     return list(spans.values())
 
 
@@ -272,9 +294,13 @@ def _places(span: Span, shown: np.ndarray, batch: int) -> Iterator[tuple[int, in
             some = docs[k : k + batch]
             yield from zip(some.tolist(), span.crowded.places_in(some).tolist())
         return
-    seen = set(shown.tolist())
-    ranked = sorted(span.runs.values(), key=lambda r: (r.doc in seen, -r.length, r.doc))
-    yield from ((r.doc, r.doc_start + span.start - r.start) for r in ranked)
+    if span._held is None:
+        return
+    held = span._held[1][span._held[2]]  # start, end, document, its position of start
+    order = np.lexsort((held[:, 2], held[:, 0] - held[:, 1], np.isin(held[:, 2], shown)))
+    for k in range(0, len(order), batch):
+        some = held[order[k : k + batch]]
+        yield from zip(some[:, 2].tolist(), (some[:, 3] + span.start - some[:, 0]).tolist())
 
 
 def _sources(index, span: Span, max_sources: int, shown: np.ndarray | None = None) -> list[Source]:
@@ -472,7 +498,7 @@ def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
     found, crowded = search(
         index.shards, query.ids, opts.min_tokens, query.context_words, check=opts.check
     )
-    spans = _spans([Run(*r) for r in found], exact=True)
+    spans = _spans(found, exact=True)
     return spans + [Span(c.start, c.end, crowded=c) for c in crowded]
 
 

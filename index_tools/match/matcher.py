@@ -283,13 +283,18 @@ def _places(span: Span, shown: np.ndarray, batch: int) -> Iterator[tuple[int, in
     """(document, its position of the span's start), longest runs first, documents already
     `shown` (a part's files that the primary span lists too) after the others; a crowded
     span's places found `batch` documents at a time, as they are asked for."""
+    known = np.sort(shown)
+
+    def seen(docs: np.ndarray) -> np.ndarray:
+        if not len(known):
+            return np.zeros(len(docs), dtype=bool)
+        return known[np.minimum(known.searchsorted(docs), len(known) - 1)] == docs
+
     if span.crowded is not None:
         docs = span.crowded.listing()  # ascending
-        if len(shown):
-            known = np.sort(shown)
-            at = np.minimum(np.searchsorted(known, docs), len(known) - 1)
-            seen = known[at] == docs
-            docs = np.concatenate((docs[~seen], docs[seen]))
+        if len(known):
+            was = seen(docs)
+            docs = np.concatenate((docs[~was], docs[was]))
         for k in range(0, len(docs), batch):
             some = docs[k : k + batch]
             yield from zip(some.tolist(), span.crowded.places_in(some).tolist())
@@ -297,7 +302,7 @@ def _places(span: Span, shown: np.ndarray, batch: int) -> Iterator[tuple[int, in
     if span._held is None:
         return
     held = span._held[1][span._held[2]]  # start, end, document, its position of start
-    order = np.lexsort((held[:, 2], held[:, 0] - held[:, 1], np.isin(held[:, 2], shown)))
+    order = np.lexsort((held[:, 2], held[:, 0] - held[:, 1], seen(held[:, 2])))
     for k in range(0, len(order), batch):
         some = held[order[k : k + batch]]
         yield from zip(some[:, 2].tolist(), (some[:, 3] + span.start - some[:, 0]).tolist())

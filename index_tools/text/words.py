@@ -31,10 +31,10 @@ def word_texts(text: str, pos: int = 0, endpos: int | None = None) -> list[str]:
 
 
 # each ASCII character's class under WORD_RE: 0 whitespace, 1 identifier, 2 a word alone
-_ASCII_CLASS = np.array(
-    [1 if re.fullmatch(r"\w", chr(c)) else 0 if chr(c).isspace() else 2 for c in range(128)],
-    dtype=np.int8,
-)
+# (a table for bytes.translate)
+_CLASS_OF_BYTE = bytes(
+    1 if re.fullmatch(r"\w", chr(c)) else 0 if chr(c).isspace() else 2 for c in range(128)
+) + bytes(128)
 
 
 def word_spans(text: str, pos: int = 0, endpos: int | None = None) -> list[tuple[int, int]]:
@@ -55,17 +55,12 @@ def word_bounds(
         spans = [m.span() for m in WORD_RE.finditer(text, pos, end)]
         bounds = np.array(spans, dtype=np.int64).reshape(-1, 2)
         return bounds[:, 0], bounds[:, 1]
-    kind = _ASCII_CLASS[np.frombuffer(piece.encode("ascii"), dtype=np.uint8)]
+    # each character's class, a whitespace one before and after: a word starts where the
+    # class is greater than "identifier before" (1 or 0), and ends likewise
+    kind = np.frombuffer(b"\0" + piece.encode("ascii").translate(_CLASS_OF_BYTE) + b"\0", np.int8)
     ident = kind == 1
-    alone = kind == 2
-    before = np.zeros_like(ident)  # an identifier character before / after
-    before[1:] = ident[:-1]
-    after = np.zeros_like(ident)
-    after[:-1] = ident[1:]
-    return (
-        np.flatnonzero(alone | (ident & ~before)) + pos,
-        np.flatnonzero(alone | (ident & ~after)) + pos + 1,
-    )
+    inner = kind[1:-1]
+    return np.flatnonzero(inner > ident[:-2]) + pos, np.flatnonzero(inner > ident[2:]) + (pos + 1)
 
 
 def count_words(text: str) -> int:

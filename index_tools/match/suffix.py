@@ -536,7 +536,8 @@ class Counts:
         ks = [sh.compiled() for sh in self.shards]
         if None in ks:
             return
-        todo = sorted({(s, e) for e in ends if s < e <= self.n} - self.memo.keys())
+        memo = self.memo  # (a set less the memo's keys would walk every key)
+        todo = [(s, e) for e in sorted(set(ends)) if s < e <= self.n and (s, e) not in memo]
         if not todo:
             return
         ss = np.array([s for s, _ in todo], dtype=np.uint64)
@@ -847,8 +848,15 @@ def _crowded_spans(
         done = iter(kernel.across(spans_in, jobs))
         out = []
         for _ in anchors:  # summed over the shards
+            per_shard = [next(done) for _ in ks]
+            if not counts.has_dead:  # every maximal place is live: the spans found anywhere
+                rows = per_shard[0] if len(ks) == 1 else np.concatenate(per_shard)
+                if len(ks) > 1:
+                    rows = np.unique(rows[:, :2], axis=0)  # (ascending, as one shard's)
+                out.append(list(zip(rows[:, 0].tolist(), rows[:, 1].tolist())))
+                continue
             found: dict[tuple[int, int], int] = {}
-            for rows in (next(done) for _ in ks):
+            for rows in per_shard:
                 for s, e, m in rows.tolist():
                     found[(s, e)] = found.get((s, e), 0) + m
             out.append([span for span, m in sorted(found.items()) if counts.live_maximal(*span, m)])

@@ -321,9 +321,16 @@ class Index:
 
     def map_ahead(self, stop: threading.Event | None = None) -> MappedAhead:
         """Fill the page tables of this generation's files where their pages are in
-        memory (see store/map_ahead.py): a language server does it once on a background
-        thread, so that its first lookups take no page fault a page."""
-        return map_ahead(list(self._maps), stop)
+        memory (see store/map_ahead.py), then make each shard's block table (the document
+        of every 1,024 words' first: 5-30 ms a shard of 800M words, else paid by the first
+        lookup that counts a shard's documents): a language server does it once on a
+        background thread, so that its first lookups take no page fault a page."""
+        done = map_ahead(list(self._maps), stop)
+        for shard in self.shards + self.renamed_shards:
+            if stop is not None and stop.is_set():
+                break
+            shard.block_table()  # (from the document starts, in memory: no map is read)
+        return done
 
     def close(self) -> None:
         for shard in self.shards + self.renamed_shards:

@@ -324,10 +324,18 @@ class Counts:
         return docs
 
     def held(self, i: int, lo: int, hi: int) -> np.ndarray:
-        """The live documents (indexes in shard i) holding places [lo, hi), ascending."""
+        """The live documents (indexes in shard i) holding places [lo, hi), ascending: few
+        places sorted, more marked in a table of the shard's documents."""
         sh = self.shards[i]
+        docs = self.documents(i, lo, hi)
+        if MARK_SHARE * len(docs) < len(sh.starts):
+            docs = np.sort(docs).astype(np.int64)
+            new = np.ones(len(docs), dtype=bool)
+            new[1:] = docs[1:] != docs[:-1]
+            docs = docs[new]
+            return docs if sh.alive is None else docs[sh.alive[docs]]
         mark = np.zeros(len(sh.starts), dtype=bool)
-        mark[self.documents(i, lo, hi)] = True
+        mark[docs] = True
         return np.flatnonzero(mark if sh.alive is None else mark & sh.alive)
 
     def distinct(self, s: int, e: int) -> int:

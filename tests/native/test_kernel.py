@@ -226,3 +226,59 @@ def test_work_too_small_to_wake_a_helper_runs_in_the_callers_thread(monkeypatch)
 
         assert kernel.across(work, range(6), cost) == [0, -1, -2, -3, -4, -5]
         assert any(n.startswith("recitation-search") for n in seen) == helped
+
+
+@pytest.mark.skipif(not kernel.available(), reason="no kernel library for this machine")
+def test_document_tables_reused_from_call_to_call_stay_zero(tmp_path):
+    """rc_distinct's marks and rc_first_places' slots are each thread's, reused: calls of
+    all sizes, some failing (a document out of range, one asked twice), in two threads at
+    once, each answer as a new table gives (numpy's, by hand)."""
+    import threading
+
+    import numpy as np
+
+    k = kernel.active()
+    errors: list[str] = []
+
+    def calls(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        for _ in range(150):
+            ndocs = int(rng.integers(1, 30000))
+            docs = rng.integers(0, ndocs, size=int(rng.integers(0, 30000))).astype(np.int32)
+            alive = rng.random(ndocs) < 0.8 if rng.random() < 0.5 else None
+            if rng.random() < 0.15 and len(docs):  # a damaged table: out of range
+                bad = docs.copy()
+                bad[int(rng.integers(0, len(bad)))] = ndocs
+                with pytest.raises(ValueError):
+                    kernel.distinct(k, bad, ndocs, alive, [(0, len(bad))])
+            lo = int(rng.integers(0, len(docs) + 1))
+            levels = [(0, len(docs)), (lo, int(rng.integers(lo, len(docs) + 1)))]
+            got = kernel.distinct(k, docs, ndocs, alive, levels).tolist()
+            want = []
+            for a, b in levels:
+                held = docs[a:b] if alive is None else docs[a:b][alive[docs[a:b]]]
+                want.append(len(np.unique(held)))
+            if got != want:
+                errors.append(f"distinct {got} != {want}")
+            pick = rng.choice(ndocs, size=min(ndocs, int(rng.integers(0, 12))), replace=False)
+            if rng.random() < 0.15 and len(pick) > 1:  # one document asked twice
+                with pytest.raises(ValueError):
+                    kernel.first_places(k, docs, ndocs, np.append(pick, pick[0]))
+            got = kernel.first_places(k, docs, ndocs, pick).tolist()
+            want = [int(np.argmax(docs == d)) if (docs == d).any() else -1 for d in pick]
+            if got != want:
+                errors.append(f"first places {got} != {want}")
+
+    def thread(seed: int) -> None:
+        try:
+            calls(seed)
+        except BaseException as e:  # (a thread's failure is the test's)
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=thread, args=(seed,)) for seed in (1, 2)]
+    for t in threads:
+        t.start()
+    calls(3)
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]

@@ -26,6 +26,7 @@ from operator import itemgetter
 from typing import Literal
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from .span_features import SpanFeatures, iter_segments, span_features
 from .templates import is_template
@@ -134,7 +135,7 @@ def is_repetitive(words: list[str]) -> bool:
     # same[p - 1]: positions i with seq[i + p] == seq[i], every period p at once (row p - 1
     # of `shifted` is the sequence p words on, -1 past its end)
     padded = np.concatenate((seq, np.full(most, -1, dtype=np.int32)))
-    shifted = np.lib.stride_tricks.sliding_window_view(padded[1:], n)
+    shifted = as_strided(padded[1:], shape=(most, n), strides=(4, 4), writeable=False)
     same = np.count_nonzero(shifted == seq, axis=1)
     periods = np.arange(1, most + 1)
     return bool((same >= 0.75 * (n - periods)).any())

@@ -329,10 +329,7 @@ class Counts:
         sh = self.shards[i]
         docs = self.documents(i, lo, hi)
         if MARK_SHARE * len(docs) < len(sh.starts):
-            docs = np.sort(docs).astype(np.int64)
-            new = np.ones(len(docs), dtype=bool)
-            new[1:] = docs[1:] != docs[:-1]
-            docs = docs[new]
+            docs = _sorted_distinct(docs.astype(np.int64))
             return docs if sh.alive is None else docs[sh.alive[docs]]
         mark = np.zeros(len(sh.starts), dtype=bool)
         mark[docs] = True
@@ -640,6 +637,15 @@ def _equal_bytes(sh: ShardView, counts: Counts, qs: np.ndarray, cs: np.ndarray, 
     return np.array(out, dtype=np.int64)
 
 
+def _sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending (np.unique's first call imports numpy.ma: 10 ms in a
+    lookup)."""
+    values = np.sort(values)
+    new = np.ones(len(values), dtype=bool)
+    new[1:] = values[1:] != values[:-1]
+    return values[new]
+
+
 def _least_inside(s: int, e: int, starts, ends: dict[int, list[int]], count) -> int | None:
     """The least `count(a, b)` over the spans [a, b) inside [s, e) from these `starts`, each
     with its known `ends` ascending (of one start, the longest by e has the least), or None:
@@ -855,21 +861,18 @@ def _crowded_spans(
         jobs = [(anchor, k, sh) for anchor in anchors for k, sh in zip(ks, counts.shards)]
         done = iter(kernel.across(spans_in, jobs))
         out = []
-        for _ in anchors:  # summed over the shards
+        for _ in anchors:
             per_shard = [next(done) for _ in ks]
             if not counts.has_dead:  # every maximal place is live: the spans found anywhere
                 if len(ks) == 1:
                     s, e = per_shard[0][:, 0], per_shard[0][:, 1]
                 else:  # each (start, end) once, ascending as one shard's
-                    rows = np.concatenate(per_shard)
-                    key = np.sort(rows[:, 0] * np.uint64(counts.n + 1) + rows[:, 1])
-                    new = np.ones(len(key), dtype=bool)  # (np.unique imports numpy.ma: 10 ms)
-                    new[1:] = key[1:] != key[:-1]
-                    key = key[new]
-                    s, e = key // np.uint64(counts.n + 1), key % np.uint64(counts.n + 1)
+                    rows, ends = np.concatenate(per_shard), np.uint64(counts.n + 1)
+                    key = _sorted_distinct(rows[:, 0] * ends + rows[:, 1])
+                    s, e = key // ends, key % ends
                 out.append(list(zip(s.tolist(), e.tolist())))
                 continue
-            found: dict[tuple[int, int], int] = {}
+            found: dict[tuple[int, int], int] = {}  # maximal places summed over the shards
             for rows in per_shard:
                 for s, e, m in rows.tolist():
                     found[(s, e)] = found.get((s, e), 0) + m

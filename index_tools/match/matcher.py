@@ -23,7 +23,7 @@ supports is the code around it: `_trimmed`), and reported with `exact` false.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -74,8 +74,10 @@ class Span:
     # the runs around it (`_spans`): the lookup's runs and their table (start, end,
     # document, its position of start), and which of them are this span's (each document's
     # first, by document); made into `runs` when asked
-    _held: tuple[list, np.ndarray, np.ndarray] | None = None
-    _runs: dict[int, Run] | None = None
+    _held: tuple[list, np.ndarray, np.ndarray] | None = field(
+        default=None, compare=False, repr=False
+    )
+    _runs: dict[int, Run] | None = field(default=None, compare=False, repr=False)
 
     @property
     def runs(self) -> dict[int, Run]:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..store.shards import id_bytes
+from ..store.shards import id_bytes, ids_of_bytes
 from . import kernel
 
 ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
@@ -104,8 +104,7 @@ class ShardView:
         """The ids at positions [lo, hi) (`words` of a range, read as one slice)."""
         if self.width != 3:
             return self.raw[lo:hi].astype(np.int64)
-        b = self.raw[3 * lo : 3 * hi].reshape(-1, 3).astype(np.int64)
-        return (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
+        return ids_of_bytes(self.raw[3 * lo : 3 * hi], 3).astype(np.int64)
 
     def live(self, positions: np.ndarray) -> np.ndarray:
         """The positions in live documents."""

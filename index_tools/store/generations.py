@@ -619,6 +619,9 @@ def open_problems(gen: Path, header: Header, digest_limit: int) -> list[str]:
     return digest_problems(gen, header, changed_files(gen, header))
 
 
+DIFFERS = "contents differ from the header's digest"  # a file's problem, after its name
+
+
 def digest_problems(gen: Path, header: Header, names: list[str] | None = None) -> list[str]:
     """Files whose contents differ from the header's digests (reads every byte of them, at
     most their recorded size: never endless, never a pipe)."""
@@ -635,9 +638,6 @@ def digest_problems(gen: Path, header: Header, names: list[str] | None = None) -
 def data_digest(data) -> str:
     """`file_digest` of a file's bytes already read (any buffer)."""
     return xxhash.xxh3_128(data).hexdigest()
-
-
-DIFFERS = "contents differ from the header's digest"  # a file's problem, after its name
 
 
 def file_digest(path: Path, size: int | None = None) -> str:

@@ -23,6 +23,7 @@ from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
 from ..store.map_ahead import MappedAhead, map_ahead
 from ..text.words import WORD_RE, word_bounds
+from . import kernel
 from .kernel import status as search_status
 from .suffix import ShardView
 
@@ -203,6 +204,7 @@ class Index:
         self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
         self._cached_words = 0
         self._word_ids: dict[str, int] = {}
+        self._native_vocabulary: kernel.NativeVocabulary | None = None  # made when first used
 
     def _open(self) -> None:
         self.gen, self.header = store.read_header(self.root)
@@ -330,6 +332,8 @@ class Index:
             if stop is not None and stop.is_set():
                 break
             shard.block_table()  # (from the document starts, in memory: no map is read)
+        if self._native_vocabulary is None and kernel.available() and self.vocabulary.size:
+            self._native_vocabulary = self._vocabulary_for_kernel()  # (its table of buckets)
         return done
 
     def close(self) -> None:
@@ -337,6 +341,9 @@ class Index:
             shard.release()
         self.shards, self.renamed_shards = [], []
         self.occurrences = None
+        if getattr(self, "_native_vocabulary", None) is not None:
+            self._native_vocabulary.release()  # (its views of the maps first)
+            self._native_vocabulary = None
         if self.vocabulary is not None:
             self.vocabulary.close()
         for m in self._maps:
@@ -440,23 +447,47 @@ class Index:
         """The vocabulary's word of an id."""
         if not files.FIRST_WORD_ID <= word_id < files.FIRST_WORD_ID + self.vocabulary.size:
             raise IndexOpenError(f"index at {self.root} is damaged (word id {word_id}); rebuild it")
-        return self.vocabulary.word(word_id).decode("utf-8", "surrogatepass")
+        try:
+            return self.vocabulary.word(word_id).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:  # the words' file changed: one clear error
+            raise IndexOpenError(
+                f"index at {self.root} is damaged (word {word_id}); rebuild it"
+            ) from None
 
     # --- lookups -------------------------------------------------------------------------
 
     def word_ids(self, words: list[str]) -> np.ndarray:
         """The vocabulary's id of each word (`UNKNOWN` for a word it lacks)."""
         known = self._word_ids
-        ids = list(map(known.get, words))
-        if None in ids:  # words not looked up before
-            missing = list({w for w, i in zip(words, ids) if i is None})
-            found = self.vocabulary.ids(missing)
-            got = {w: found.get(w, files.UNKNOWN) for w in missing}
-            if len(known) > WORD_CACHE:
+        missing = list(set(words).difference(known))
+        if missing:  # words not looked up before
+            found = self._vocabulary_ids(missing)
+            if len(known) + len(missing) > WORD_CACHE:
                 known.clear()
-            known.update(got)
-            ids = [got[w] if i is None else i for w, i in zip(words, ids)]
-        return np.array(ids, dtype=np.int64)
+                missing = list(set(words))
+                found = self._vocabulary_ids(missing)
+            known.update(zip(missing, found))
+        return np.fromiter(map(known.__getitem__, words), dtype=np.int64, count=len(words))
+
+    def _vocabulary_for_kernel(self) -> kernel.NativeVocabulary:
+        v = self.vocabulary
+        return kernel.NativeVocabulary(v.hashes, v.records, v.offsets, v.words)
+
+    def _vocabulary_ids(self, words: list[str]) -> list[int]:
+        """The ids of distinct words: compiled where the search is, else in Python."""
+        try:
+            k = kernel.active()
+            if k is not None and self.vocabulary.size:
+                if self._native_vocabulary is None:
+                    self._native_vocabulary = self._vocabulary_for_kernel()
+                hashes, joined, offsets = files.Vocabulary.encoded(words)
+                return kernel.word_ids(k, self._native_vocabulary, hashes, joined, offsets).tolist()
+            found = self.vocabulary.ids(words)
+        except IndexOpenError:
+            raise
+        except ValueError as e:  # damaged stored data: one clear error, never a wrong answer
+            raise IndexOpenError(f"index at {self.root} is damaged ({e}); rebuild it") from None
+        return [found.get(w, files.UNKNOWN) for w in words]
 
     def match(self, suggestion: str, context: str = "", min_tokens: int = 60, **options):
         """Spans of `context + suggestion` quoted from indexed files that overlap the

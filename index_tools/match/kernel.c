@@ -23,7 +23,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 6 /* raised when a signature or a struct below changes */
+#define RC_VERSION 7 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -40,6 +40,23 @@ typedef struct {
     uint64_t top_step;
     uint64_t top_bytes;
 } rc_shard;
+
+/* The vocabulary as a query's words are looked up in it (store/shards.py `Vocabulary`). */
+typedef struct {
+    const uint64_t *hashes;  /* n: each entry's hash (xxh3-64 of the word), ascending */
+    const uint8_t *records;  /* n records of 12 bytes: the hash, then the id (both little-endian) */
+    uint64_t n;              /* entries: the vocabulary's words */
+    const uint32_t *buckets; /* 65,537: the first entry whose hash's top 16 bits are >= k, so that
+                              * a search reads one bucket (~160 entries of 10M) and not the
+                              * hashes' top levels, cold in a large vocabulary; NULL: none */
+    const uint64_t *offsets; /* n + 1: where word id - 2 starts in `words`; the next one's start
+                              * is past its terminator */
+    const uint8_t *words;    /* the words' UTF-8 bytes, each with a terminator */
+    uint64_t words_len;
+} rc_vocabulary;
+
+#define RC_FIRST_WORD_ID 2
+#define RC_UNKNOWN 0xFFFFFFFFu
 
 RC_EXPORT int rc_version(void) { return RC_VERSION; }
 
@@ -770,4 +787,51 @@ RC_EXPORT int rc_first_places(const int32_t *docs, uint64_t count, uint64_t ndoc
         if (want[k] >= 0 && (uint64_t)want[k] < ndocs)
             slot[want[k]] = 0;
     return err;
+}
+
+/* The id of each of nq query words (word i: its hash qh[i] and its bytes
+ * qb[qoff[i] : qoff[i + 1] - 1], a terminator after each), RC_UNKNOWN for a word the
+ * vocabulary lacks: of the entries with its hash (in order), the first whose word is the
+ * same bytes. An entry whose id or offsets point outside the vocabulary: RC_DAMAGED. */
+RC_EXPORT int rc_word_ids(const rc_vocabulary *v, const uint64_t *qh, const uint8_t *qb,
+                          const uint64_t *qoff, uint64_t nq, uint32_t *out)
+{
+    if (!v || (v->n && (!v->hashes || !v->records || !v->offsets || !v->words)) ||
+        (nq && (!qh || !qb || !qoff || !out)))
+        return RC_ARGS;
+    for (uint64_t i = 0; i < nq; i++) {
+        if (qoff[i + 1] <= qoff[i])
+            return RC_ARGS;
+        uint64_t h = qh[i], lo = 0, hi = v->n;
+        if (v->buckets) {
+            lo = v->buckets[h >> 48], hi = v->buckets[(h >> 48) + 1];
+            if (lo > hi || hi > v->n)
+                return RC_ARGS;
+        }
+        while (lo < hi) { /* the first entry of hash >= h */
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (v->hashes[mid] < h)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const uint8_t *word = qb + qoff[i];
+        uint64_t len = qoff[i + 1] - qoff[i] - 1;
+        out[i] = RC_UNKNOWN;
+        for (uint64_t j = lo; j < v->n && v->hashes[j] == h; j++) {
+            const uint8_t *r = v->records + 12 * j + 8;
+            uint64_t id = (uint64_t)r[0] | (uint64_t)r[1] << 8 | (uint64_t)r[2] << 16 |
+                          (uint64_t)r[3] << 24;
+            if (id < RC_FIRST_WORD_ID || id - RC_FIRST_WORD_ID >= v->n)
+                return RC_DAMAGED;
+            uint64_t k = id - RC_FIRST_WORD_ID, a = v->offsets[k], b = v->offsets[k + 1];
+            if (a >= b || b > v->words_len)
+                return RC_DAMAGED;
+            if (b - 1 - a == len && !memcmp(v->words + a, word, len)) {
+                out[i] = (uint32_t)id;
+                break;
+            }
+        }
+    }
+    return RC_OK;
 }

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..store.generations import IndexOpenError
 
-VERSION = 6  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 7  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 HERE = Path(__file__).resolve().parent
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
@@ -62,6 +62,20 @@ class Shard(ctypes.Structure):
         ("top_len", c_uint64),
         ("top_step", c_uint64),
         ("top_bytes", c_uint64),
+    ]
+
+
+class Vocabulary(ctypes.Structure):
+    """kernel.c's rc_vocabulary."""
+
+    _fields_ = [
+        ("hashes", c_void_p),
+        ("records", c_void_p),
+        ("n", c_uint64),
+        ("buckets", c_void_p),
+        ("offsets", c_void_p),
+        ("words", c_void_p),
+        ("words_len", c_uint64),
     ]
 
 
@@ -105,8 +119,12 @@ class Kernel:
         self.first_places = lib.rc_first_places
         self.first_places.argtypes = [c_void_p, c_uint64, c_uint64, c_void_p, c_uint64, c_void_p,
                                       c_void_p]  # fmt: skip
+        self.word_ids = lib.rc_word_ids
+        self.word_ids.argtypes = [POINTER(Vocabulary), c_void_p, ctypes.c_char_p, c_void_p,
+                                  c_uint64, c_void_p]  # fmt: skip
         for f in (self.interval, self.intervals, self.spans, self.extend, self.documents,
-                  self.crowded_spans, self.distinct, self.first_places):  # fmt: skip
+                  self.crowded_spans, self.distinct, self.first_places,
+                  self.word_ids):  # fmt: skip
             f.restype = c_int32
 
 
@@ -262,6 +280,51 @@ class NativeShard:
     def release(self) -> None:
         self._tok = self._sa = self._keys = None
         self.struct = self.ref = None
+
+
+BUCKET_BITS = 16  # a vocabulary's hashes found by their top bits first (rc_vocabulary)
+
+
+class NativeVocabulary:
+    """A vocabulary's arrays as the kernel reads them (`hashes` in memory, the rest pointers
+    into the maps), with the table of where each bucket of hashes starts."""
+
+    def __init__(self, hashes: np.ndarray, records, offsets: np.ndarray, words):
+        self._hashes = np.ascontiguousarray(hashes, dtype=np.uint64)
+        self._records, records_at = _address(records)
+        self._offsets = np.ascontiguousarray(offsets, dtype=np.uint64)
+        self._words, words_at = _address(words)
+        n = len(self._hashes)
+        if len(self._records) < 12 * n or len(self._offsets) != n + 1:
+            raise damaged("vocabulary")  # (its sizes are checked when the index is opened)
+        self._buckets = np.empty((1 << BUCKET_BITS) + 1, dtype=np.uint32)
+        tops = np.arange(1 << BUCKET_BITS, dtype=np.uint64) << np.uint64(64 - BUCKET_BITS)
+        self._buckets[:-1] = np.searchsorted(self._hashes, tops)
+        self._buckets[-1] = n
+        self.struct = Vocabulary(self._hashes.ctypes.data, records_at, n,
+                                 self._buckets.ctypes.data, self._offsets.ctypes.data, words_at,
+                                 len(words))  # fmt: skip
+        self.ref = ctypes.byref(self.struct)
+
+    def release(self) -> None:
+        self._hashes = self._records = self._offsets = self._words = self._buckets = None
+        self.struct = self.ref = None
+
+
+def word_ids(kernel: Kernel, vocabulary: NativeVocabulary, hashes: np.ndarray, joined: bytes,
+             offsets: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Each query word's id (`UNKNOWN` where the vocabulary lacks it): its hash, and its
+    bytes joined[offsets[i] : offsets[i + 1] - 1] (a terminator after each)."""
+    hashes = np.ascontiguousarray(hashes, dtype=np.uint64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.uint64)
+    if len(offsets) != len(hashes) + 1 or (len(hashes) and int(offsets[-1]) > len(joined)):
+        raise ValueError("search kernel: query words and their offsets differ")
+    out = np.empty(len(hashes), dtype=np.uint32)
+    rc = kernel.word_ids(vocabulary.ref, hashes.ctypes.data, joined, offsets.ctypes.data,
+                         len(hashes), out.ctypes.data)  # fmt: skip
+    if rc:
+        _raise(rc, "vocabulary")
+    return out
 
 
 def interval(kernel: Kernel, shard: NativeShard, pattern: bytes, known_bytes: int, lo: int,

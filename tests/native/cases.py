@@ -15,13 +15,14 @@ import numpy as np
 from index_tools.build.suffix import joined, suffix_array
 from index_tools.match import kernel, suffix
 from index_tools.match.suffix import BLOCK_BITS, Counts, ShardView
+from index_tools.store import shards as files
 from index_tools.store.shards import id_bytes, top_keys
 
 
 @dataclass
 class Case:
     kind: str  # interval, intervals, spans, extend, crowded_spans, distinct, first_places,
-    # documents
+    # documents, word_ids
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -80,10 +81,66 @@ def _pattern(rng: np.random.Generator, ids: np.ndarray) -> np.ndarray:
     return pat if len(pat) else ids[:1].copy()
 
 
+@dataclass
+class RandomVocabulary:
+    """A vocabulary's files (words, offsets, (hash, id) records), as an index stores them."""
+
+    words: bytes
+    offsets: np.ndarray
+    records: np.ndarray  # LOOKUP_DTYPE, sorted
+
+    def reference(self) -> files.Vocabulary:
+        return files.Vocabulary(self.words, self.offsets.tobytes(), self.records.tobytes(),
+                                len(self.records))  # fmt: skip
+
+    def native(self) -> kernel.NativeVocabulary:
+        return kernel.NativeVocabulary(np.ascontiguousarray(self.records["hash"]),
+                                       self.records.tobytes(), self.offsets, self.words)  # fmt: skip
+
+
+def _word(rng: np.random.Generator) -> str:
+    letters = ["a", "b", "_", "é", "日", "\udc80", "0", "(", "Z"]  # (a lone surrogate too)
+    return "".join(rng.choice(letters, int(rng.integers(1, 7))).tolist())
+
+
+def word_ids_case(rng: np.random.Generator, damaged: bool) -> Case:
+    """Query words looked up in a random vocabulary: some of its words, some new ones, words
+    whose hash another word's entry has too (a collision: the bytes decide), a damaged
+    entry (id or offsets out of range) where asked."""
+    words = list(dict.fromkeys(_word(rng) for _ in range(int(rng.choice([0, 1, 5, 40, 300])))))
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+    offsets = np.zeros(len(words) + 1, dtype="<u8")
+    np.cumsum([len(b) + 1 for b in encoded], out=offsets[1:])
+    records = np.empty(len(words), dtype=files.LOOKUP_DTYPE)
+    records["hash"] = [files.word_hash(w) for w in words]
+    records["id"] = np.arange(files.FIRST_WORD_ID, files.FIRST_WORD_ID + len(words))
+    for _ in range(len(words) // 4):  # another word's hash: found by it, never taken for it
+        i, j = rng.integers(0, len(words), 2)
+        records["hash"][j] = records["hash"][i]
+    records.sort(order=("hash", "id"))
+    if damaged and len(words):
+        k = int(rng.integers(0, len(words)))
+        if rng.random() < 0.5:
+            records["id"][k] = int(rng.choice([0, 1, len(words) + 2, 0xFFFFFFFF]))
+        else:
+            offsets[k + 1 if rng.random() < 0.5 else k] = int(offsets[-1]) + 7
+    vocabulary = RandomVocabulary(b"".join(b + b"\n" for b in encoded), offsets, records)
+    queries = [w for w in words if rng.random() < 0.6] + [_word(rng) for _ in range(20)]
+    queries = list(dict.fromkeys(queries))
+    try:
+        found = vocabulary.reference().ids(queries)
+        answer = [found.get(w, files.UNKNOWN) for w in queries]
+        return Case("word_ids", (vocabulary, queries, bool(rng.random() < 0.8)), 0, answer)
+    except ValueError:
+        return Case("word_ids", (vocabulary, queries, True), kernel.RC_DAMAGED)
+
+
 def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> None:
     """Calls of every kind on `sh`, answered by the Python search (a damaged shard: the
     kernel's error)."""
     view, width = sh.view, sh.view.width
+    for _ in range(each // 8):  # (the vocabulary's: the shard plays no part)
+        sh.cases.append(word_ids_case(rng, damaged=rng.random() < 0.2))
     with kernel.using("python"):
         for _ in range(each):
             pat = _pattern(rng, sh.ids)
@@ -251,6 +308,10 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
             return 0, kernel.first_places(k, *case.args).tolist()
         if case.kind == "crowded_spans":
             return 0, kernel.crowded_spans(k, view.native, *case.args).reshape(-1).tolist()
+        if case.kind == "word_ids":
+            vocabulary, queries, _ = case.args
+            hashes, joined, offsets = files.Vocabulary.encoded(queries)
+            return 0, kernel.word_ids(k, vocabulary.native(), hashes, joined, offsets).tolist()
         lo, hi = case.args
         blocks = view.block_table()
         docs = kernel.documents(k, view.native, view.starts, blocks, BLOCK_BITS, lo, hi)
@@ -322,6 +383,18 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                 out.append(
                     f"crowded_spans {c.rc} {qn} {lowest} {a} {e0} {t} {least_end} {few} "
                     f"{nums(qb)} {len(c.answer) // 3} {nums(c.answer)}"
+                )
+            elif c.kind == "word_ids":
+                vocabulary, queries, buckets = c.args
+                hashes, joined, offsets = files.Vocabulary.encoded(queries)
+                records = vocabulary.records
+                answer = c.answer or [0] * len(queries)
+                out.append(
+                    f"word_ids {c.rc} {int(buckets)} {len(records)} "
+                    f"{nums(records['hash'].tolist())} {nums(records['id'].tolist())} "
+                    f"{nums(vocabulary.offsets.tolist())} {len(vocabulary.words)} "
+                    f"{nums(vocabulary.words)} {len(queries)} {nums(hashes.tolist())} "
+                    f"{nums(offsets.tolist())} {len(joined)} {nums(joined)} {nums(answer)}"
                 )
             else:
                 lo, hi = c.args

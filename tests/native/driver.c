@@ -31,6 +31,16 @@ typedef struct { /* kernel.c's rc_shard */
     uint64_t top_bytes;
 } rc_shard;
 
+typedef struct { /* kernel.c's rc_vocabulary */
+    const uint64_t *hashes;
+    const uint8_t *records;
+    uint64_t n;
+    const uint32_t *buckets;
+    const uint64_t *offsets;
+    const uint8_t *words;
+    uint64_t words_len;
+} rc_vocabulary;
+
 typedef int (*version_fn)(void);
 typedef int (*interval_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
                            uint64_t, uint64_t *);
@@ -50,12 +60,25 @@ typedef int (*crowded_spans_fn)(const rc_shard *, const uint8_t *, uint64_t, uin
                                 uint64_t, uint64_t, uint64_t, uint64_t, uint64_t *, uint64_t *,
                                 uint64_t *, uint64_t, uint64_t *);
 
+typedef int (*word_ids_fn)(const rc_vocabulary *, const uint64_t *, const uint8_t *,
+                           const uint64_t *, uint64_t, uint32_t *);
+
 static FILE *in;
 
 static long long num(void)
 {
     long long v;
     if (fscanf(in, "%lld", &v) != 1) {
+        fprintf(stderr, "driver: the cases file ends too early\n");
+        exit(2);
+    }
+    return v;
+}
+
+static unsigned long long unum(void) /* a 64-bit hash */
+{
+    unsigned long long v;
+    if (fscanf(in, "%llu", &v) != 1) {
         fprintf(stderr, "driver: the cases file ends too early\n");
         exit(2);
     }
@@ -100,8 +123,9 @@ int main(int argc, char **argv)
     crowded_spans_fn crowded_spans = (crowded_spans_fn)SYMBOL(lib, "rc_crowded_spans");
     distinct_fn distinct = (distinct_fn)SYMBOL(lib, "rc_distinct");
     first_places_fn first_places = (first_places_fn)SYMBOL(lib, "rc_first_places");
+    word_ids_fn word_ids = (word_ids_fn)SYMBOL(lib, "rc_word_ids");
     if (!version || !interval || !intervals || !spans || !extend || !documents || !crowded_spans ||
-        !distinct || !first_places) {
+        !distinct || !first_places || !word_ids) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -270,6 +294,49 @@ int main(int argc, char **argv)
             for (uint64_t i = 0; ok && i < nd; i++)
                 ok = !slot[i]; /* left zero */
             free(docs), free(want), free(slot), free(expect), free(got);
+        } else if (!strcmp(kind, "word_ids")) { /* rc buckets n hashes ids offsets words_len
+                                                      words nq hashes offsets bytes_len bytes
+                                                      expected */
+            int want_rc = (int)num(), with_buckets = (int)num();
+            uint64_t n = num();
+            uint64_t *hashes = array(n + 1, 8), *offsets = array(n + 1, 8);
+            uint8_t *records = array(12 * n + 1, 1);
+            for (uint64_t i = 0; i < n; i++)
+                hashes[i] = unum();
+            for (uint64_t i = 0; i < n; i++) { /* (hash, id) records, little-endian */
+                uint64_t id = num();
+                for (int b = 0; b < 8; b++)
+                    records[12 * i + b] = (uint8_t)(hashes[i] >> (8 * b));
+                for (int b = 0; b < 4; b++)
+                    records[12 * i + 8 + b] = (uint8_t)(id >> (8 * b));
+            }
+            for (uint64_t i = 0; i <= n; i++)
+                offsets[i] = num();
+            uint64_t words_len = num();
+            uint8_t *words = bytes(words_len);
+            uint32_t *buckets = array(65537, 4);
+            for (uint64_t k = 0, j = 0; k <= 65536; k++) { /* as kernel.py makes them */
+                while (j < n && k < 65536 && (hashes[j] >> 48) < k)
+                    j++;
+                buckets[k] = (uint32_t)(k < 65536 ? j : n);
+            }
+            rc_vocabulary v = {hashes, records, n, with_buckets ? buckets : NULL, offsets, words,
+                               words_len};
+            uint64_t nq = num();
+            uint64_t *qh = array(nq + 1, 8), *qoff = array(nq + 1, 8);
+            for (uint64_t i = 0; i < nq; i++)
+                qh[i] = unum();
+            for (uint64_t i = 0; i <= nq; i++)
+                qoff[i] = num();
+            uint64_t qlen = num();
+            uint8_t *qb = bytes(qlen);
+            uint32_t *want = array(nq + 1, 4), *got = array(nq + 1, 4);
+            for (uint64_t i = 0; i < nq; i++)
+                want[i] = (uint32_t)num();
+            int rc = word_ids(&v, qh, qb, qoff, nq, got);
+            ok = rc == want_rc && (rc || !memcmp(got, want, nq * 4));
+            free(hashes), free(offsets), free(records), free(words), free(buckets);
+            free(qh), free(qoff), free(qb), free(want), free(got);
         } else if (!strcmp(kind, "documents")) { /* rc lo hi expected */
             int want_rc = (int)num();
             uint64_t lo = num(), hi = num();

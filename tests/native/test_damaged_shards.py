@@ -1,5 +1,5 @@
 """Damaged shard files read by the compiled search: truncated, flipped and swapped word ids,
-suffix arrays and document starts, with a header that vouches for them (a writer's bug: the
+suffix arrays and document starts, and the vocabulary's files, with a header that vouches for them (a writer's bug: the
 open's checks pass) — every lookup answers or ends in the one-line "damaged" error; none
 crashes the process. Run in a child process, so that a crash is a failed test, not a lost
 test run; on both search paths."""
@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from index_tools import BuildOptions, build_index
@@ -49,9 +50,11 @@ def damaged_copies(pristine: Path, out: Path, seed: int) -> list[Path]:
     rng = random.Random(seed)
     gen0 = pristine / store.current_name(pristine)
     names = [files.shard_file(0, p) for p in files.SHARD_PARTS + files.RENAMED_PARTS]
+    names += [files.WORDS_NAME, files.OFFSETS_NAME, files.LOOKUP_NAME]
     copies = []
     for name in names:
-        for how in ("flip", "swap", "truncate", "fill"):
+        ids = ("ids",) if name == files.LOOKUP_NAME else ()  # (its records' ids alone)
+        for how in ("flip", "swap", "truncate", "fill", *ids):
             dest = out / f"{name}-{how}"
             gen = dest / gen0.name
             gen.mkdir(parents=True)
@@ -67,8 +70,12 @@ def damaged_copies(pristine: Path, out: Path, seed: int) -> list[Path]:
                 data[:k], data[-k:] = data[-k:], data[:k]
             elif how == "truncate":
                 del data[len(data) // 2 :]
-            else:  # every byte 0xFF: every entry out of range
+            elif how == "fill":  # every byte 0xFF: every entry out of range
                 data[:] = b"\xff" * len(data)
+            else:  # the vocabulary's ids out of range, its hashes kept (words found by them)
+                records = np.frombuffer(bytes(data), dtype=files.LOOKUP_DTYPE).copy()
+                records["id"] = 0xFFFFFFF0
+                data[:] = records.tobytes()
             (gen / name).write_bytes(bytes(data))
             header = store.Header(**json.loads((gen / store.HEADER_NAME).read_text()))
             store.finalize_generation(gen, header)  # the header vouches for the damage
@@ -102,3 +109,6 @@ def test_damaged_shards_answer_or_fail_in_one_line(pristine, tmp_path, path):
     assert len(outcomes) == len(copies)
     if path == "native":  # every entry out of range: found, never read past the map
         assert "error" in outcomes
+    # every word's id out of range: the query's words are never taken as unknown
+    by_copy = dict(zip((c.name for c in copies), outcomes))
+    assert by_copy[f"{files.LOOKUP_NAME}-ids"] == "error"

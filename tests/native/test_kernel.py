@@ -40,6 +40,7 @@ EXPORTS = {
     "rc_crowded_spans",
     "rc_distinct",
     "rc_first_places",
+    "rc_word_ids",
 }
 ARM64_ROOTS = [
     os.environ.get("RECITATION_ARM64_ROOT", ""),

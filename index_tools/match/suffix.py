@@ -556,14 +556,22 @@ class Counts:
     def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
         """Memoize the intervals the compiled search found for these spans: `found` holds
         each shard's, a row (start, end) per span."""
+        if not found:  # (no shards)
+            return
+        memo, by_words, q_bytes, ends = self.memo, self.by_words, self.q_bytes, self.ends
+        widths = sum(f[:, 1].astype(np.int64) - f[:, 0].astype(np.int64) for f in found)
         rows = zip(*(map(tuple, f.tolist()) for f in found))  # each span's, per shard
-        for (s, e), ivs in zip(spans, rows):
-            ivs = list(ivs)
-            hit = (sum(b - a for a, b in ivs), ivs)
-            self.memo[(s, e)] = hit
+        for (s, e), ivs, total in zip(spans, rows, widths.tolist()):
+            hit = memo[(s, e)] = (total, list(ivs))
             if e - s <= MEMO_WORDS:
-                self.by_words.setdefault(self.q_bytes[s * 4 : e * 4], hit)
-            insort(self.ends.setdefault(s, []), e)
+                by_words.setdefault(q_bytes[s * 4 : e * 4], hit)
+            known = ends.get(s)
+            if known is None:
+                ends[s] = [e]
+            elif known[-1] < e:  # (the spans of one start come with their ends ascending)
+                known.append(e)
+            else:
+                insort(known, e)
 
 
 FEW_PLACES = 8  # up to this many places are extended one at a time, by their bytes

@@ -62,7 +62,7 @@ class Run(NamedTuple):
         return self.end - self.start
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """A distinct quoted word span and the documents that hold it whole: their runs around
     it, or (a span found from counts) the documents and where each holds it."""
@@ -179,24 +179,28 @@ def _spans(runs: list, exact: bool) -> list[Span]:
 
 def _regions(spans: list[Span]) -> list[list[Span]]:
     """Spans grouped into regions of overlapping spans, in query order."""
-    regions: list[list[Span]] = []
-    end = -1
-    for s in sorted(spans, key=lambda s: (s.start, -s.end)):
-        if regions and s.start < end:
-            regions[-1].append(s)
-            end = max(end, s.end)
-        else:
-            regions.append([s])
-            end = s.end
-    return regions
+    if not spans:
+        return []
+    starts = np.fromiter([s.start for s in spans], dtype=np.int64, count=len(spans))
+    ends = np.fromiter([s.end for s in spans], dtype=np.int64, count=len(spans))
+    order = np.lexsort((-ends, starts))  # (stable: equal spans in the order given)
+    starts, ends = starts[order], ends[order]
+    # a region begins where a span starts at or past the end of every span before it
+    reach = np.maximum.accumulate(ends)
+    cut = np.flatnonzero(starts[1:] >= reach[:-1]) + 1
+    bounds = [0, *cut.tolist(), len(spans)]
+    taken = order.tolist()
+    return [list(map(spans.__getitem__, taken[a:b])) for a, b in zip(bounds, bounds[1:])]
 
 
 def _primary(region: list[Span]) -> Span:
     """The longest span, renamed or not (a renamed copy is the quote a user made, the
     exact runs inside it its parts); of equal ones an exact copy, then the one most files
     hold (documents counted for the longest only), then the first."""
-    length, exact = max((s.length, s.exact) for s in region)
-    longest = [s for s in region if s.exact == exact and s.length == length]
+    lengths = [s.end - s.start for s in region]
+    length = max(lengths)
+    exact = any(s.exact for s, n in zip(region, lengths) if n == length)
+    longest = [s for s, n in zip(region, lengths) if n == length and s.exact == exact]
     return max(longest, key=lambda s: (s.documents, -s.start))
 
 

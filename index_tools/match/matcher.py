@@ -243,10 +243,12 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
     shown[primary.exact].append(primary)
     said: set[tuple[bool, bytes]] = set()  # the texts of the parts shown
     first = text(primary)  # its text again inside it: a shorter separator, maybe more files
-    views = {True: [s for s in region if s.exact], False: [s for s in region if not s.exact]}
+    views: dict[bool, list[Span]] = {True: [], False: []}
+    for s in region:
+        views[s.exact].append(s)
     out: list[Span] = []
-    starts = np.fromiter((s.start for s in region), dtype=np.int64, count=len(region))
-    ends = np.fromiter((s.end for s in region), dtype=np.int64, count=len(region))
+    starts = np.fromiter([s.start for s in region], dtype=np.int64, count=len(region))
+    ends = np.fromiter([s.end for s in region], dtype=np.int64, count=len(region))
     longer = run_of[starts] - run_of[ends - 1]  # minus the length of its text, less one
     order = np.lexsort((starts, ends - starts, longer))
     # (one word over and over: a separator line, it says no source)

@@ -22,11 +22,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Literal
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .span_features import SpanFeatures, iter_segments, span_features
 from .templates import is_template
@@ -127,18 +127,21 @@ def is_repetitive(words: list[str]) -> bool:
     numbers = sum(map(str.isdigit, map(itemgetter(0), distinct)))  # words that are numbers
     if (len(distinct) - numbers + (numbers > 0)) / n > 0.3:  # distinct words, numbers as one
         return False
-    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}  # numbers: 0
-    seq = np.fromiter(map(code.__getitem__, words), dtype=np.int32, count=n)
-    most = min(32, n // 3)
+    most = min(MAX_PERIOD, n // 3)
     if most == 0:
         return False
+    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}  # numbers: 0
+    # the sequence, then -1 for `most` words past its end
+    padded = np.fromiter(chain(map(code.__getitem__, words), repeat(-1, most)), np.int32, n + most)
     # same[p - 1]: positions i with seq[i + p] == seq[i], every period p at once (row p - 1
-    # of `shifted` is the sequence p words on, -1 past its end)
-    padded = np.concatenate((seq, np.full(most, -1, dtype=np.int32)))
-    shifted = as_strided(padded[1:], shape=(most, n), strides=(4, 4), writeable=False)
-    same = np.count_nonzero(shifted == seq, axis=1)
-    periods = np.arange(1, most + 1)
-    return bool((same >= 0.75 * (n - periods)).any())
+    # of `shifted` is the sequence p words on: a view of `padded`, rows one word apart)
+    shifted = np.ndarray((most, n), np.int32, padded, 4, (4, 4))
+    same = np.add.reduce(shifted == padded[:n], axis=1)
+    return bool((same >= 0.75 * (n - _PERIODS[:most])).any())
+
+
+MAX_PERIOD = 32  # the longest pattern looked for, in words
+_PERIODS = np.arange(1, MAX_PERIOD + 1)
 
 
 _SEPARATORS = frozenset(",;/|:")

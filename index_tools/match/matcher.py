@@ -352,7 +352,7 @@ def _sources(index, span: Span, max_sources: int, shown: np.ndarray | None = Non
 
 def _count(index, span: Span) -> int:
     """Files holding the span: its documents and their identical copies."""
-    return int(index.occurrences[span.doc_ids()].sum())
+    return int(np.add.reduce(index.occurrences[span.doc_ids()], dtype=np.int64))
 
 
 class _Placer:

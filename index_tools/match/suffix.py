@@ -154,7 +154,7 @@ class ShardView:
 
     def positions(self, lo: int, hi: int) -> np.ndarray:
         out = self.places(lo, hi).astype(np.int64)
-        if len(out) and out.max() >= self.size:
+        if len(out) and np.maximum.reduce(out) >= self.size:  # (no Python wrapper: hot)
             raise kernel.damaged("suffix array")  # (the kernel's reads check the same)
         return out
 
@@ -272,7 +272,7 @@ class Crowded:
             if k is not None:
                 held = doc_ids[want] - sh.first_doc
                 first = kernel.first_places(k, docs, len(sh.starts), held)
-                if len(first) and first.min() < 0:
+                if len(first) and np.minimum.reduce(first) < 0:
                     raise ValueError("a document not in the span's listing")
                 out[want] = sh.places(lo, hi)[first].astype(np.int64) - sh.starts[held]
                 continue

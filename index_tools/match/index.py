@@ -474,14 +474,17 @@ class Index:
         return kernel.NativeVocabulary(v.hashes, v.records, v.offsets, v.words)
 
     def _vocabulary_ids(self, words: list[str]) -> list[int]:
-        """The ids of distinct words: compiled where the search is, else in Python."""
+        """The ids of distinct words: compiled where the search is, else in Python (also
+        for words no query has, with a line break: the kernel's terminator)."""
+        k = kernel.active()
+        encoded = None
+        if k is not None and self.vocabulary.size:
+            encoded = files.Vocabulary.encoded(words)  # (None: a word with a line break)
         try:
-            k = kernel.active()
-            if k is not None and self.vocabulary.size:
+            if encoded is not None:
                 if self._native_vocabulary is None:
                     self._native_vocabulary = self._vocabulary_for_kernel()
-                hashes, joined, offsets = files.Vocabulary.encoded(words)
-                return kernel.word_ids(k, self._native_vocabulary, hashes, joined, offsets).tolist()
+                return kernel.word_ids(k, self._native_vocabulary, *encoded).tolist()
             found = self.vocabulary.ids(words)
         except IndexOpenError:
             raise

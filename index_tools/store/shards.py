@@ -264,16 +264,17 @@ class Vocabulary:
         return self.words[a : b - 1]
 
     @staticmethod
-    def encoded(words: list[str]) -> tuple[np.ndarray, bytes, np.ndarray]:
+    def encoded(words: list[str]) -> tuple[np.ndarray, bytes, np.ndarray] | None:
         """Query words as the compiled lookup takes them: their hashes, their UTF-8 bytes
         joined with a terminator after each, and where each starts (one more: the end).
-        Query words hold no whitespace (the note's words), so no terminator."""
+        Query words hold no whitespace (the note's words); None when one holds the
+        terminator (no stored word does)."""
         if not words:
             return np.empty(0, np.uint64), b"", np.zeros(1, np.uint64)
         joined = "\n".join(words).encode("utf-8", "surrogatepass") + b"\n"
         encoded = joined.split(b"\n")[:-1]
         if len(encoded) != len(words):
-            raise ValueError("a query word holds a line break")
+            return None
         hashes = np.fromiter(map(xxhash.xxh3_64_intdigest, encoded), np.uint64, len(words))
         offsets = np.zeros(len(words) + 1, dtype=np.uint64)
         np.cumsum(np.fromiter(map(len, encoded), np.uint64, len(words)) + 1, out=offsets[1:])

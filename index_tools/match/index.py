@@ -191,6 +191,7 @@ class Index:
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
+        self._native_vocabulary: kernel.NativeVocabulary | None = None  # made when first used
         for attempt in range(_OPEN_TRIES):
             before = store.current_generation(self.root)
             try:
@@ -204,7 +205,6 @@ class Index:
         self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
         self._cached_words = 0
         self._word_ids: dict[str, int] = {}
-        self._native_vocabulary: kernel.NativeVocabulary | None = None  # made when first used
 
     def _open(self) -> None:
         self.gen, self.header = store.read_header(self.root)
@@ -332,8 +332,8 @@ class Index:
             if stop is not None and stop.is_set():
                 break
             shard.block_table()  # (from the document starts, in memory: no map is read)
-        if self._native_vocabulary is None and kernel.available() and self.vocabulary.size:
-            self._native_vocabulary = self._vocabulary_for_kernel()  # (its table of buckets)
+        if kernel.available():
+            self._kernel_vocabulary()  # (its table of buckets)
         return done
 
     def close(self) -> None:
@@ -341,7 +341,7 @@ class Index:
             shard.release()
         self.shards, self.renamed_shards = [], []
         self.occurrences = None
-        if getattr(self, "_native_vocabulary", None) is not None:
+        if self._native_vocabulary is not None:
             self._native_vocabulary.release()  # (its views of the maps first)
             self._native_vocabulary = None
         if self.vocabulary is not None:
@@ -445,33 +445,33 @@ class Index:
 
     def word(self, word_id: int) -> str:
         """The vocabulary's word of an id."""
-        if not files.FIRST_WORD_ID <= word_id < files.FIRST_WORD_ID + self.vocabulary.size:
-            raise IndexOpenError(f"index at {self.root} is damaged (word id {word_id}); rebuild it")
         try:
             return self.vocabulary.word(word_id).decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:  # the words' file changed: one clear error
-            raise IndexOpenError(
-                f"index at {self.root} is damaged (word {word_id}); rebuild it"
-            ) from None
+        except ValueError as e:  # out of range or undecodable: one clear error
+            raise IndexOpenError(f"index at {self.root} is damaged ({e}); rebuild it") from None
 
     # --- lookups -------------------------------------------------------------------------
 
     def word_ids(self, words: list[str]) -> np.ndarray:
         """The vocabulary's id of each word (`UNKNOWN` for a word it lacks)."""
         known = self._word_ids
-        missing = list(set(words).difference(known))
+        missing = set(words).difference(known)
         if missing:  # words not looked up before
-            found = self._vocabulary_ids(missing)
             if len(known) + len(missing) > WORD_CACHE:
                 known.clear()
-                missing = list(set(words))
-                found = self._vocabulary_ids(missing)
-            known.update(zip(missing, found))
+                missing = set(words)
+            todo = list(missing)
+            known.update(zip(todo, self._vocabulary_ids(todo)))
         return np.fromiter(map(known.__getitem__, words), dtype=np.int64, count=len(words))
 
-    def _vocabulary_for_kernel(self) -> kernel.NativeVocabulary:
-        v = self.vocabulary
-        return kernel.NativeVocabulary(v.hashes, v.records, v.offsets, v.words)
+    def _kernel_vocabulary(self) -> kernel.NativeVocabulary | None:
+        """The vocabulary as the kernel reads it, made once (None when it is empty)."""
+        if self._native_vocabulary is None and self.vocabulary.size:
+            v = self.vocabulary
+            self._native_vocabulary = kernel.NativeVocabulary(
+                v.hashes, v.records, v.offsets, v.words
+            )
+        return self._native_vocabulary
 
     def _vocabulary_ids(self, words: list[str]) -> list[int]:
         """The ids of distinct words: compiled where the search is, else in Python (also
@@ -482,9 +482,7 @@ class Index:
             encoded = files.Vocabulary.encoded(words)  # (None: a word with a line break)
         try:
             if encoded is not None:
-                if self._native_vocabulary is None:
-                    self._native_vocabulary = self._vocabulary_for_kernel()
-                return kernel.word_ids(k, self._native_vocabulary, *encoded).tolist()
+                return kernel.word_ids(k, self._kernel_vocabulary(), *encoded).tolist()
             found = self.vocabulary.ids(words)
         except IndexOpenError:
             raise

@@ -217,8 +217,14 @@ class Vocabulary:
         self.size = size
 
     def word(self, word_id: int) -> bytes:
+        """The stored bytes of a word; an id or offsets out of range a ValueError (damaged)."""
         i = word_id - FIRST_WORD_ID
-        return self.words[int(self.offsets[i]) : int(self.offsets[i + 1]) - 1]
+        if not 0 <= i < self.size:
+            raise ValueError(f"vocabulary entry of id {word_id}")
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        if not a < b <= len(self.words):
+            raise ValueError(f"vocabulary offsets of id {word_id}")
+        return self.words[a : b - 1]
 
     def ids(self, words: list[str]) -> dict[str, int]:
         """The id of each of `words` the vocabulary has (the reference of the compiled
@@ -241,27 +247,17 @@ class Vocabulary:
         for k, (word, b) in enumerate(zip(words, encoded)):
             if not same[k]:
                 continue
-            if self._stored(first[k]) == b:
+            if self.word(first[k]) == b:
                 out[word] = first[k]
                 continue
             i, h = int(at[k]) + 1, int(hashes[k])
             while i < n and int(self.hashes[i]) == h:  # equal hashes: the word decides
                 word_id = int(self.lookup_ids[i])
-                if self._stored(word_id) == b:
+                if self.word(word_id) == b:
                     out[word] = word_id
                     break
                 i += 1
         return out
-
-    def _stored(self, word_id: int) -> bytes:
-        """`word`, an id and offsets out of range a ValueError."""
-        i = word_id - FIRST_WORD_ID
-        if not 0 <= i < self.size:
-            raise ValueError(f"vocabulary entry of id {word_id}")
-        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        if not a < b <= len(self.words):
-            raise ValueError(f"vocabulary offsets of id {word_id}")
-        return self.words[a : b - 1]
 
     @staticmethod
     def encoded(words: list[str]) -> tuple[np.ndarray, bytes, np.ndarray] | None:

@@ -7,7 +7,11 @@
  *
  * Every read of a mapped file is checked against the mapping's length first: a damaged
  * index file makes a call return RC_DAMAGED, which the Python side turns into the usual
- * one-line "damaged" error. Nothing here allocates, keeps state or writes outside `out`.
+ * one-line "damaged" error. Nothing here allocates, keeps state or writes outside `out`
+ * (and the working memory a caller passes).
+ *
+ * Also here, the one check of a span's kind that costs a lookup most (text/kinds.py
+ * `is_table`, which stays the reference), for ASCII text.
  */
 #include <stdint.h>
 #include <string.h>
@@ -23,7 +27,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 7 /* raised when a signature or a struct below changes */
+#define RC_VERSION 8 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -832,6 +836,228 @@ RC_EXPORT int rc_word_ids(const rc_vocabulary *v, const uint64_t *qh, const uint
                 break;
             }
         }
+    }
+    return RC_OK;
+}
+
+/* --- Whether a span is a table (text/kinds.py `is_table`, the reference) --------------------
+ * For ASCII text (the caller checks): Python's classes are then these, byte for byte. A row
+ * is a logical line (one whose brackets are still open goes on on the next, joined with a
+ * space); its shape has strings ($), numbers (0) and names (a) as one character each. */
+
+/* Each ASCII byte's classes as Python's are for ASCII text: a line break (str.splitlines),
+ * whitespace (str.split), a word character (\w), a name's first ([A-Za-z_]). */
+enum { LINE_BREAK = 1, SPACE = 2, WORD = 4, NAME_START = 8 };
+static const uint8_t CLASS[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 3, 3, 2,
+    2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 0, 0, 0, 0, 0, 0,
+    0, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 0, 0, 0, 0, 12,
+    0, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+static int is_line_break(uint8_t c) { return CLASS[c] & LINE_BREAK; }
+static int is_space(uint8_t c) { return CLASS[c] & SPACE; }
+static int is_word_char(uint8_t c) { return CLASS[c] & WORD; }
+static int is_name_start(uint8_t c) { return CLASS[c] & NAME_START; }
+
+/* The end of the line starting at `at` and where the next one starts (splitlines). */
+static uint64_t line_end(const uint8_t *t, uint64_t n, uint64_t at, uint64_t *next)
+{
+    uint64_t e = at;
+    while (e < n && !is_line_break(t[e]))
+        e++;
+    *next = e < n ? e + 1 + (t[e] == '\r' && e + 1 < n && t[e + 1] == '\n') : n;
+    return e;
+}
+
+/* A line's brackets opened and closed, its comment and then its strings left out (`_rows`:
+ * the comment is cut first, at the first '#', even one inside a string). */
+static void line_brackets(const uint8_t *c, uint64_t n, int64_t *opened, int64_t *closed)
+{
+    uint64_t m = 0;
+    while (m < n && c[m] != '#')
+        m++;
+    *opened = *closed = 0;
+    for (uint64_t i = 0; i < m; i++) {
+        uint8_t ch = c[i];
+        if (ch == '\'' || ch == '"') {
+            uint64_t j = i + 1;
+            while (j < m && c[j] != ch)
+                j++;
+            if (j < m) { /* a string closed on this line: left out */
+                i = j;
+                continue;
+            }
+        }
+        *opened += ch == '(' || ch == '[' || ch == '{';
+        *closed += ch == ')' || ch == ']' || ch == '}';
+    }
+}
+
+/* A row's shape, made in place (`_row_shape`); its length. No step writes more than it
+ * reads, so each rewrites the buffer as it goes. */
+static uint64_t row_shape(uint8_t *r, uint64_t n)
+{
+    uint64_t i, w, m = 0;
+    while (m < n && r[m] != '#') /* what comes before its first '#' */
+        m++;
+    n = m;
+    for (i = w = 0; i < n;) { /* a string ('...', "...", or unclosed to the end): $ */
+        uint8_t ch = r[i];
+        if (ch == '\'' || ch == '"') {
+            uint64_t j = i + 1;
+            while (j < n && r[j] != ch)
+                j++;
+            i = j < n ? j + 1 : n;
+            r[w++] = '$';
+        } else {
+            r[w++] = ch, i++;
+        }
+    }
+    n = w;
+    uint8_t before = ' '; /* the character read before (\b: a word one or not) */
+    for (i = w = 0; i < n;) { /* a number (\b\d[\w.]*): 0 */
+        uint8_t ch = r[i];
+        if (ch >= '0' && ch <= '9' && !is_word_char(before)) {
+            uint64_t j = i + 1;
+            while (j < n && (is_word_char(r[j]) || r[j] == '.'))
+                j++;
+            before = r[j - 1];
+            i = j;
+            r[w++] = '0';
+        } else {
+            before = ch, r[w++] = ch, i++;
+        }
+    }
+    n = w;
+    for (i = w = 0; i < n; i++) /* whitespace dropped */
+        if (!is_space(r[i]))
+            r[w++] = r[i];
+    n = w;
+    for (i = w = 0; i < n;) { /* a name ([A-Za-z_]\w*): a */
+        if (is_name_start(r[i])) {
+            while (++i < n && is_word_char(r[i]))
+                ;
+            r[w++] = 'a';
+        } else {
+            r[w++] = r[i++];
+        }
+    }
+    n = w;
+    for (i = w = 0; i < n; i++) /* brackets ()[] dropped */
+        if (r[i] != '(' && r[i] != ')' && r[i] != '[' && r[i] != ']')
+            r[w++] = r[i];
+    n = w;
+    for (i = w = 0; i < n;) { /* a run of string items ((,\$)+,?): one */
+        if (r[i] == ',' && i + 1 < n && r[i + 1] == '$') {
+            while (i + 1 < n && r[i] == ',' && r[i + 1] == '$')
+                i += 2;
+            i += i < n && r[i] == ',';
+            r[w++] = ',', r[w++] = '$';
+        } else {
+            r[w++] = r[i++];
+        }
+    }
+    return w;
+}
+
+/* The rows' shapes counted: each distinct one kept once in `buf`, found by its hash. */
+typedef struct {
+    uint8_t *buf;   /* the kept shapes back to back, then the row being read */
+    uint64_t kept;  /* bytes of buf the kept shapes take */
+    uint64_t *slot; /* a hash table of distinct shapes (index + 1; 0: empty), `mask + 1` */
+    uint64_t mask;
+    uint64_t *off, *len, *count; /* each distinct shape's, in order of first appearance */
+    uint64_t distinct, shaped, best;
+} rc_shapes;
+
+/* The row at buf[kept : kept + n] counted; whether 70% of one shape is still in reach with
+ * `later` lines to come. */
+static int count_row(rc_shapes *s, uint64_t n, uint64_t later)
+{
+    uint8_t *row = s->buf + s->kept;
+    n = row_shape(row, n);
+    if (n) {
+        uint64_t h = 1469598103934665603ull; /* FNV-1a */
+        for (uint64_t i = 0; i < n; i++)
+            h = (h ^ row[i]) * 1099511628211ull;
+        uint64_t at = h & s->mask, d;
+        for (;; at = (at + 1) & s->mask) {
+            d = s->slot[at];
+            if (!d) { /* a new shape: kept */
+                d = s->distinct++;
+                s->off[d] = s->kept, s->len[d] = n, s->count[d] = 0;
+                s->slot[at] = d + 1;
+                s->kept += n;
+                break;
+            }
+            d -= 1;
+            if (s->len[d] == n && !memcmp(s->buf + s->off[d], row, (size_t)n))
+                break;
+        }
+        s->shaped++;
+        if (++s->count[d] > s->best)
+            s->best = s->count[d];
+    }
+    return 7 * s->shaped <= 10 * s->best + 3 * later;
+}
+
+/* Whether ASCII text[0:n] is a table (text/kinds.py `is_table`): *out 1 or 0. Its rows, one
+ * logical line each, have at least 6 shapes, 70% of them the first of the most common one,
+ * which holds ',', '=' or ':'. Working memory from the caller: `buf` n + 1 bytes, `work`
+ * at least 7 * (n + 1) + 16 entries (a hash table and three per line). */
+RC_EXPORT int rc_is_table(const uint8_t *text, uint64_t n, uint8_t *buf, uint64_t buf_len,
+                          uint64_t *work, uint64_t work_len, int32_t *out)
+{
+    if ((n && !text) || !buf || buf_len < n + 1 || !work || !out)
+        return RC_ARGS;
+    *out = 0;
+    uint64_t lines = 0, next, size = 16;
+    for (uint64_t at = 0; at < n; at = next, lines++)
+        line_end(text, n, at, &next);
+    while (size < 2 * lines)
+        size <<= 1;
+    if (work_len < size || work_len - size < 3 * lines)
+        return RC_ARGS;
+    rc_shapes s = {buf, 0, work, size - 1, work + size, work + size + lines,
+                   work + size + 2 * lines, 0, 0, 0};
+    memset(s.slot, 0, (size_t)size * sizeof *s.slot);
+    int64_t depth = 0;
+    uint64_t k = 0, row = 0; /* the row being read: its bytes so far (0 lines: none yet) */
+    int reading = 0;
+    for (uint64_t at = 0; at < n; at = next, k++) {
+        uint64_t e = line_end(text, n, at, &next);
+        if (depth > 0 && reading) { /* brackets still open: the row goes on */
+            s.buf[s.kept + row++] = ' ';
+        } else {
+            if (reading && !count_row(&s, row, lines - k))
+                return RC_OK;
+            reading = 1, row = 0;
+        }
+        memcpy(s.buf + s.kept + row, text + at, (size_t)(e - at));
+        row += e - at;
+        int64_t opened, closed;
+        line_brackets(text + at, e - at, &opened, &closed);
+        if (depth || opened) {
+            depth += opened - closed;
+            if (depth < 0)
+                depth = 0;
+        }
+    }
+    if ((reading && !count_row(&s, row, 0)) || s.shaped < 6)
+        return RC_OK;
+    for (uint64_t d = 0; d < s.distinct; d++) {
+        if (s.count[d] != s.best)
+            continue;
+        const uint8_t *shape = s.buf + s.off[d];
+        int sign = memchr(shape, ',', s.len[d]) || memchr(shape, '=', s.len[d]) ||
+                   memchr(shape, ':', s.len[d]);
+        *out = (double)s.best / (double)s.shaped >= 0.7 && sign;
+        break;
     }
     return RC_OK;
 }

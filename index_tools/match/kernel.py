@@ -29,7 +29,7 @@ import numpy as np
 
 from ..store.generations import IndexOpenError
 
-VERSION = 7  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 8  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 HERE = Path(__file__).resolve().parent
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
@@ -122,9 +122,12 @@ class Kernel:
         self.word_ids = lib.rc_word_ids
         self.word_ids.argtypes = [POINTER(Vocabulary), c_void_p, ctypes.c_char_p, c_void_p,
                                   c_uint64, c_void_p]  # fmt: skip
+        self.is_table = lib.rc_is_table
+        self.is_table.argtypes = [ctypes.c_char_p, c_uint64, c_void_p, c_uint64, c_void_p,
+                                  c_uint64, POINTER(c_int32)]  # fmt: skip
         for f in (self.interval, self.intervals, self.spans, self.extend, self.documents,
                   self.crowded_spans, self.distinct, self.first_places,
-                  self.word_ids):  # fmt: skip
+                  self.word_ids, self.is_table):  # fmt: skip
             f.restype = c_int32
 
 
@@ -325,6 +328,19 @@ def word_ids(kernel: Kernel, vocabulary: NativeVocabulary, hashes: np.ndarray, j
     if rc:
         _raise(rc, "vocabulary")
     return out
+
+
+def is_table(kernel: Kernel, text: bytes) -> bool:
+    """text/kinds.py `is_table` of ASCII text (the caller checks that it is)."""
+    n = len(text)
+    buf = np.empty(n + 1, dtype=np.uint8)
+    work = np.empty(7 * n + 16, dtype=np.uint64)
+    out = c_int32()
+    rc = kernel.is_table(text, n, buf.ctypes.data, n + 1, work.ctypes.data, len(work),
+                         ctypes.byref(out))  # fmt: skip
+    if rc:
+        _raise(rc, "table")
+    return bool(out.value)
 
 
 def interval(kernel: Kernel, shard: NativeShard, pattern: bytes, known_bytes: int, lo: int,

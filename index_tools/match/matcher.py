@@ -30,9 +30,10 @@ import numpy as np
 
 from ..model import Match, Part, Position, Range, Source
 from ..store.shards import renamed_ids
-from ..text.kinds import classify
+from ..text.kinds import classify, is_table
 from ..text.normalize import canonical, identifier_mask, keywords
 from ..text.words import LineIndex, word_bounds, word_texts
+from . import kernel
 from .suffix import Crowded, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
@@ -392,6 +393,15 @@ def _renamed_pairs(span: Span) -> list[tuple[str, str]]:
     return list(best.renamed)
 
 
+def _is_table(text: str) -> bool:
+    """`kinds.is_table`, in the search kernel where the search is (ASCII text: its classes
+    are Python's only there)."""
+    k = kernel.active()
+    if k is None or not text.isascii():
+        return is_table(text)
+    return kernel.is_table(k, text.encode("ascii"))
+
+
 def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Match]:
     place = _Placer(query)
     words = query.words
@@ -415,7 +425,9 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
             pcount = _count(index, s)
             parts.append(
                 Part(
-                    kind=classify(words[s.start : s.end], place.chars(s.start, s.end)[2]),
+                    kind=classify(
+                        words[s.start : s.end], place.chars(s.start, s.end)[2], table=_is_table
+                    ),
                     length=s.length,
                     query_start=s.start,
                     query_end=s.end,
@@ -433,6 +445,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
                 kind=classify(
                     words[primary.start : primary.end],
                     place.chars(primary.start, primary.end)[2],
+                    table=_is_table,
                 ),
                 length=end - start,
                 query_start=start,

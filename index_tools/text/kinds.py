@@ -270,8 +270,9 @@ def is_authored(f: SpanFeatures, t: Authorship = AUTHORSHIP) -> bool:
     )
 
 
-def structural_kind(words: list[str], text: str) -> Kind | None:
-    """The kind a span has by its wording or structure alone, or None for plain code."""
+def structural_kind(words: list[str], text: str, table=is_table) -> Kind | None:
+    """The kind a span has by its wording or structure alone, or None for plain code.
+    `table`: `is_table` or an implementation giving its answers (the search kernel's)."""
     if is_license(words):
         return "license"
     if is_template(words, TEMPLATE_SHARE):
@@ -280,15 +281,16 @@ def structural_kind(words: list[str], text: str) -> Kind | None:
         return "inventory"
     if is_repetitive(words):
         return "repetitive"
-    if is_table(text):
+    if table(text):
         return "inventory"
     return None
 
 
-def classify(words: list[str], text: str, t: Authorship = AUTHORSHIP) -> Kind:
+def classify(words: list[str], text: str, t: Authorship = AUTHORSHIP, table=is_table) -> Kind:
     """The kind of a span: its words (the note's words) and its text as quoted. Code is an
-    idiom only with nothing of its author's in it; authored code is the default."""
-    kind = structural_kind(words, text)
+    idiom only with nothing of its author's in it; authored code is the default. `table`:
+    as `structural_kind`'s."""
+    kind = structural_kind(words, text, table)
     if kind is not None:
         return kind
     if len(words) >= t.words:  # is_authored's first sign, known without reading the text

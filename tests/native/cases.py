@@ -17,12 +17,13 @@ from index_tools.match import kernel, suffix
 from index_tools.match.suffix import BLOCK_BITS, Counts, ShardView
 from index_tools.store import shards as files
 from index_tools.store.shards import id_bytes, top_keys
+from index_tools.text.kinds import is_table
 
 
 @dataclass
 class Case:
     kind: str  # interval, intervals, spans, extend, crowded_spans, distinct, first_places,
-    # documents, word_ids
+    # documents, word_ids, is_table
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -135,12 +136,41 @@ def word_ids_case(rng: np.random.Generator, damaged: bool) -> Case:
         return Case("word_ids", (vocabulary, queries, True), kernel.RC_DAMAGED)
 
 
+# what rows are made of: names, numbers, strings (closed or not), brackets, comments, every
+# ASCII line break and space Python knows (\x0b, \x0c, \x1c-\x1e end a line; \x1f is a space)
+_ROW_PIECES = [
+    "NAME", "x1", "_y", "1", "0x1F", "1.5e3", "3.", " ", "\t", "\x1f", ",", ", ", "=", ":", ";",
+    "'a'", '"b c"', "'", '"', "''", "#", "# c", "(", ")", "[", "]", "{", "}", "$", "-", "+",
+    "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e",
+]  # fmt: skip
+
+
+def table_text(rng: np.random.Generator) -> str:
+    """ASCII text of rows, most of them alike in some (a table, or almost one)."""
+
+    def row() -> str:
+        return "".join(rng.choice(_ROW_PIECES, int(rng.integers(0, 9))).tolist())
+
+    common = row()
+    rows = [common if rng.random() < rng.choice([0.5, 0.7, 0.9]) else row()
+            for _ in range(int(rng.choice([0, 1, 5, 8, 20, 60])))]  # fmt: skip
+    numbered = [r.replace("1", str(int(rng.integers(0, 1000)))) for r in rows]
+    return str(rng.choice(["\n", "\r\n", "\r"])).join(numbered) + str(rng.choice(["", "\n"]))
+
+
+def is_table_case(rng: np.random.Generator) -> Case:
+    text = table_text(rng)
+    return Case("is_table", (text,), 0, [int(is_table(text))])
+
+
 def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> None:
     """Calls of every kind on `sh`, answered by the Python search (a damaged shard: the
     kernel's error)."""
     view, width = sh.view, sh.view.width
     for _ in range(each // 8):  # (the vocabulary's: the shard plays no part)
         sh.cases.append(word_ids_case(rng, damaged=rng.random() < 0.2))
+    for _ in range(each // 4):  # (the kind check's: no shard either)
+        sh.cases.append(is_table_case(rng))
     with kernel.using("python"):
         for _ in range(each):
             pat = _pattern(rng, sh.ids)
@@ -312,6 +342,8 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
             vocabulary, queries, _ = case.args
             hashes, joined, offsets = files.Vocabulary.encoded(queries)
             return 0, kernel.word_ids(k, vocabulary.native(), hashes, joined, offsets).tolist()
+        if case.kind == "is_table":
+            return 0, [int(kernel.is_table(k, case.args[0].encode("ascii")))]
         lo, hi = case.args
         blocks = view.block_table()
         docs = kernel.documents(k, view.native, view.starts, blocks, BLOCK_BITS, lo, hi)
@@ -396,6 +428,9 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                     f"{nums(vocabulary.words)} {len(queries)} {nums(hashes.tolist())} "
                     f"{nums(offsets.tolist())} {len(joined)} {nums(joined)} {nums(answer)}"
                 )
+            elif c.kind == "is_table":
+                text = c.args[0].encode("ascii")
+                out.append(f"is_table {c.rc} {len(text)} {nums(text)} {nums(c.answer)}")
             else:
                 lo, hi = c.args
                 answer = c.answer or [0] * (hi - lo)

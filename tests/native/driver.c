@@ -63,6 +63,9 @@ typedef int (*crowded_spans_fn)(const rc_shard *, const uint8_t *, uint64_t, uin
 typedef int (*word_ids_fn)(const rc_vocabulary *, const uint64_t *, const uint8_t *,
                            const uint64_t *, uint64_t, uint32_t *);
 
+typedef int (*is_table_fn)(const uint8_t *, uint64_t, uint8_t *, uint64_t, uint64_t *, uint64_t,
+                           int32_t *);
+
 static FILE *in;
 
 static long long num(void)
@@ -124,8 +127,9 @@ int main(int argc, char **argv)
     distinct_fn distinct = (distinct_fn)SYMBOL(lib, "rc_distinct");
     first_places_fn first_places = (first_places_fn)SYMBOL(lib, "rc_first_places");
     word_ids_fn word_ids = (word_ids_fn)SYMBOL(lib, "rc_word_ids");
+    is_table_fn is_table = (is_table_fn)SYMBOL(lib, "rc_is_table");
     if (!version || !interval || !intervals || !spans || !extend || !documents || !crowded_spans ||
-        !distinct || !first_places || !word_ids) {
+        !distinct || !first_places || !word_ids || !is_table) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -337,6 +341,16 @@ int main(int argc, char **argv)
             ok = rc == want_rc && (rc || !memcmp(got, want, nq * 4));
             free(hashes), free(offsets), free(records), free(words), free(buckets);
             free(qh), free(qoff), free(qb), free(want), free(got);
+        } else if (!strcmp(kind, "is_table")) { /* rc n text expected */
+            int want_rc = (int)num();
+            uint64_t n = num();
+            uint8_t *text = bytes(n), *buf = array(n + 1, 1);
+            uint64_t *work = array(7 * n + 16, 8);
+            int want = (int)num();
+            int32_t got = -1;
+            int rc = is_table(text, n, buf, n + 1, work, 7 * n + 16, &got);
+            ok = rc == want_rc && (rc || got == want);
+            free(text), free(buf), free(work);
         } else if (!strcmp(kind, "documents")) { /* rc lo hi expected */
             int want_rc = (int)num();
             uint64_t lo = num(), hi = num();

@@ -41,6 +41,7 @@ EXPORTS = {
     "rc_distinct",
     "rc_first_places",
     "rc_word_ids",
+    "rc_is_table",
 }
 ARM64_ROOTS = [
     os.environ.get("RECITATION_ARM64_ROOT", ""),

@@ -32,7 +32,7 @@ from ..model import Match, Part, Position, Range, Source
 from ..store.shards import renamed_ids
 from ..text.kinds import classify, is_table
 from ..text.normalize import canonical, identifier_mask, keywords
-from ..text.words import LineIndex, word_bounds, word_texts
+from ..text.words import LineIndex, word_bounds
 from . import kernel
 from .suffix import Crowded, search
 
@@ -140,6 +140,9 @@ class Query:
     ids: np.ndarray
     context_words: int  # words of the context kept (the suggestion starts here)
     context_skipped: int  # context words before those
+    starts: list[int]  # where each of the suggestion's words starts in it
+    ends: list[int]  # and ends
+    context_starts: np.ndarray  # where each of the context's words starts in it
 
     @property
     def size(self) -> int:
@@ -362,8 +365,7 @@ class _Placer:
     def __init__(self, query: Query):
         self.q = query
         self.lines = LineIndex(query.suggestion)
-        self.starts, self.ends = (a.tolist() for a in word_bounds(query.suggestion))
-        self._context_starts: np.ndarray | None = None  # found when a span starts there
+        self.starts, self.ends = query.starts, query.ends
 
     def suggestion_range(self, start: int, end: int) -> tuple[Range, int]:
         nc = self.q.context_words
@@ -377,9 +379,7 @@ class _Placer:
         offset = len(q.context)
         e = offset + self.ends[end - nc - 1]
         if start < nc:
-            if self._context_starts is None:
-                self._context_starts = word_bounds(q.context)[0]
-            s = int(self._context_starts[q.context_skipped + start])
+            s = int(q.context_starts[q.context_skipped + start])
             return s, e, q.context[s:] + q.suggestion[: e - offset]
         s = offset + self.starts[start - nc]
         return s, e, q.suggestion[s - offset : e - offset]
@@ -497,9 +497,12 @@ def find_matches(
     if deadline is not None:
         opts.check = deadline.check
     opts.check()
-    context_all = word_texts(context) if context else []
-    context_kept = context_all[-MAX_CONTEXT_WORDS:]
-    suggestion_words = word_texts(suggestion)
+    # the words as bounds, then slices (faster than matching them; the bounds place spans)
+    context_starts, context_ends = word_bounds(context)
+    skipped = max(0, len(context_starts) - MAX_CONTEXT_WORDS)
+    context_kept = _slices(context, context_starts[skipped:], context_ends[skipped:])
+    starts, ends = (a.tolist() for a in word_bounds(suggestion))
+    suggestion_words = [suggestion[a:b] for a, b in zip(starts, ends)]
     words = context_kept + suggestion_words
     if not suggestion_words or len(words) < opts.min_tokens:
         return []
@@ -509,7 +512,10 @@ def find_matches(
         words=words,
         ids=index.word_ids(words),
         context_words=len(context_kept),
-        context_skipped=len(context_all) - len(context_kept),
+        context_skipped=skipped,
+        starts=starts,
+        ends=ends,
+        context_starts=context_starts,
     )
     spans = _exact_spans(index, query, opts)
     lang = canonical(language)
@@ -518,6 +524,10 @@ def find_matches(
         spans += _renamed_spans(index, query, lang, spans, opts)
     opts.check()
     return _matches(index, query, spans, opts)
+
+
+def _slices(text: str, starts: np.ndarray, ends: np.ndarray) -> list[str]:
+    return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
 
 
 def _exact_spans(index, query: Query, opts: Options) -> list[Span]:

@@ -84,6 +84,24 @@ def test_span_reaching_back_into_context_counts_those_words(corpus):
     assert m.text == HAVERSINE.rstrip("\n")
 
 
+def test_a_long_context_keeps_its_last_words_and_places_the_span_in_it(corpus, monkeypatch):
+    """Context past MAX_CONTEXT_WORDS is left out; a span reaching back into what is kept
+    starts at the right character of the whole context (and of non-ASCII text too)."""
+    from index_tools.match import matcher
+
+    monkeypatch.setattr(matcher, "MAX_CONTEXT_WORDS", 40)
+    idx = corpus["index"]
+    cut = HAVERSINE.index("    dlat = lat2 - lat1")
+    for before in ("x = [1, 2, 3]\n" * 50, "é = 'ü'\n" * 50):
+        context, suggestion = before + HAVERSINE[:cut], HAVERSINE[cut:]
+        (m,) = idx.match(suggestion, context)
+        kept = tokenize(context)[-40:]  # the quote's first word is the first one kept
+        assert m.length == len(kept) + words(suggestion)
+        assert m.char_start == kept[0].start
+        assert m.text == context[kept[0].start :] + suggestion.rstrip("\n")
+        assert m.suggestion_words == words(suggestion)
+
+
 def test_context_only_match_is_not_reported(corpus):
     idx = corpus["index"]
     assert idx.match("x = 1\n", HAVERSINE) == []

@@ -32,6 +32,7 @@ from ..model import Match, Part, Position, Range, Source
 from ..store.shards import renamed_ids
 from ..text.kinds import classify, is_table
 from ..text.normalize import canonical, identifier_mask, keywords
+from ..text.templates import QueryTemplates
 from ..text.words import LineIndex, word_bounds
 from . import kernel
 from .suffix import Crowded, search
@@ -405,6 +406,15 @@ def _is_table(text: str) -> bool:
 def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Match]:
     place = _Placer(query)
     words = query.words
+    templates = QueryTemplates(words)  # (a quote and its parts: each run hashed once)
+
+    def kind(s: Span) -> str:
+        def template(_words: list[str], share: float) -> bool:
+            return templates.is_template(s.start, s.end, share)
+
+        text = place.chars(s.start, s.end)[2]
+        return classify(words[s.start : s.end], text, table=_is_table, template=template)
+
     out = []
     for region in _regions(spans):
         opts.check()
@@ -425,9 +435,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
             pcount = _count(index, s)
             parts.append(
                 Part(
-                    kind=classify(
-                        words[s.start : s.end], place.chars(s.start, s.end)[2], table=_is_table
-                    ),
+                    kind=kind(s),
                     length=s.length,
                     query_start=s.start,
                     query_end=s.end,
@@ -442,11 +450,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
             )
         out.append(
             Match(
-                kind=classify(
-                    words[primary.start : primary.end],
-                    place.chars(primary.start, primary.end)[2],
-                    table=_is_table,
-                ),
+                kind=kind(primary),
                 length=end - start,
                 query_start=start,
                 query_end=end,

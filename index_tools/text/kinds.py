@@ -270,12 +270,15 @@ def is_authored(f: SpanFeatures, t: Authorship = AUTHORSHIP) -> bool:
     )
 
 
-def structural_kind(words: list[str], text: str, table=is_table) -> Kind | None:
+def structural_kind(
+    words: list[str], text: str, table=is_table, template=is_template
+) -> Kind | None:
     """The kind a span has by its wording or structure alone, or None for plain code.
-    `table`: `is_table` or an implementation giving its answers (the search kernel's)."""
+    `table`, `template`: `is_table` and `is_template`, or implementations giving their
+    answers (the search kernel's table check; a lookup's templates.QueryTemplates)."""
     if is_license(words):
         return "license"
-    if is_template(words, TEMPLATE_SHARE):
+    if template(words, TEMPLATE_SHARE):
         return "idiom"
     if is_inventory(text):
         return "inventory"
@@ -286,11 +289,13 @@ def structural_kind(words: list[str], text: str, table=is_table) -> Kind | None:
     return None
 
 
-def classify(words: list[str], text: str, t: Authorship = AUTHORSHIP, table=is_table) -> Kind:
+def classify(
+    words: list[str], text: str, t: Authorship = AUTHORSHIP, table=is_table, template=is_template
+) -> Kind:
     """The kind of a span: its words (the note's words) and its text as quoted. Code is an
-    idiom only with nothing of its author's in it; authored code is the default. `table`:
-    as `structural_kind`'s."""
-    kind = structural_kind(words, text, table)
+    idiom only with nothing of its author's in it; authored code is the default. `table`,
+    `template`: as `structural_kind`'s."""
+    kind = structural_kind(words, text, table, template)
     if kind is not None:
         return kind
     if len(words) >= t.words:  # is_authored's first sign, known without reading the text

@@ -87,3 +87,52 @@ def is_template(words: list[str], share: float) -> bool:
             if missed > spare:
                 return False
     return found >= need
+
+
+class QueryTemplates:
+    """`is_template` of spans of one query's words, each run of words hashed at most once:
+    a quote's parts overlap it and one another (a quote of vendored boilerplate has a
+    dozen, each checked)."""
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        self._inside: bytes | None = None  # 1 for each of the templates' words
+        self._joined: tuple[bytes, list[int]] | None = None  # made when a run is hashed
+        self._found: dict[int, bool] = {}  # run start -> a known template's run
+
+    def is_template(self, start: int, end: int, share: float) -> bool:
+        """`is_template(words[start:end], share)`, the same steps."""
+        runs = end - start - TEMPLATE_K + 1
+        ref, known = _reference()
+        if runs <= 0 or not ref:
+            return False
+        need = share * runs
+        if need <= 0:
+            return True
+        if self._inside is None:
+            self._inside = bytes(map(known.__contains__, self.words))
+        blocks = [m.span() for m in _TEMPLATE_RUN_RE.finditer(self._inside, start, end)]
+        if sum(b - a - TEMPLATE_K + 1 for a, b in blocks) < need:
+            return False
+        candidates = [i for a, b in blocks for i in range(a, b - TEMPLATE_K + 1)]
+        found = missed = 0
+        spare = len(candidates) - need
+        for i in candidates:
+            hit = self._found.get(i)
+            if hit is None:
+                hit = self._found[i] = self._hash(i) in ref
+            if hit:
+                found += 1
+                if found >= need:
+                    return True
+            else:
+                missed += 1
+                if missed > spare:
+                    return False
+        return found >= need
+
+    def _hash(self, i: int) -> int:
+        if self._joined is None:
+            self._joined = _joined(self.words)
+        joined, starts = self._joined
+        return xxhash.xxh3_64_intdigest(joined[starts[i] : starts[i + TEMPLATE_K] - 1])

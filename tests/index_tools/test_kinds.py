@@ -272,6 +272,30 @@ def test_template_runs_are_made_of_the_shipped_template_words():
     assert not is_template(changed, 0.5)
 
 
+def test_a_lookups_template_check_answers_as_is_template_for_every_span():
+    """`QueryTemplates` (a lookup's check, each run hashed once for all its spans) gives
+    `is_template`'s answer for spans of a query mixing a template, code and non-ASCII
+    words, asked in any order and at several shares."""
+    import random
+
+    from index_tools.text.templates import QueryTemplates, is_template
+    from index_tools.text.words import WORD_RE
+
+    code = pick(note_snippets(), "for i in range(1, len(array)):\n        key = array[i]")
+    text = SPHINX_CONF + code + "\n# é ünïcode\n" + SPHINX_CONF[: len(SPHINX_CONF) // 2]
+    words = WORD_RE.findall(text)
+    rng = random.Random(3)
+    checks = QueryTemplates(words)
+    answers = []
+    for _ in range(1500):
+        a = rng.randrange(len(words))
+        b = rng.randrange(a, len(words) + 1)
+        share = rng.choice([0.0, 0.3, 0.5, 0.9])
+        answers.append(is_template(words[a:b], share))
+        assert checks.is_template(a, b, share) == answers[-1], (a, b, share)
+    assert 100 < sum(answers) < len(answers) - 100  # templates and not, both asked
+
+
 def test_rows_join_open_brackets_whatever_the_characters():
     """Logical rows from bracket depth, strings and comments left out, with characters
     of any width and a lone surrogate (text from an editor can hold one)."""

@@ -544,9 +544,11 @@ def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
 
 def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Options):
     words = query.words
-    covered = np.zeros(len(words), dtype=bool)
-    for s in exact:
-        covered[s.start : s.end] = True
+    # the words some exact span holds: where more spans have started than ended
+    edges = np.zeros(len(words) + 1, dtype=np.int64)
+    np.add.at(edges, np.fromiter([s.start for s in exact], np.int64, len(exact)), 1)
+    np.add.at(edges, np.fromiter([s.end for s in exact], np.int64, len(exact)), -1)
+    covered = np.cumsum(edges[:-1]) > 0
     least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
     if np.count_nonzero(~covered) < least:
         return []  # (no span can add them: nothing to search for)

@@ -200,7 +200,7 @@ class ShardView:
         return docs
 
 
-@dataclass
+@dataclass(slots=True)
 class Crowded:
     """A span found from counts: its places per shard; its distinct documents counted
     when first asked (`documents`: a span that can be reported) and listed only when asked
@@ -742,12 +742,17 @@ def search(
     spans = {(r[0], r[1]) for r in runs}
     out = []
     lows = [(a, 0 if a == late[0] else a - g + 1) for a in crowded_anchors]
+    ends_of = counts.crowded_ends
     for found_here in _crowded_spans(counts, lows, w, t, tail, check):
         for s, e in found_here:
             if e - s >= t and e > tail and (s, e) not in spans:
                 spans.add((s, e))
                 out.append(Crowded(s, e, counts))
-                counts.crowded_ends.setdefault(s, []).append(e)
+                ends = ends_of.get(s)
+                if ends is None:
+                    ends_of[s] = [e]
+                else:
+                    ends.append(e)
     return runs, out
 
 

@@ -61,32 +61,7 @@ def is_template(words: list[str], share: float) -> bool:
     """Whether at least `share` of the span's runs of words are runs of a known template.
     Only runs made of the templates' words can be: they alone are hashed, and none when
     they are too few (most code)."""
-    runs = len(words) - TEMPLATE_K + 1
-    ref, known = _reference()
-    if runs <= 0 or not ref:
-        return False
-    need = share * runs  # runs found in the templates
-    if need <= 0:
-        return True
-    inside = bytes(map(known.__contains__, words))  # 1 for a template's word, else 0
-    blocks = [m.span() for m in _TEMPLATE_RUN_RE.finditer(inside)]  # their runs of k or more
-    if sum(b - a - TEMPLATE_K + 1 for a, b in blocks) < need:
-        return False
-    candidates = [i for a, b in blocks for i in range(a, b - TEMPLATE_K + 1)]
-    joined, starts = _joined(words)
-    h = xxhash.xxh3_64_intdigest
-    found = missed = 0
-    spare = len(candidates) - need  # candidates that may be missed
-    for i in candidates:
-        if h(joined[starts[i] : starts[i + TEMPLATE_K] - 1]) in ref:
-            found += 1
-            if found >= need:
-                return True
-        else:
-            missed += 1
-            if missed > spare:
-                return False
-    return found >= need
+    return QueryTemplates(words).is_template(0, len(words), share)
 
 
 class QueryTemplates:
@@ -101,7 +76,8 @@ class QueryTemplates:
         self._found: dict[int, bool] = {}  # run start -> a known template's run
 
     def is_template(self, start: int, end: int, share: float) -> bool:
-        """`is_template(words[start:end], share)`, the same steps."""
+        """`is_template(words[start:end], share)`: the share of runs made of the templates'
+        words bounds it first; those runs hashed until the answer is known."""
         runs = end - start - TEMPLATE_K + 1
         ref, known = _reference()
         if runs <= 0 or not ref:

@@ -272,18 +272,33 @@ def test_template_runs_are_made_of_the_shipped_template_words():
     assert not is_template(changed, 0.5)
 
 
-def test_a_lookups_template_check_answers_as_is_template_for_every_span():
-    """`QueryTemplates` (a lookup's check, each run hashed once for all its spans) gives
-    `is_template`'s answer for spans of a query mixing a template, code and non-ASCII
-    words, asked in any order and at several shares."""
+def test_a_lookups_template_check_answers_as_the_rule_for_every_span():
+    """`is_template` and a lookup's `QueryTemplates` (each run hashed once for all its
+    spans) answer as the rule read plainly: at least `share` of a span's runs of 12 words
+    are made of the templates' words and hashed among theirs. Spans of a query mixing a
+    template, code and non-ASCII words, asked in any order and at several shares."""
     import random
 
-    from index_tools.text.templates import QueryTemplates, is_template
+    from index_tools.text.templates import (
+        TEMPLATE_K,
+        QueryTemplates,
+        _reference,
+        is_template,
+        run_hashes,
+    )  # fmt: skip
     from index_tools.text.words import WORD_RE
 
     code = pick(note_snippets(), "for i in range(1, len(array)):\n        key = array[i]")
     text = SPHINX_CONF + code + "\n# é ünïcode\n" + SPHINX_CONF[: len(SPHINX_CONF) // 2]
     words = WORD_RE.findall(text)
+    ref, known = _reference()
+    hashes = run_hashes(words).tolist()
+    template = [h in ref and set(words[i : i + TEMPLATE_K]) <= known for i, h in enumerate(hashes)]
+
+    def rule(a: int, b: int, share: float) -> bool:
+        runs = b - a - TEMPLATE_K + 1
+        return runs > 0 and sum(template[a : a + runs]) >= share * runs
+
     rng = random.Random(3)
     checks = QueryTemplates(words)
     answers = []
@@ -291,8 +306,9 @@ def test_a_lookups_template_check_answers_as_is_template_for_every_span():
         a = rng.randrange(len(words))
         b = rng.randrange(a, len(words) + 1)
         share = rng.choice([0.0, 0.3, 0.5, 0.9])
-        answers.append(is_template(words[a:b], share))
+        answers.append(rule(a, b, share))
         assert checks.is_template(a, b, share) == answers[-1], (a, b, share)
+        assert is_template(words[a:b], share) == answers[-1], (a, b, share)
     assert 100 < sum(answers) < len(answers) - 100  # templates and not, both asked
 
 

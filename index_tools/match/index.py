@@ -22,7 +22,7 @@ from ..store import generations as store
 from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
 from ..store.map_ahead import MappedAhead, map_ahead
-from ..text.words import WORD_RE, word_bounds
+from ..text.words import WORD_RE
 from . import kernel
 from .kernel import status as search_status
 from .suffix import ShardView
@@ -129,7 +129,7 @@ class StoredDocument:
         bounds = self._offsets.get(b)
         if bounds is None:
             start = int(self.block_chars[b])
-            bounds = word_bounds(self.text, start, self._block_end(b))
+            bounds = kernel.text_word_bounds(self.text, start, self._block_end(b))
             self._check_count(b, len(bounds[0]))
             self._offsets[b] = bounds
         i = pos - self._first_words[b]

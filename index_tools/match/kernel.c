@@ -10,8 +10,9 @@
  * one-line "damaged" error. Nothing here allocates, keeps state or writes outside `out`
  * (and the working memory a caller passes).
  *
- * Also here, the one check of a span's kind that costs a lookup most (text/kinds.py
- * `is_table`, which stays the reference), for ASCII text.
+ * Also here, for ASCII text, the one check of a span's kind that costs a lookup most
+ * (text/kinds.py `is_table`) and the words' bounds (text/words.py `word_bounds`): those stay
+ * the reference.
  */
 #include <stdint.h>
 #include <string.h>
@@ -27,7 +28,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 8 /* raised when a signature or a struct below changes */
+#define RC_VERSION 9 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -1059,5 +1060,33 @@ RC_EXPORT int rc_is_table(const uint8_t *text, uint64_t n, uint8_t *buf, uint64_
         *out = (double)s.best / (double)s.shaped >= 0.7 && sign;
         break;
     }
+    return RC_OK;
+}
+
+/* The words of ASCII text[0:n] (text/words.py `WORD_RE`: a run of word characters, or one
+ * character that is neither one nor whitespace): word i is text[starts[i]:ends[i]],
+ * *count of them. `cap`: the entries `starts` and `ends` hold (n is always enough). */
+RC_EXPORT int rc_word_bounds(const uint8_t *text, uint64_t n, uint64_t *starts, uint64_t *ends,
+                             uint64_t cap, uint64_t *count)
+{
+    if ((n && !text) || !count || (cap && (!starts || !ends)))
+        return RC_ARGS;
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < n;) {
+        uint8_t c = CLASS[text[i]];
+        if (c & SPACE) {
+            i++;
+            continue;
+        }
+        uint64_t j = i + 1;
+        if (c & WORD)
+            while (j < n && (CLASS[text[j]] & WORD))
+                j++;
+        if (k == cap)
+            return RC_FULL;
+        starts[k] = i, ends[k] = j, k++;
+        i = j;
+    }
+    *count = k;
     return RC_OK;
 }

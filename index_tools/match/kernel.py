@@ -28,8 +28,9 @@ from typing import TypeVar
 import numpy as np
 
 from ..store.generations import IndexOpenError
+from ..text import words
 
-VERSION = 8  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 9  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 HERE = Path(__file__).resolve().parent
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
@@ -125,9 +126,12 @@ class Kernel:
         self.is_table = lib.rc_is_table
         self.is_table.argtypes = [ctypes.c_char_p, c_uint64, c_void_p, c_uint64, c_void_p,
                                   c_uint64, POINTER(c_int32)]  # fmt: skip
+        self.word_bounds = lib.rc_word_bounds
+        self.word_bounds.argtypes = [ctypes.c_char_p, c_uint64, c_void_p, c_void_p, c_uint64,
+                                     c_void_p]  # fmt: skip
         for f in (self.interval, self.intervals, self.spans, self.extend, self.documents,
                   self.crowded_spans, self.distinct, self.first_places,
-                  self.word_ids, self.is_table):  # fmt: skip
+                  self.word_ids, self.is_table, self.word_bounds):  # fmt: skip
             f.restype = c_int32
 
 
@@ -341,6 +345,33 @@ def is_table(kernel: Kernel, text: bytes) -> bool:
     if rc:
         _raise(rc, "table")
     return bool(out.value)
+
+
+def word_bounds(kernel: Kernel, text: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """text/words.py `word_bounds` of ASCII text (the caller checks that it is)."""
+    n = len(text)
+    out = np.empty(2 * n + 1, dtype=np.int64)  # the starts, the ends, their count
+    at = out.ctypes.data
+    rc = kernel.word_bounds(text, n, at, at + 8 * n, n, at + 16 * n)
+    if rc:
+        _raise(rc, "words")
+    count = int(out[2 * n])
+    return out[:count], out[n : n + count]
+
+
+def text_word_bounds(text: str, pos: int = 0, endpos: int | None = None):
+    """`words.word_bounds(text, pos, endpos)`: compiled where the search is, for ASCII text
+    (its classes are Python's only there)."""
+    k = _kernel if _choice != "python" else None
+    end = len(text) if endpos is None else min(endpos, len(text))
+    piece = text[pos:end]
+    if k is None or not piece.isascii():
+        return words.word_bounds(text, pos, endpos)
+    starts, ends = word_bounds(k, piece.encode("ascii"))
+    if pos:
+        starts += pos
+        ends += pos
+    return starts, ends
 
 
 def interval(kernel: Kernel, shard: NativeShard, pattern: bytes, known_bytes: int, lo: int,

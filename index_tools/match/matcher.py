@@ -33,7 +33,7 @@ from ..store.shards import renamed_ids
 from ..text.kinds import classify, is_table
 from ..text.normalize import canonical, identifier_mask, keywords
 from ..text.templates import QueryTemplates
-from ..text.words import LineIndex, word_bounds
+from ..text.words import LineIndex
 from . import kernel
 from .suffix import Crowded, search
 
@@ -502,10 +502,10 @@ def find_matches(
         opts.check = deadline.check
     opts.check()
     # the words as bounds, then slices (faster than matching them; the bounds place spans)
-    context_starts, context_ends = word_bounds(context)
+    context_starts, context_ends = kernel.text_word_bounds(context)
     skipped = max(0, len(context_starts) - MAX_CONTEXT_WORDS)
     context_kept = _slices(context, context_starts[skipped:], context_ends[skipped:])
-    starts, ends = (a.tolist() for a in word_bounds(suggestion))
+    starts, ends = (a.tolist() for a in kernel.text_word_bounds(suggestion))
     suggestion_words = [suggestion[a:b] for a, b in zip(starts, ends)]
     words = context_kept + suggestion_words
     if not suggestion_words or len(words) < opts.min_tokens:

@@ -18,12 +18,13 @@ from index_tools.match.suffix import BLOCK_BITS, Counts, ShardView
 from index_tools.store import shards as files
 from index_tools.store.shards import id_bytes, top_keys
 from index_tools.text.kinds import is_table
+from index_tools.text.words import word_bounds
 
 
 @dataclass
 class Case:
     kind: str  # interval, intervals, spans, extend, crowded_spans, distinct, first_places,
-    # documents, word_ids, is_table
+    # documents, word_ids, is_table, word_bounds
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -163,6 +164,16 @@ def is_table_case(rng: np.random.Generator) -> Case:
     return Case("is_table", (text,), 0, [int(is_table(text))])
 
 
+def word_bounds_case(rng: np.random.Generator) -> Case:
+    """Words of ASCII text: rows of a table, or any of the 128 characters."""
+    if rng.random() < 0.5:
+        text = table_text(rng)
+    else:
+        text = bytes(rng.integers(0, 128, int(rng.choice([0, 1, 7, 300])))).decode("ascii")
+    starts, ends = word_bounds(text)
+    return Case("word_bounds", (text,), 0, [*starts.tolist(), *ends.tolist()])
+
+
 def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> None:
     """Calls of every kind on `sh`, answered by the Python search (a damaged shard: the
     kernel's error)."""
@@ -171,6 +182,7 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
         sh.cases.append(word_ids_case(rng, damaged=rng.random() < 0.2))
     for _ in range(each // 4):  # (the kind check's: no shard either)
         sh.cases.append(is_table_case(rng))
+        sh.cases.append(word_bounds_case(rng))
     with kernel.using("python"):
         for _ in range(each):
             pat = _pattern(rng, sh.ids)
@@ -342,6 +354,9 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
             vocabulary, queries, _ = case.args
             hashes, joined, offsets = files.Vocabulary.encoded(queries)
             return 0, kernel.word_ids(k, vocabulary.native(), hashes, joined, offsets).tolist()
+        if case.kind == "word_bounds":
+            starts, ends = kernel.word_bounds(k, case.args[0].encode("ascii"))
+            return 0, [*starts.tolist(), *ends.tolist()]
         if case.kind == "is_table":
             return 0, [int(kernel.is_table(k, case.args[0].encode("ascii")))]
         lo, hi = case.args
@@ -427,6 +442,12 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                     f"{nums(vocabulary.offsets.tolist())} {len(vocabulary.words)} "
                     f"{nums(vocabulary.words)} {len(queries)} {nums(hashes.tolist())} "
                     f"{nums(offsets.tolist())} {len(joined)} {nums(joined)} {nums(answer)}"
+                )
+            elif c.kind == "word_bounds":
+                text = c.args[0].encode("ascii")
+                out.append(
+                    f"word_bounds {c.rc} {len(text)} {nums(text)} {len(c.answer) // 2} "
+                    f"{nums(c.answer)}"
                 )
             elif c.kind == "is_table":
                 text = c.args[0].encode("ascii")

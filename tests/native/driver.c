@@ -66,6 +66,9 @@ typedef int (*word_ids_fn)(const rc_vocabulary *, const uint64_t *, const uint8_
 typedef int (*is_table_fn)(const uint8_t *, uint64_t, uint8_t *, uint64_t, uint64_t *, uint64_t,
                            int32_t *);
 
+typedef int (*word_bounds_fn)(const uint8_t *, uint64_t, uint64_t *, uint64_t *, uint64_t,
+                              uint64_t *);
+
 static FILE *in;
 
 static long long num(void)
@@ -128,8 +131,9 @@ int main(int argc, char **argv)
     first_places_fn first_places = (first_places_fn)SYMBOL(lib, "rc_first_places");
     word_ids_fn word_ids = (word_ids_fn)SYMBOL(lib, "rc_word_ids");
     is_table_fn is_table = (is_table_fn)SYMBOL(lib, "rc_is_table");
+    word_bounds_fn word_bounds = (word_bounds_fn)SYMBOL(lib, "rc_word_bounds");
     if (!version || !interval || !intervals || !spans || !extend || !documents || !crowded_spans ||
-        !distinct || !first_places || !word_ids || !is_table) {
+        !distinct || !first_places || !word_ids || !is_table || !word_bounds) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -341,6 +345,18 @@ int main(int argc, char **argv)
             ok = rc == want_rc && (rc || !memcmp(got, want, nq * 4));
             free(hashes), free(offsets), free(records), free(words), free(buckets);
             free(qh), free(qoff), free(qb), free(want), free(got);
+        } else if (!strcmp(kind, "word_bounds")) { /* rc n text count starts ends */
+            int want_rc = (int)num();
+            uint64_t n = num();
+            uint8_t *text = bytes(n);
+            uint64_t m = num();
+            uint64_t *want = array(2 * m + 1, 8), *got = array(2 * n + 1, 8), count = 0;
+            for (uint64_t i = 0; i < 2 * m; i++)
+                want[i] = (uint64_t)num();
+            int rc = word_bounds(text, n, got, got + n, n, &count);
+            ok = rc == want_rc && (rc || (count == m && !memcmp(got, want, m * 8) &&
+                                          !memcmp(got + n, want + m, m * 8)));
+            free(text), free(want), free(got);
         } else if (!strcmp(kind, "is_table")) { /* rc n text expected */
             int want_rc = (int)num();
             uint64_t n = num();

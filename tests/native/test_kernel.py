@@ -42,6 +42,7 @@ EXPORTS = {
     "rc_first_places",
     "rc_word_ids",
     "rc_is_table",
+    "rc_word_bounds",
 }
 ARM64_ROOTS = [
     os.environ.get("RECITATION_ARM64_ROOT", ""),

@@ -1010,7 +1010,7 @@ static int count_row(rc_shapes *s, uint64_t n, uint64_t later)
 /* Whether ASCII text[0:n] is a table (text/kinds.py `is_table`): *out 1 or 0. Its rows, one
  * logical line each, have at least 6 shapes, 70% of them the first of the most common one,
  * which holds ',', '=' or ':'. Working memory from the caller: `buf` n + 1 bytes, `work`
- * at least 7 * (n + 1) + 16 entries (a hash table and three per line). */
+ * at least 7 * n + 16 entries (a hash table and three per line). */
 RC_EXPORT int rc_is_table(const uint8_t *text, uint64_t n, uint8_t *buf, uint64_t buf_len,
                           uint64_t *work, uint64_t work_len, int32_t *out)
 {

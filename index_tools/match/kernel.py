@@ -28,7 +28,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..store.generations import IndexOpenError
-from ..text import words
+from ..text import kinds, words
 
 VERSION = 9  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
@@ -359,10 +359,19 @@ def word_bounds(kernel: Kernel, text: bytes) -> tuple[np.ndarray, np.ndarray]:
     return out[:count], out[n : n + count]
 
 
+def text_is_table(text: str) -> bool:
+    """`kinds.is_table(text)`: compiled where the search is, for ASCII text (its classes are
+    Python's only there)."""
+    k = active()
+    if k is None or not text.isascii():
+        return kinds.is_table(text)
+    return is_table(k, text.encode("ascii"))
+
+
 def text_word_bounds(text: str, pos: int = 0, endpos: int | None = None):
     """`words.word_bounds(text, pos, endpos)`: compiled where the search is, for ASCII text
     (its classes are Python's only there)."""
-    k = _kernel if _choice != "python" else None
+    k = active()
     end = len(text) if endpos is None else min(endpos, len(text))
     piece = text[pos:end]
     if k is None or not piece.isascii():

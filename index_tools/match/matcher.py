@@ -30,7 +30,7 @@ import numpy as np
 
 from ..model import Match, Part, Position, Range, Source
 from ..store.shards import renamed_ids
-from ..text.kinds import classify, is_table
+from ..text.kinds import classify
 from ..text.normalize import canonical, identifier_mask, keywords
 from ..text.templates import QueryTemplates
 from ..text.words import LineIndex
@@ -394,15 +394,6 @@ def _renamed_pairs(span: Span) -> list[tuple[str, str]]:
     return list(best.renamed)
 
 
-def _is_table(text: str) -> bool:
-    """`kinds.is_table`, in the search kernel where the search is (ASCII text: its classes
-    are Python's only there)."""
-    k = kernel.active()
-    if k is None or not text.isascii():
-        return is_table(text)
-    return kernel.is_table(k, text.encode("ascii"))
-
-
 def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Match]:
     place = _Placer(query)
     words = query.words
@@ -413,7 +404,7 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
             return templates.is_template(s.start, s.end, share)
 
         text = place.chars(s.start, s.end)[2]
-        return classify(words[s.start : s.end], text, table=_is_table, template=template)
+        return classify(words[s.start : s.end], text, table=kernel.text_is_table, template=template)
 
     out = []
     for region in _regions(spans):
@@ -504,9 +495,11 @@ def find_matches(
     # the words as bounds, then slices (faster than matching them; the bounds place spans)
     context_starts, context_ends = kernel.text_word_bounds(context)
     skipped = max(0, len(context_starts) - MAX_CONTEXT_WORDS)
-    context_kept = _slices(context, context_starts[skipped:], context_ends[skipped:])
+    context_kept = _slices(
+        context, context_starts[skipped:].tolist(), context_ends[skipped:].tolist()
+    )
     starts, ends = (a.tolist() for a in kernel.text_word_bounds(suggestion))
-    suggestion_words = [suggestion[a:b] for a, b in zip(starts, ends)]
+    suggestion_words = _slices(suggestion, starts, ends)
     words = context_kept + suggestion_words
     if not suggestion_words or len(words) < opts.min_tokens:
         return []
@@ -530,8 +523,8 @@ def find_matches(
     return _matches(index, query, spans, opts)
 
 
-def _slices(text: str, starts: np.ndarray, ends: np.ndarray) -> list[str]:
-    return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+def _slices(text: str, starts: list[int], ends: list[int]) -> list[str]:
+    return [text[a:b] for a, b in zip(starts, ends)]
 
 
 def _exact_spans(index, query: Query, opts: Options) -> list[Span]:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from index_tools import BuildOptions, build_index, open_index
-from index_tools.match import kernel, matcher
+from index_tools.match import kernel
 from index_tools.text.kinds import is_table
 from index_tools.text.words import word_texts
 
@@ -89,8 +89,8 @@ def test_text_beyond_ascii_is_checked_in_python():
     accented = "".join(f"NAMÉ_{i} = {i}, 'x'\n" for i in range(8))
     spaced = "".join(f"é{i} = {i}, 'x'\n" if i % 2 else f"e {i} = {i}, 'x'\n" for i in range(8))
     for text in (accented, spaced):
-        assert matcher._is_table(text) == is_table(text)
-    assert matcher._is_table(accented)
+        assert kernel.text_is_table(text) == is_table(text)
+    assert kernel.text_is_table(accented)
 
 
 @pytest.mark.parametrize("path", ["native", "python"])

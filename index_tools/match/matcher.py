@@ -35,7 +35,7 @@ from ..text.normalize import canonical, identifier_mask, keywords
 from ..text.templates import QueryTemplates
 from ..text.words import LineIndex
 from . import kernel
-from .suffix import Crowded, search
+from .suffix import Crowded, CrowdedSpans, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
 MAX_PARTS = 32  # nested parts kept per match
@@ -182,31 +182,61 @@ def _spans(runs: list, exact: bool) -> list[Span]:
 # --- 4. regions -------------------------------------------------------------------------------
 
 
-def _regions(spans: list[Span]) -> list[list[Span]]:
-    """Spans grouped into regions of overlapping spans, in query order."""
-    if not spans:
+class Spans:
+    """A lookup's spans, in one order: the exact ones with runs, those found from counts,
+    the renamed ones. Their starts, ends and views as arrays; each one a `Span` when first
+    read (`spans[k]`): a quote of vendored code has hundreds found from counts, of which
+    the matches read few."""
+
+    def __init__(self, listed: list[Span], crowded: CrowdedSpans, renamed: list[Span]):
+        self._crowded = crowded
+        self._made: list[Span | None] = [*listed, *[None] * len(crowded), *renamed]
+        self._first = len(listed)  # the first one from counts
+        self.starts, self.ends = (
+            np.concatenate((_bounds(listed, kind), crowd, _bounds(renamed, kind)))
+            for kind, crowd in (("start", crowded.starts), ("end", crowded.ends))
+        )
+        self.exact = np.ones(len(self._made), dtype=bool)  # (the renamed ones last)
+        self.exact[len(self._made) - len(renamed) :] = False
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, k: int) -> Span:
+        made = self._made[k]
+        if made is None:
+            c = self._crowded[k - self._first]
+            made = self._made[k] = Span(c.start, c.end, crowded=c)
+        return made
+
+
+def _bounds(spans: list[Span], kind: str) -> np.ndarray:
+    return np.fromiter([getattr(s, kind) for s in spans], dtype=np.int64, count=len(spans))
+
+
+def _regions(spans: Spans) -> list[np.ndarray]:
+    """Spans (their indexes) grouped into regions of overlapping spans, in query order,
+    each by start, the longest first of one start."""
+    if not len(spans):
         return []
-    starts = np.fromiter([s.start for s in spans], dtype=np.int64, count=len(spans))
-    ends = np.fromiter([s.end for s in spans], dtype=np.int64, count=len(spans))
-    order = np.lexsort((-ends, starts))  # (stable: equal spans in the order given)
-    starts, ends = starts[order], ends[order]
+    order = np.lexsort((-spans.ends, spans.starts))  # (stable: equal spans in the order given)
+    starts, ends = spans.starts[order], spans.ends[order]
     # a region begins where a span starts at or past the end of every span before it
     reach = np.maximum.accumulate(ends)
     cut = np.flatnonzero(starts[1:] >= reach[:-1]) + 1
-    bounds = [0, *cut.tolist(), len(spans)]
-    taken = order.tolist()
-    return [list(map(spans.__getitem__, taken[a:b])) for a, b in zip(bounds, bounds[1:])]
+    return np.split(order, cut)
 
 
-def _primary(region: list[Span]) -> Span:
+def _primary(spans: Spans, region: np.ndarray) -> int:
     """The longest span, renamed or not (a renamed copy is the quote a user made, the
     exact runs inside it its parts); of equal ones an exact copy, then the one most files
     hold (documents counted for the longest only), then the first."""
-    lengths = [s.end - s.start for s in region]
-    length = max(lengths)
-    exact = any(s.exact for s, n in zip(region, lengths) if n == length)
-    longest = [s for s, n in zip(region, lengths) if n == length and s.exact == exact]
-    return max(longest, key=lambda s: (s.documents, -s.start))
+    lengths = spans.ends[region] - spans.starts[region]
+    longest = region[lengths == lengths.max()]
+    exact = spans.exact[longest]
+    if exact.any():
+        longest = longest[exact]
+    return max(longest.tolist(), key=lambda k: (spans[k].documents, -spans[k].start))
 
 
 def _collapsed(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +248,9 @@ def _collapsed(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.cumsum(new) - 1, ids[new]
 
 
-def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: None) -> list[Span]:
+def _parts(
+    spans: Spans, region: np.ndarray, primary: int, ids: np.ndarray, check=lambda: None
+) -> list[Span]:
     """The spans of a region worth their own line: held by at least `PART_SHARE` times
     the documents of the primary span and of each part shown that holds most of their
     words (a boilerplate tail inside a function: more files hold it), or reaching past the
@@ -240,45 +272,44 @@ def _parts(region: list[Span], primary: Span, ids: np.ndarray, check=lambda: Non
     span: the exact runs inside a renamed copy are its parts, the code copied unchanged."""
     run_of, run_words = _collapsed(ids)
     run, packed, width = run_of.tolist(), run_words.tobytes(), run_words.itemsize
-
-    def text(s: Span) -> tuple[bool, bytes]:
-        return s.exact, packed[run[s.start] * width : (run[s.end - 1] + 1) * width]
-
+    starts, ends, views = spans.starts[region], spans.ends[region], spans.exact[region]
+    first_of, end_of, view_of = starts.tolist(), ends.tolist(), views.tolist()
+    top = spans[primary]
     shown: dict[bool, list[Span]] = {True: [], False: []}  # view -> primary and parts
-    shown[primary.exact].append(primary)
+    shown[top.exact].append(top)
     said: set[tuple[bool, bytes]] = set()  # the texts of the parts shown
-    first = text(primary)  # its text again inside it: a shorter separator, maybe more files
-    views: dict[bool, list[Span]] = {True: [], False: []}
-    for s in region:
-        views[s.exact].append(s)
+    # its text again inside it: a shorter separator, maybe more files
+    first = top.exact, packed[run[top.start] * width : (run[top.end - 1] + 1) * width]
+    other = {x: np.flatnonzero(views != x) for x in (True, False)}  # the other view's spans
     out: list[Span] = []
-    starts = np.fromiter([s.start for s in region], dtype=np.int64, count=len(region))
-    ends = np.fromiter([s.end for s in region], dtype=np.int64, count=len(region))
     longer = run_of[starts] - run_of[ends - 1]  # minus the length of its text, less one
     order = np.lexsort((starts, ends - starts, longer))
     # (one word over and over: a separator line, it says no source)
-    for s in map(region.__getitem__, order[longer[order] != 0].tolist()):
+    for j in order[longer[order] != 0].tolist():
         if len(out) == MAX_PARTS:
             break
-        words = text(s)
-        if s is primary or words in said:
+        a, b, exact = first_of[j], end_of[j], view_of[j]
+        words = exact, packed[run[a] * width : (run[b - 1] + 1) * width]
+        k = int(region[j])
+        if k == primary or words in said:
             continue
-        if words == first and not (primary.start <= s.start and s.end <= primary.end):
+        if words == first and not (top.start <= a and b <= top.end):
             continue
         check()  # (the deadline's: counting a span's documents reads its places)
         most = 0  # the most documents of a span shown that holds most of its words
-        for o in shown[s.exact]:
-            if 2 * (min(o.end, s.end) - max(o.start, s.start)) > s.length:
+        for o in shown[exact]:
+            if 2 * (min(o.end, b) - max(o.start, a)) > b - a:
                 most = max(most, o.documents)
         most *= PART_SHARE
+        s = spans[k]
         if s.fewer_places_than(most) or s.fewer_documents_than(most):
             continue
-        if any(
-            o is not primary and o.start <= s.start and s.end <= o.end and _holds_all(o, s)
-            for o in views[not s.exact]
-        ):
-            continue  # (inside a renamed primary span, an exact run says what is unchanged)
-        shown[s.exact].append(s)
+        around = other[exact]
+        if len(around):
+            around = region[around[(starts[around] <= a) & (b <= ends[around])]]
+            if any(o != primary and _holds_all(spans[o], s) for o in around.tolist()):
+                continue  # (inside a renamed primary span, an exact run says what is unchanged)
+        shown[exact].append(s)
         said.add(words)
         out.append(s)
     return sorted(out, key=lambda s: (s.start, -s.end))
@@ -394,7 +425,7 @@ def _renamed_pairs(span: Span) -> list[tuple[str, str]]:
     return list(best.renamed)
 
 
-def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Match]:
+def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
     place = _Placer(query)
     words = query.words
     templates = QueryTemplates(words)  # (a quote and its parts: each run hashed once)
@@ -409,14 +440,15 @@ def _matches(index, query: Query, spans: list[Span], opts: Options) -> list[Matc
     out = []
     for region in _regions(spans):
         opts.check()
-        primary = _primary(region)
-        start = min(s.start for s in region)
-        end = max(s.end for s in region)
+        top = _primary(spans, region)
+        primary = spans[top]
+        start = int(spans.starts[region].min())
+        end = int(spans.ends[region].max())
         rng, sug_words = place.suggestion_range(start, end)
         cs, ce, text = place.chars(start, end)
         count = _count(index, primary)
         parts = []
-        for s in _parts(region, primary, query.ids, opts.check):
+        for s in _parts(spans, region, top, query.ids, opts.check):
             opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
             # a part reaching past the primary span is a quote of its own (its attribution
@@ -514,33 +546,34 @@ def find_matches(
         ends=ends,
         context_starts=context_starts,
     )
-    spans = _exact_spans(index, query, opts)
+    listed, crowded = _exact_spans(index, query, opts)
+    renamed: list[Span] = []
     lang = canonical(language)
     if lang and lang in index.header.renamed_languages and index.renamed_shards:
         opts.check()
-        spans += _renamed_spans(index, query, lang, spans, opts)
+        renamed = _renamed_spans(index, query, lang, Spans(listed, crowded, []), opts)
     opts.check()
-    return _matches(index, query, spans, opts)
+    return _matches(index, query, Spans(listed, crowded, renamed), opts)
 
 
 def _slices(text: str, starts: list[int], ends: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip(starts, ends)]
 
 
-def _exact_spans(index, query: Query, opts: Options) -> list[Span]:
+def _exact_spans(index, query: Query, opts: Options) -> tuple[list[Span], CrowdedSpans]:
+    """The exact spans: those around runs, and those found from counts."""
     found, crowded = search(
         index.shards, query.ids, opts.min_tokens, query.context_words, check=opts.check
     )
-    spans = _spans(found, exact=True)
-    return spans + [Span(c.start, c.end, crowded=c) for c in crowded]
+    return _spans(found, exact=True), crowded
 
 
-def _renamed_spans(index, query: Query, lang: str, exact: list[Span], opts: Options):
+def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
     words = query.words
     # the words some exact span holds: where more spans have started than ended
     edges = np.zeros(len(words) + 1, dtype=np.int64)
-    np.add.at(edges, np.fromiter([s.start for s in exact], np.int64, len(exact)), 1)
-    np.add.at(edges, np.fromiter([s.end for s in exact], np.int64, len(exact)), -1)
+    np.add.at(edges, exact.starts, 1)
+    np.add.at(edges, exact.ends, -1)
     covered = np.cumsum(edges[:-1]) > 0
     least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
     if np.count_nonzero(~covered) < least:

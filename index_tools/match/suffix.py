@@ -283,6 +283,79 @@ class Crowded:
         return out
 
 
+def _key(starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
+    """One number for each span (start, end) of a query of `n` words."""
+    return starts * (n + 1) + ends
+
+
+class EndsByStart:
+    """The ends of the crowded spans of each start (`get(start)`: a list, ascending, or
+    `default`), read from the spans' arrays when a start is first asked for."""
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray):
+        order = np.lexsort((ends, starts))
+        starts, self._ends = starts[order], ends[order]
+        new = np.ones(len(starts), dtype=bool)  # where a start's ends begin
+        new[1:] = starts[1:] != starts[:-1]
+        at = np.flatnonzero(new).tolist()
+        self._bounds = [*at, len(starts)]
+        self._group = dict(zip(starts[new].tolist(), range(len(at))))
+        self._lists: dict[int, list[int]] = {}
+
+    def get(self, start: int, default=None):
+        made = self._lists.get(start)
+        if made is None:
+            g = self._group.get(start)
+            if g is None:
+                return default
+            made = self._lists[start] = self._ends[self._bounds[g] : self._bounds[g + 1]].tolist()
+        return made
+
+
+class CrowdedSpans:
+    """The spans a search found from counts, in the order found: their starts and ends as
+    arrays, each one's `Crowded` made when first read (a quote of vendored code has
+    hundreds of them, of which a lookup reads few)."""
+
+    __slots__ = ("counts", "starts", "ends", "_made")
+
+    def __init__(self, counts: Counts, starts: np.ndarray, ends: np.ndarray):
+        self.counts = counts
+        self.starts, self.ends = starts, ends  # int64
+        self._made: list[Crowded | None] = [None] * len(starts)
+
+    @classmethod
+    def of(
+        cls, counts: Counts, found: list[np.ndarray], t: int, tail: int, known: np.ndarray
+    ) -> CrowdedSpans:
+        """The spans of `found` (rows (start, end), per anchor) of at least `t` words ending
+        past `tail`, but for the `known` ones (the runs' spans, as `_key`s); their ends
+        noted for `Counts.fill_crowded` and `Counts.distinct`. (Each span is found once: the
+        anchors' starts, within g words before each, do not overlap.)"""
+        rows = np.concatenate(found) if found else np.empty((0, 2), dtype=np.int64)
+        s, e = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64)
+        key = _key(s, e, counts.n)
+        keep = (e - s >= t) & (e > tail)
+        if len(known) and len(key):
+            known = np.sort(known)
+            keep &= known[np.minimum(known.searchsorted(key), len(known) - 1)] != key
+        s, e = s[keep], e[keep]
+        counts.crowded_ends = EndsByStart(s, e)
+        return cls(counts, s, e)
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, k: int) -> Crowded:
+        made = self._made[k]
+        if made is None:
+            made = self._made[k] = Crowded(int(self.starts[k]), int(self.ends[k]), self.counts)
+        return made
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+
 class Counts:
     """Memoized places c(s, e) of the query's words [s, e), over all shards."""
 
@@ -300,7 +373,7 @@ class Counts:
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
         self.has_dead = any(sh.alive is not None for sh in shards)
         self.read_live: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
-        self.crowded_ends: dict[int, list[int]] = {}  # start -> the ends of its crowded spans
+        self.crowded_ends = EndsByStart(np.empty(0, np.int64), np.empty(0, np.int64))
         self.filled: set[int] = set()  # starts whose crowded spans were searched at once
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
         self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending
@@ -674,7 +747,7 @@ RunTuple = tuple[int, int, int, int]  # query start, end, document, its position
 def search(
     shards: list[ShardView], q: np.ndarray, t: int, tail: int, *, crowded: bool = True,
     check=lambda: None,
-) -> tuple[list[RunTuple], list[Crowded]]:  # fmt: skip
+) -> tuple[list[RunTuple], CrowdedSpans]:  # fmt: skip
     """Maximal common runs of at least `t` words ending past query position `tail`.
 
     Returns the runs (query start, end, document, its position of start) around anchors
@@ -738,28 +811,19 @@ def search(
         visit([a for a in starts if a <= tail - t])
     enumerated.sort()  # (the context's anchors searched after)
     check()
-    runs = _runs(shards, counts, found, enumerated, w, w + stride - 1, t, tail)
-    spans = {(r[0], r[1]) for r in runs}
-    out = []
+    runs, keys = _runs(shards, counts, found, enumerated, w, w + stride - 1, t, tail)
     lows = [(a, 0 if a == late[0] else a - g + 1) for a in crowded_anchors]
-    ends_of = counts.crowded_ends
-    for found_here in _crowded_spans(counts, lows, w, t, tail, check):
-        for s, e in found_here:
-            if e - s >= t and e > tail and (s, e) not in spans:
-                spans.add((s, e))
-                out.append(Crowded(s, e, counts))
-                ends = ends_of.get(s)
-                if ends is None:
-                    ends_of[s] = [e]
-                else:
-                    ends.append(e)
-    return runs, out
+    found_crowded = _crowded_spans(counts, lows, w, t, tail, check)
+    return runs, CrowdedSpans.of(counts, found_crowded, t, tail, keys)
 
 
-def _runs(shards, counts: Counts, found, enumerated, w, reach, t, tail) -> list[RunTuple]:
+def _runs(
+    shards, counts: Counts, found, enumerated, w, reach, t, tail
+) -> tuple[list[RunTuple], np.ndarray]:
     """Runs around the found windows (of `w` words); kept when they hold an enumerated
-    anchor's windows whole (the `reach` words from it)."""
+    anchor's windows whole (the `reach` words from it). Also their spans' `_key`s."""
     runs: list[RunTuple] = []
+    keys = [np.empty(0, dtype=np.int64)]
     en = np.array(enumerated, dtype=np.int64)
     for i, sh in enumerate(shards):
         if not found[i]:
@@ -792,7 +856,8 @@ def _runs(shards, counts: Counts, found, enumerated, w, reach, t, tail) -> list[
         docs = sh.documents(c)
         doc_pos = c - sh.starts[docs]
         runs += zip(s.tolist(), e.tolist(), (docs + sh.first_doc).tolist(), doc_pos.tolist())
-    return runs
+        keys.append(_key(s, e, counts.n))
+    return runs, np.concatenate(keys)
 
 
 def _steps(f, x: int, y: int, settle=lambda x, y: False) -> list[int]:
@@ -854,10 +919,11 @@ def _maximal_ends(counts: Counts, s: int, first: int) -> list[tuple[int, int]]:
 def _crowded_spans(
     counts: Counts, anchors: list[tuple[int, int]], w: int, t: int, tail: int,
     check=lambda: None,
-) -> list[list[tuple[int, int]]]:  # fmt: skip
+) -> list[np.ndarray]:  # fmt: skip
     """For each crowded anchor (a, lowest): the spans (s, e) whose first anchor searched is
     `a` (s from `lowest` to a), held by a place that extends neither left nor right; those
-    of at least `t` words ending past `tail` (no end before is looked for)."""
+    of at least `t` words ending past `tail` (no end before is looked for). Rows (s, e),
+    ascending."""
     ks = [sh.compiled() for sh in counts.shards]
     if None not in ks:  # each anchor and shard in one call of the compiled search, all at once
         check()
@@ -877,18 +943,18 @@ def _crowded_spans(
             per_shard = [next(done) for _ in ks]
             if not counts.has_dead:  # every maximal place is live: the spans found anywhere
                 if len(ks) == 1:
-                    s, e = per_shard[0][:, 0], per_shard[0][:, 1]
+                    out.append(per_shard[0][:, :2].astype(np.int64))
                 else:  # each (start, end) once, ascending as one shard's
                     rows, ends = np.concatenate(per_shard), np.uint64(counts.n + 1)
                     key = _sorted_distinct(rows[:, 0] * ends + rows[:, 1])
-                    s, e = key // ends, key % ends
-                out.append(list(zip(s.tolist(), e.tolist())))
+                    out.append(np.stack((key // ends, key % ends), axis=1).astype(np.int64))
                 continue
             found: dict[tuple[int, int], int] = {}  # maximal places summed over the shards
             for rows in per_shard:
                 for s, e, m in rows.tolist():
                     found[(s, e)] = found.get((s, e), 0) + m
-            out.append([span for span, m in sorted(found.items()) if counts.live_maximal(*span, m)])
+            live = [span for span, m in sorted(found.items()) if counts.live_maximal(*span, m)]
+            out.append(_rows(live))
         return out
 
     def c(s: int, e: int) -> int:  # memoized by `counts`; 0 outside the query
@@ -906,5 +972,9 @@ def _crowded_spans(
             for e, maximal in _maximal_ends(counts, s, max(e0, s + t, tail + 1)):
                 if counts.live_maximal(s, e, maximal):
                     here.append((s, e))
-        out.append(here)
+        out.append(_rows(here))
     return out
+
+
+def _rows(spans: list[tuple[int, int]]) -> np.ndarray:
+    return np.array(spans, dtype=np.int64).reshape(-1, 2)

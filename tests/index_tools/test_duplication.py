@@ -625,3 +625,35 @@ def test_a_bound_from_spans_counted_inside_is_never_below_the_count(tmp_path, mo
                 counted = (s, e) in counts.counted  # (then itself among the spans inside)
                 assert bound == counts.distinct(s, e) if counted else bound >= counts.distinct(s, e)
     assert bounded  # (bounds to check were there)
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
+def test_the_spans_found_from_counts_are_each_once_and_none_is_a_runs(tmp_path, monkeypatch, seed):
+    """The search hands its spans from counts over as arrays (`CrowdedSpans`): each span
+    once, in the order found, none a span of the runs around enumerated anchors, each of
+    at least t words, the ends of each start listed by `Counts.crowded_ends` ascending, and
+    each read as the same `Crowded` every time (its counts kept)."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 4)
+    rng = random.Random(9100 + seed)
+    files = random_index(tmp_path, rng, rng.randint(10, 40), seed)
+    seen = 0
+    with open_index(tmp_path / "idx") as idx:
+        for _ in range(8):
+            qwords, _ = random_query(rng, files)
+            runs, crowded = suffix.search(idx.shards, idx.word_ids(qwords), 10, -1)
+            spans = [(c.start, c.end) for c in crowded]
+            assert spans == list(zip(crowded.starts.tolist(), crowded.ends.tolist()))
+            assert len(set(spans)) == len(spans)
+            assert not set(spans) & {(r[0], r[1]) for r in runs}
+            assert all(e - s >= 10 for s, e in spans)
+            ends: dict[int, list[int]] = {}
+            for s, e in spans:
+                ends.setdefault(s, []).append(e)
+            for s, want in ends.items():
+                assert crowded.counts.crowded_ends.get(s) == sorted(want)
+            assert crowded.counts.crowded_ends.get(-1, "none") == "none"
+            assert all(crowded[k] is crowded[k] for k in range(len(crowded)))
+            seen += len(spans)
+    assert seen  # (spans from counts were there)

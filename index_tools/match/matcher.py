@@ -275,8 +275,9 @@ def _parts(
     starts, ends, views = spans.starts[region], spans.ends[region], spans.exact[region]
     first_of, end_of, view_of = starts.tolist(), ends.tolist(), views.tolist()
     top = spans[primary]
-    shown: dict[bool, list[Span]] = {True: [], False: []}  # view -> primary and parts
-    shown[top.exact].append(top)
+    # view -> the primary span and parts shown: (start, end, documents)
+    shown: dict[bool, list[tuple[int, int, int]]] = {True: [], False: []}
+    shown[top.exact].append((top.start, top.end, top.documents))
     said: set[tuple[bool, bytes]] = set()  # the texts of the parts shown
     # its text again inside it: a shorter separator, maybe more files
     first = top.exact, packed[run[top.start] * width : (run[top.end - 1] + 1) * width]
@@ -297,9 +298,9 @@ def _parts(
             continue
         check()  # (the deadline's: counting a span's documents reads its places)
         most = 0  # the most documents of a span shown that holds most of its words
-        for o in shown[exact]:
-            if 2 * (min(o.end, b) - max(o.start, a)) > b - a:
-                most = max(most, o.documents)
+        for o_start, o_end, o_documents in shown[exact]:
+            if 2 * (min(o_end, b) - max(o_start, a)) > b - a and o_documents > most:
+                most = o_documents
         most *= PART_SHARE
         s = spans[k]
         if s.fewer_places_than(most) or s.fewer_documents_than(most):
@@ -309,7 +310,7 @@ def _parts(
             around = region[around[(starts[around] <= a) & (b <= ends[around])]]
             if any(o != primary and _holds_all(spans[o], s) for o in around.tolist()):
                 continue  # (inside a renamed primary span, an exact run says what is unchanged)
-        shown[exact].append(s)
+        shown[exact].append((a, b, s.documents))
         said.add(words)
         out.append(s)
     return sorted(out, key=lambda s: (s.start, -s.end))
@@ -576,8 +577,11 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
     np.add.at(edges, exact.ends, -1)
     covered = np.cumsum(edges[:-1]) > 0
     least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
-    if np.count_nonzero(~covered) < least:
+    new = np.zeros(len(words) + 1, dtype=np.int64)  # new[k]: the words before k none holds
+    np.cumsum(~covered, out=new[1:])
+    if new[-1] < least:
         return []  # (no span can add them: nothing to search for)
+    new = new.tolist()
     mask = identifier_mask(words, lang)
     if mask is None or not mask.any():
         return []
@@ -590,10 +594,10 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
     kws = keywords(lang) or frozenset()
     kept = []
     for r in found:
+        if new[r[1]] - new[r[0]] < least:
+            continue  # exact spans already say it
         opts.check()
         run = Run(*r)
-        if (~covered[run.start : run.end]).sum() < least:
-            continue  # exact spans already say it
         for part in _consistent(index, words, query.ids, mask, run, opts.min_tokens):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
@@ -606,7 +610,7 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
                 and len(kws.intersection(words[part.start : part.end])) < MIN_KEYWORDS
             ):
                 continue
-            if (~covered[part.start : part.end]).sum() < least:
+            if new[part.end] - new[part.start] < least:
                 continue
             kept.append(part)
     return _spans(kept, exact=False)

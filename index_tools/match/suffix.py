@@ -632,10 +632,15 @@ class Counts:
         if not found:  # (no shards)
             return
         memo, by_words, q_bytes, ends = self.memo, self.by_words, self.q_bytes, self.ends
-        widths = sum(f[:, 1].astype(np.int64) - f[:, 0].astype(np.int64) for f in found)
-        rows = zip(*(map(tuple, f.tolist()) for f in found))  # each span's, per shard
+        widths = found[0][:, 1] - found[0][:, 0]  # (uint64: an interval's end is past its start)
+        for f in found[1:]:
+            widths = widths + (f[:, 1] - f[:, 0])
+        if len(found) == 1:
+            rows = ([iv] for iv in map(tuple, found[0].tolist()))
+        else:  # each span's, per shard
+            rows = map(list, zip(*(map(tuple, f.tolist()) for f in found)))
         for (s, e), ivs, total in zip(spans, rows, widths.tolist()):
-            hit = memo[(s, e)] = (total, list(ivs))
+            hit = memo[(s, e)] = (total, ivs)
             if e - s <= MEMO_WORDS:
                 by_words.setdefault(q_bytes[s * 4 : e * 4], hit)
             known = ends.get(s)

@@ -188,16 +188,24 @@ class Spans:
     read (`spans[k]`): a quote of vendored code has hundreds found from counts, of which
     the matches read few."""
 
-    def __init__(self, listed: list[Span], crowded: CrowdedSpans, renamed: list[Span]):
+    def __init__(self, listed: list[Span], crowded: CrowdedSpans):
         self._crowded = crowded
-        self._made: list[Span | None] = [*listed, *[None] * len(crowded), *renamed]
+        self._made: list[Span | None] = [*listed, *[None] * len(crowded)]
         self._first = len(listed)  # the first one from counts
-        self.starts, self.ends = (
-            np.concatenate((_bounds(listed, kind), crowd, _bounds(renamed, kind)))
-            for kind, crowd in (("start", crowded.starts), ("end", crowded.ends))
-        )
-        self.exact = np.ones(len(self._made), dtype=bool)  # (the renamed ones last)
-        self.exact[len(self._made) - len(renamed) :] = False
+        self.starts, self.ends = _bounds(listed, "start"), _bounds(listed, "end")
+        if len(crowded):
+            self.starts = np.concatenate((self.starts, crowded.starts))
+            self.ends = np.concatenate((self.ends, crowded.ends))
+        self.exact = np.ones(len(self._made), dtype=bool)
+
+    def and_renamed(self, renamed: list[Span]) -> Spans:
+        """These spans and the renamed ones after them."""
+        if renamed:
+            self._made += renamed
+            self.starts = np.concatenate((self.starts, _bounds(renamed, "start")))
+            self.ends = np.concatenate((self.ends, _bounds(renamed, "end")))
+            self.exact = np.append(self.exact, np.zeros(len(renamed), dtype=bool))
+        return self
 
     def __len__(self) -> int:
         return len(self._made)
@@ -223,14 +231,16 @@ def _regions(spans: Spans) -> list[np.ndarray]:
     starts, ends = spans.starts[order], spans.ends[order]
     # a region begins where a span starts at or past the end of every span before it
     reach = np.maximum.accumulate(ends)
-    cut = np.flatnonzero(starts[1:] >= reach[:-1]) + 1
-    return np.split(order, cut)
+    bounds = [0, *(np.flatnonzero(starts[1:] >= reach[:-1]) + 1).tolist(), len(order)]
+    return [order[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def _primary(spans: Spans, region: np.ndarray) -> int:
     """The longest span, renamed or not (a renamed copy is the quote a user made, the
     exact runs inside it its parts); of equal ones an exact copy, then the one most files
     hold (documents counted for the longest only), then the first."""
+    if len(region) == 1:
+        return int(region[0])
     lengths = spans.ends[region] - spans.starts[region]
     longest = region[lengths == lengths.max()]
     exact = spans.exact[longest]
@@ -281,7 +291,7 @@ def _parts(
     said: set[tuple[bool, bytes]] = set()  # the texts of the parts shown
     # its text again inside it: a shorter separator, maybe more files
     first = top.exact, packed[run[top.start] * width : (run[top.end - 1] + 1) * width]
-    other = {x: np.flatnonzero(views != x) for x in (True, False)}  # the other view's spans
+    both = not views.all() and views.any()  # (spans of both views: a renamed copy's region)
     out: list[Span] = []
     longer = run_of[starts] - run_of[ends - 1]  # minus the length of its text, less one
     order = np.lexsort((starts, ends - starts, longer))
@@ -305,10 +315,9 @@ def _parts(
         s = spans[k]
         if s.fewer_places_than(most) or s.fewer_documents_than(most):
             continue
-        around = other[exact]
-        if len(around):
-            around = region[around[(starts[around] <= a) & (b <= ends[around])]]
-            if any(o != primary and _holds_all(spans[o], s) for o in around.tolist()):
+        if both:  # the spans of the other view around it
+            around = region[(views != exact) & (starts <= a) & (b <= ends)].tolist()
+            if any(o != primary and _holds_all(spans[o], s) for o in around):
                 continue  # (inside a renamed primary span, an exact run says what is unchanged)
         shown[exact].append((a, b, s.documents))
         said.add(words)
@@ -547,14 +556,13 @@ def find_matches(
         ends=ends,
         context_starts=context_starts,
     )
-    listed, crowded = _exact_spans(index, query, opts)
-    renamed: list[Span] = []
+    spans = Spans(*_exact_spans(index, query, opts))
     lang = canonical(language)
     if lang and lang in index.header.renamed_languages and index.renamed_shards:
         opts.check()
-        renamed = _renamed_spans(index, query, lang, Spans(listed, crowded, []), opts)
+        spans = spans.and_renamed(_renamed_spans(index, query, lang, spans, opts))
     opts.check()
-    return _matches(index, query, Spans(listed, crowded, renamed), opts)
+    return _matches(index, query, spans, opts)
 
 
 def _slices(text: str, starts: list[int], ends: list[int]) -> list[str]:

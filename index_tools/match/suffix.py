@@ -312,6 +312,10 @@ class EndsByStart:
         return made
 
 
+_NO_SPANS = np.empty(0, dtype=np.int64)
+_NO_ENDS = EndsByStart(_NO_SPANS, _NO_SPANS)
+
+
 class CrowdedSpans:
     """The spans a search found from counts, in the order found: their starts and ends as
     arrays, each one's `Crowded` made when first read (a quote of vendored code has
@@ -332,7 +336,10 @@ class CrowdedSpans:
         past `tail`, but for the `known` ones (the runs' spans, as `_key`s); their ends
         noted for `Counts.fill_crowded` and `Counts.distinct`. (Each span is found once: the
         anchors' starts, within g words before each, do not overlap.)"""
-        rows = np.concatenate(found) if found else np.empty((0, 2), dtype=np.int64)
+        found = [f for f in found if len(f)]
+        if not found:  # (most lookups: no crowded anchor)
+            return cls(counts, _NO_SPANS, _NO_SPANS)
+        rows = np.concatenate(found) if len(found) > 1 else found[0]
         s, e = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64)
         key = _key(s, e, counts.n)
         keep = (e - s >= t) & (e > tail)
@@ -373,7 +380,7 @@ class Counts:
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
         self.has_dead = any(sh.alive is not None for sh in shards)
         self.read_live: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
-        self.crowded_ends = EndsByStart(np.empty(0, np.int64), np.empty(0, np.int64))
+        self.crowded_ends = _NO_ENDS  # (the search's spans from counts: `CrowdedSpans.of`)
         self.filled: set[int] = set()  # starts whose crowded spans were searched at once
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
         self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending

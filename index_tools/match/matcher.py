@@ -6,6 +6,8 @@
    run; where an anchor's words are everywhere (a license header), the spans from counts.
 2. Spans. Every distinct (start, end) of a run is a span; its files are the documents
    holding it whole (with their identical copies): exact, whatever the number of copies.
+   A lookup's spans (`Spans`) are arrays of starts and ends, each made a `Span` when read:
+   code vendored in hundreds of packages has hundreds of spans from counts, few of them read.
 3. Regions. Overlapping spans form one region, reported as one `Match`: its primary span
    (the longest, renamed or not; exact copies first of equal ones) gives the headline and
    the source lines; the exact runs inside a renamed primary span, and spans held by a quarter more

@@ -286,6 +286,7 @@ def _parts(
     run, packed, width = run_of.tolist(), run_words.tobytes(), run_words.itemsize
     starts, ends, views = spans.starts[region], spans.ends[region], spans.exact[region]
     first_of, end_of, view_of = starts.tolist(), ends.tolist(), views.tolist()
+    index_of = region.tolist()  # (the spans' indexes in `spans`)
     top = spans[primary]
     # view -> the primary span and parts shown: (start, end, documents)
     shown: dict[bool, list[tuple[int, int, int]]] = {True: [], False: []}
@@ -303,7 +304,7 @@ def _parts(
             break
         a, b, exact = first_of[j], end_of[j], view_of[j]
         words = exact, packed[run[a] * width : (run[b - 1] + 1) * width]
-        k = int(region[j])
+        k = index_of[j]
         if k == primary or words in said:
             continue
         if words == first and not (top.start <= a and b <= top.end):
@@ -585,10 +586,9 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
     edges = np.zeros(len(words) + 1, dtype=np.int64)
     np.add.at(edges, exact.starts, 1)
     np.add.at(edges, exact.ends, -1)
-    covered = np.cumsum(edges[:-1]) > 0
     least = max(1, opts.min_tokens // 3)  # new words a renamed span must add to exact ones
     new = np.zeros(len(words) + 1, dtype=np.int64)  # new[k]: the words before k none holds
-    np.cumsum(~covered, out=new[1:])
+    np.cumsum(np.cumsum(edges[:-1]) == 0, out=new[1:])
     if new[-1] < least:
         return []  # (no span can add them: nothing to search for)
     new = new.tolist()

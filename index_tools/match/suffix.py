@@ -333,9 +333,8 @@ class CrowdedSpans:
         cls, counts: Counts, found: list[np.ndarray], t: int, tail: int, known: np.ndarray
     ) -> CrowdedSpans:
         """The spans of `found` (rows (start, end), per anchor) of at least `t` words ending
-        past `tail`, but for the `known` ones (the runs' spans, as `_key`s); their ends
-        noted for `Counts.fill_crowded` and `Counts.distinct`. (Each span is found once: the
-        anchors' starts, within g words before each, do not overlap.)"""
+        past `tail`, but for the `known` ones (the runs' spans, as `_key`s). (Each span is
+        found once: the anchors' starts, within g words before each, do not overlap.)"""
         found = [f for f in found if len(f)]
         if not found:  # (most lookups: no crowded anchor)
             return cls(counts, _NO_SPANS, _NO_SPANS)
@@ -346,9 +345,7 @@ class CrowdedSpans:
         if len(known) and len(key):
             known = np.sort(known)
             keep &= known[np.minimum(known.searchsorted(key), len(known) - 1)] != key
-        s, e = s[keep], e[keep]
-        counts.crowded_ends = EndsByStart(s, e)
-        return cls(counts, s, e)
+        return cls(counts, s[keep], e[keep])
 
     def __len__(self) -> int:
         return len(self._made)
@@ -380,7 +377,7 @@ class Counts:
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
         self.has_dead = any(sh.alive is not None for sh in shards)
         self.read_live: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
-        self.crowded_ends = _NO_ENDS  # (the search's spans from counts: `CrowdedSpans.of`)
+        self.crowded_ends = _NO_ENDS  # start -> the ends of its spans from counts (`search`)
         self.filled: set[int] = set()  # starts whose crowded spans were searched at once
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
         self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending
@@ -825,8 +822,12 @@ def search(
     check()
     runs, keys = _runs(shards, counts, found, enumerated, w, w + stride - 1, t, tail)
     lows = [(a, 0 if a == late[0] else a - g + 1) for a in crowded_anchors]
-    found_crowded = _crowded_spans(counts, lows, w, t, tail, check)
-    return runs, CrowdedSpans.of(counts, found_crowded, t, tail, keys)
+    crowded = CrowdedSpans.of(
+        counts, _crowded_spans(counts, lows, w, t, tail, check), t, tail, keys
+    )
+    if len(crowded):  # (their ends, for `Counts.fill_crowded` and `Counts.distinct`)
+        counts.crowded_ends = EndsByStart(crowded.starts, crowded.ends)
+    return runs, crowded
 
 
 def _runs(

@@ -593,38 +593,43 @@ def test_a_bound_from_spans_counted_inside_is_never_below_the_count(tmp_path, mo
     some starts' spans are searched and some spans counted in a random order, the bounds of
     every crowded span are at least its places and documents, and equal to them for a
     span searched or counted itself."""
+    rng = random.Random(7000 + seed)
+    bounded = 0
+    for _, crowded in _crowded_searches(tmp_path, monkeypatch, rng, seed):
+        spans = [(c.start, c.end) for c in crowded]
+        counts = crowded[0]._counts if crowded else None
+        for s, _ in rng.sample(spans, len(spans) // 2):
+            counts.fill_crowded(s)
+        for s, e in spans:  # places, before any count searches more
+            bound = counts.places_at_most(s, e)
+            if bound is not None:
+                bounded += 1
+                searched = s in counts.filled and (s, e) in counts.memo
+                places = counts.get(s, e)[0]
+                assert bound == places if searched else bound >= places, (s, e)
+        for s, e in rng.sample(spans, len(spans) // 2):
+            counts.distinct(s, e)
+        for s, e in spans:
+            bound = counts.documents_at_most(s, e)
+            if bound is None:
+                continue
+            bounded += 1
+            counted = (s, e) in counts.counted  # (then itself among the spans inside)
+            assert bound == counts.distinct(s, e) if counted else bound >= counts.distinct(s, e)
+    assert bounded  # (bounds to check were there)
+
+
+def _crowded_searches(tmp_path, monkeypatch, rng: random.Random, seed: int, queries: int = 8):
+    """`suffix.search` (runs, spans from counts) of random queries against a randomized
+    corpus, t = 10, with few places making an anchor crowded."""
     from index_tools.match import suffix
 
     monkeypatch.setattr(suffix, "ENUMERATE", 4)
-    rng = random.Random(7000 + seed)
     files = random_index(tmp_path, rng, rng.randint(10, 40), seed)
-    bounded = 0
     with open_index(tmp_path / "idx") as idx:
-        for _ in range(8):
+        for _ in range(queries):
             qwords, _ = random_query(rng, files)
-            ids = idx.word_ids(qwords)
-            _, crowded = suffix.search(idx.shards, ids, 10, -1)
-            spans = [(c.start, c.end) for c in crowded]
-            counts = crowded[0]._counts if crowded else None
-            for s, _ in rng.sample(spans, len(spans) // 2):
-                counts.fill_crowded(s)
-            for s, e in spans:  # places, before any count searches more
-                bound = counts.places_at_most(s, e)
-                if bound is not None:
-                    bounded += 1
-                    searched = s in counts.filled and (s, e) in counts.memo
-                    places = counts.get(s, e)[0]
-                    assert bound == places if searched else bound >= places, (s, e)
-            for s, e in rng.sample(spans, len(spans) // 2):
-                counts.distinct(s, e)
-            for s, e in spans:
-                bound = counts.documents_at_most(s, e)
-                if bound is None:
-                    continue
-                bounded += 1
-                counted = (s, e) in counts.counted  # (then itself among the spans inside)
-                assert bound == counts.distinct(s, e) if counted else bound >= counts.distinct(s, e)
-    assert bounded  # (bounds to check were there)
+            yield suffix.search(idx.shards, idx.word_ids(qwords), 10, -1)
 
 
 @pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
@@ -633,27 +638,19 @@ def test_the_spans_found_from_counts_are_each_once_and_none_is_a_runs(tmp_path, 
     once, in the order found, none a span of the runs around enumerated anchors, each of
     at least t words, the ends of each start listed by `Counts.crowded_ends` ascending, and
     each read as the same `Crowded` every time (its counts kept)."""
-    from index_tools.match import suffix
-
-    monkeypatch.setattr(suffix, "ENUMERATE", 4)
-    rng = random.Random(9100 + seed)
-    files = random_index(tmp_path, rng, rng.randint(10, 40), seed)
     seen = 0
-    with open_index(tmp_path / "idx") as idx:
-        for _ in range(8):
-            qwords, _ = random_query(rng, files)
-            runs, crowded = suffix.search(idx.shards, idx.word_ids(qwords), 10, -1)
-            spans = [(c.start, c.end) for c in crowded]
-            assert spans == list(zip(crowded.starts.tolist(), crowded.ends.tolist()))
-            assert len(set(spans)) == len(spans)
-            assert not set(spans) & {(r[0], r[1]) for r in runs}
-            assert all(e - s >= 10 for s, e in spans)
-            ends: dict[int, list[int]] = {}
-            for s, e in spans:
-                ends.setdefault(s, []).append(e)
-            for s, want in ends.items():
-                assert crowded.counts.crowded_ends.get(s) == sorted(want)
-            assert crowded.counts.crowded_ends.get(-1, "none") == "none"
-            assert all(crowded[k] is crowded[k] for k in range(len(crowded)))
-            seen += len(spans)
+    for runs, crowded in _crowded_searches(tmp_path, monkeypatch, random.Random(9100 + seed), seed):
+        spans = [(c.start, c.end) for c in crowded]
+        assert spans == list(zip(crowded.starts.tolist(), crowded.ends.tolist()))
+        assert len(set(spans)) == len(spans)
+        assert not set(spans) & {(r[0], r[1]) for r in runs}
+        assert all(e - s >= 10 for s, e in spans)
+        ends: dict[int, list[int]] = {}
+        for s, e in spans:
+            ends.setdefault(s, []).append(e)
+        for s, want in ends.items():
+            assert crowded.counts.crowded_ends.get(s) == sorted(want)
+        assert crowded.counts.crowded_ends.get(-1, "none") == "none"
+        assert all(crowded[k] is crowded[k] for k in range(len(crowded)))
+        seen += len(spans)
     assert seen  # (spans from counts were there)

@@ -10,9 +10,9 @@
  * one-line "damaged" error. Nothing here allocates, keeps state or writes outside `out`
  * (and the working memory a caller passes).
  *
- * Also here, for ASCII text, the one check of a span's kind that costs a lookup most
- * (text/kinds.py `is_table`) and the words' bounds (text/words.py `word_bounds`): those stay
- * the reference.
+ * Also here, for ASCII text, the checks of a span's kind that cost a lookup most
+ * (text/kinds.py `is_table`, `is_repetitive` and the first step of `is_license`) and the
+ * words' bounds (text/words.py `word_bounds`): those stay the reference.
  */
 #include <stdint.h>
 #include <string.h>
@@ -28,7 +28,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 9 /* raised when a signature or a struct below changes */
+#define RC_VERSION 10/* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -1088,5 +1088,119 @@ RC_EXPORT int rc_word_bounds(const uint8_t *text, uint64_t n, uint64_t *starts, 
         i = j;
     }
     *count = k;
+    return RC_OK;
+}
+
+/* --- Two checks of a span's words (text/kinds.py, the reference) -------------------------- */
+
+/* Whether keys[0:k] (at most 64, each ended by '\n') has one that the words joined by single
+ * spaces and lowered (ASCII) hold: `is_license`'s first step (`LEGAL_KEYS`). `low`: those m
+ * bytes. One pass: at each byte, the keys starting with it. -1: more than 64 keys. */
+static int has_key(const uint8_t *low, uint64_t m, const uint8_t *keys, uint64_t k)
+{
+    uint64_t first[256] = {0}, at[64], len[64], count = 0;
+    for (uint64_t a = 0, b; a < k; a = b + 1) {
+        for (b = a; b < k && keys[b] != '\n'; b++)
+            ;
+        if (b == a)
+            continue;
+        if (count == 64)
+            return -1;
+        at[count] = a, len[count] = b - a;
+        first[keys[a]] |= 1ull << count++;
+    }
+    for (uint64_t i = 0; i < m; i++) {
+        for (uint64_t mask = first[low[i]]; mask; mask &= mask - 1) {
+            int j = __builtin_ctzll(mask);
+            if (len[j] <= m - i && !memcmp(low + i, keys + at[j], (size_t)len[j]))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether a sequence is `is_repetitive`: few distinct words (under 12%), or, with under 30%
+ * distinct words (the numbers counted as one), a pattern of at most 32 words (numbers
+ * alike) that 75% of the words repeat. codes[i]: word i's distinct word (from 1), 0 for a
+ * number; d distinct words, `numbers` of them numbers. The comparisons are Python's, in
+ * doubles. */
+static int repetitive(const uint32_t *codes, uint64_t n, uint64_t d, uint64_t numbers)
+{
+    if (n == 0)
+        return 0;
+    if ((double)d / (double)n < 0.12)
+        return 1;
+    if ((double)(d - numbers + (numbers > 0)) / (double)n > 0.3)
+        return 0;
+    uint64_t most = n / 3 < 32 ? n / 3 : 32;
+    for (uint64_t p = 1; p <= most; p++) {
+        uint32_t same = 0; /* (32-bit: the compiler compares several at once) */
+        for (uint64_t i = 0; i + p < n; i++)
+            same += codes[i + p] == codes[i];
+        if ((double)same >= 0.75 * (double)(n - p))
+            return 1;
+    }
+    return 0;
+}
+
+/* Two checks of n ASCII words, words[0:m] (one '\n' between two): out[0] whether they hold
+ * one of the keys (see has_key), out[1] `is_repetitive`. Working memory from the caller:
+ * `low` m bytes, `work` at least 6 * n + 16 entries (a hash table, each word's start and
+ * code). RC_ARGS when the words are not n, or one is empty. */
+RC_EXPORT int rc_span_checks(const uint8_t *words, uint64_t m, uint64_t n, const uint8_t *keys,
+                             uint64_t k, uint8_t *low, uint64_t low_len, uint64_t *work,
+                             uint64_t work_len, int32_t *out)
+{
+    if (!n || n >= 1u << 31 || !words || (k && !keys) || !low || low_len < m || !work || !out)
+        return RC_ARGS;
+    uint64_t size = 16;
+    while (size < 2 * n)
+        size <<= 1;
+    if (work_len < 6 * n + 16) /* (size <= 4 * n + 16) */
+        return RC_ARGS;
+    uint64_t *slot = work, *start = work + size;
+    uint32_t *codes = (uint32_t *)(work + size + n);
+    memset(slot, 0, (size_t)size * sizeof *slot); /* 0: empty, else a word's index + 1 */
+    uint64_t count = 0, d = 0, numbers = 0;
+    for (uint64_t a = 0, b; a <= m; a = b + 1) {
+        uint64_t h = 0;
+        for (b = a; b < m && words[b] != '\n'; b++) {
+            uint8_t c = words[b];
+            h = ((h << 7) | (h >> 57)) ^ c;
+            low[b] = c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
+        }
+        h *= 0x9E3779B97F4A7C15ull; /* (the top bits, mixed, pick the slot) */
+        h >>= 32;
+        if (b < m)
+            low[b] = ' ';
+        if (count == n || b == a)
+            return RC_ARGS;
+        start[count] = a;
+        uint64_t j = h & (size - 1), len = b - a;
+        for (;; j = (j + 1) & (size - 1)) {
+            if (!slot[j]) { /* a new word */
+                slot[j] = count + 1;
+                d++;
+                int number = words[a] >= '0' && words[a] <= '9';
+                numbers += number;
+                codes[count] = number ? 0 : (uint32_t)d;
+                break;
+            }
+            uint64_t o = slot[j] - 1, os = start[o];
+            uint64_t olen = (o + 1 < count ? start[o + 1] : a) - 1 - os;
+            if (olen == len && !memcmp(words + os, words + a, (size_t)len)) {
+                codes[count] = codes[o];
+                break;
+            }
+        }
+        count++;
+    }
+    if (count != n)
+        return RC_ARGS;
+    int key = has_key(low, m, keys, k);
+    if (key < 0)
+        return RC_ARGS;
+    out[0] = key;
+    out[1] = repetitive(codes, n, d, numbers);
     return RC_OK;
 }

@@ -30,7 +30,7 @@ import numpy as np
 from ..store.generations import IndexOpenError
 from ..text import kinds, words
 
-VERSION = 9  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 10  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 HERE = Path(__file__).resolve().parent
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
@@ -126,12 +126,15 @@ class Kernel:
         self.is_table = lib.rc_is_table
         self.is_table.argtypes = [ctypes.c_char_p, c_uint64, c_void_p, c_uint64, c_void_p,
                                   c_uint64, POINTER(c_int32)]  # fmt: skip
+        self.span_checks = lib.rc_span_checks
+        self.span_checks.argtypes = [ctypes.c_char_p, c_uint64, c_uint64, ctypes.c_char_p, c_uint64,
+                                     c_void_p, c_uint64, c_void_p, c_uint64, c_void_p]  # fmt: skip
         self.word_bounds = lib.rc_word_bounds
         self.word_bounds.argtypes = [ctypes.c_char_p, c_uint64, c_void_p, c_void_p, c_uint64,
                                      c_void_p]  # fmt: skip
         for f in (self.interval, self.intervals, self.spans, self.extend, self.documents,
                   self.crowded_spans, self.distinct, self.first_places,
-                  self.word_ids, self.is_table, self.word_bounds):  # fmt: skip
+                  self.word_ids, self.is_table, self.span_checks, self.word_bounds):  # fmt: skip
             f.restype = c_int32
 
 
@@ -347,6 +350,20 @@ def is_table(kernel: Kernel, text: bytes) -> bool:
     return bool(out.value)
 
 
+def span_checks(kernel: Kernel, words: bytes, n: int, keys: bytes) -> tuple[bool, bool]:
+    """Whether the n ASCII words (a line break between two) joined by spaces and lowered
+    hold one of the keys (each ended by a line break), and text/kinds.py `is_repetitive`."""
+    size = 6 * n + 16  # the working memory, then the answers (two int32), then `low`
+    work = np.empty(size + 2 + len(words) // 8, dtype=np.uint64)
+    at = work.ctypes.data
+    rc = kernel.span_checks(words, len(words), n, keys, len(keys), at + 8 * size + 8,
+                            len(words), at, size, at + 8 * size)  # fmt: skip
+    if rc:
+        _raise(rc, "span checks")
+    key, rep = work[size : size + 1].view(np.int32).tolist()
+    return bool(key), bool(rep)
+
+
 def word_bounds(kernel: Kernel, text: bytes) -> tuple[np.ndarray, np.ndarray]:
     """text/words.py `word_bounds` of ASCII text (the caller checks that it is)."""
     n = len(text)
@@ -366,6 +383,30 @@ def text_is_table(text: str) -> bool:
     if k is None or not text.isascii():
         return kinds.is_table(text)
     return is_table(k, text.encode("ascii"))
+
+
+_KEYS = "".join(k + "\n" for k in kinds.LEGAL_KEYS).encode("ascii")
+
+
+def _never(_words: list[str]) -> bool:
+    return False
+
+
+def word_checks(
+    words: list[str],
+) -> tuple[Callable[[list[str]], bool], Callable[[list[str]], bool]]:
+    """`kinds.is_license` and `kinds.is_repetitive` for these words (a span's), answered by
+    one compiled call where the search is and the words are ASCII; else kinds' own."""
+    k = active()
+    if k is not None and words:
+        try:
+            joined = "\n".join(words).encode("ascii")
+        except UnicodeEncodeError:
+            pass
+        else:
+            key, rep = span_checks(k, joined, len(words), _KEYS)
+            return (kinds.is_license if key else _never), (lambda _words: rep)
+    return kinds.is_license, kinds.is_repetitive
 
 
 def text_word_bounds(text: str, pos: int = 0, endpos: int | None = None):

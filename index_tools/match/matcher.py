@@ -448,7 +448,10 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
             return templates.is_template(s.start, s.end, share)
 
         text = place.chars(s.start, s.end)[2]
-        return classify(words[s.start : s.end], text, table=kernel.text_is_table, template=template)
+        span_words = words[s.start : s.end]
+        license, repetitive = kernel.word_checks(span_words)
+        return classify(span_words, text, table=kernel.text_is_table, template=template,
+                        license=license, repetitive=repetitive)  # fmt: skip
 
     out = []
     for region in _regions(spans):

@@ -100,7 +100,7 @@ TEMPLATE_SHARE = 0.5  # share of the span's k-grams found in the shipped templat
 
 
 # A word or two of every phrase above: text with none of them holds no phrase (most code).
-_LEGAL_KEYS = (
+LEGAL_KEYS = (
     "licen", "warrant", "permission", "copyright", "redistribut", "free software", "hope",
     "applicable law", "compliance", "in no event", "liable", "rights reserved", "terms and",
     "intellectual", "open source", "gpl",
@@ -109,7 +109,7 @@ _LEGAL_KEYS = (
 
 def is_license(words: list[str]) -> bool:
     text = " ".join(words).lower()
-    if not any(k in text for k in _LEGAL_KEYS):
+    if not any(k in text for k in LEGAL_KEYS):
         return False
     if any(p in text for p in _LEGAL_PHRASES):
         return True
@@ -271,18 +271,24 @@ def is_authored(f: SpanFeatures, t: Authorship = AUTHORSHIP) -> bool:
 
 
 def structural_kind(
-    words: list[str], text: str, table=is_table, template=is_template
+    words: list[str],
+    text: str,
+    table=is_table,
+    template=is_template,
+    license=is_license,
+    repetitive=is_repetitive,
 ) -> Kind | None:
     """The kind a span has by its wording or structure alone, or None for plain code.
-    `table`, `template`: `is_table` and `is_template`, or implementations giving their
-    answers (the search kernel's table check; a lookup's templates.QueryTemplates)."""
-    if is_license(words):
+    `table`, `template`, `license`, `repetitive`: `is_table`, `is_template`, `is_license`
+    and `is_repetitive`, or implementations giving their answers (the search kernel's
+    checks; a lookup's templates.QueryTemplates)."""
+    if license(words):
         return "license"
     if template(words, TEMPLATE_SHARE):
         return "idiom"
     if is_inventory(text):
         return "inventory"
-    if is_repetitive(words):
+    if repetitive(words):
         return "repetitive"
     if table(text):
         return "inventory"
@@ -290,12 +296,18 @@ def structural_kind(
 
 
 def classify(
-    words: list[str], text: str, t: Authorship = AUTHORSHIP, table=is_table, template=is_template
+    words: list[str],
+    text: str,
+    t: Authorship = AUTHORSHIP,
+    table=is_table,
+    template=is_template,
+    license=is_license,
+    repetitive=is_repetitive,
 ) -> Kind:
     """The kind of a span: its words (the note's words) and its text as quoted. Code is an
     idiom only with nothing of its author's in it; authored code is the default. `table`,
-    `template`: as `structural_kind`'s."""
-    kind = structural_kind(words, text, table, template)
+    `template`, `license`, `repetitive`: as `structural_kind`'s."""
+    kind = structural_kind(words, text, table, template, license, repetitive)
     if kind is not None:
         return kind
     if len(words) >= t.words:  # is_authored's first sign, known without reading the text

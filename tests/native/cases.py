@@ -17,7 +17,7 @@ from index_tools.match import kernel, suffix
 from index_tools.match.suffix import BLOCK_BITS, Counts, ShardView
 from index_tools.store import shards as files
 from index_tools.store.shards import id_bytes, top_keys
-from index_tools.text.kinds import is_table
+from index_tools.text.kinds import LEGAL_KEYS, is_license, is_repetitive, is_table
 from index_tools.text.words import word_bounds
 
 
@@ -164,6 +164,33 @@ def is_table_case(rng: np.random.Generator) -> Case:
     return Case("is_table", (text,), 0, [int(is_table(text))])
 
 
+# the words of a span: names, numbers (counted alike), punctuation, words of legal keys
+_SPAN_WORDS = [
+    "x", "Name", "_y", "self", "0", "1", "42", "3e5", "0x1F", "(", ")", ",", "=", ".", ":",
+    "License", "LICENSE", "warranty", "WARRANTIES", "free", "Software", "in", "no", "event",
+    "GPL", "open", "source", "rights", "reserved", "terms", "and", "ap", "licen",
+]  # fmt: skip
+
+
+def span_words(rng: np.random.Generator) -> list[str]:
+    """Words of a span: a short pattern repeated with some noise, or any words."""
+    n = int(rng.choice([1, 2, 3, 7, 40, 97, 300, 700]))
+    pattern = rng.choice(_SPAN_WORDS, int(rng.integers(1, 40))).tolist()
+    noise = rng.choice([0.0, 0.1, 0.25, 0.5, 1.0])
+    return [str(rng.choice(_SPAN_WORDS)) if rng.random() < noise else pattern[i % len(pattern)]
+            for i in range(n)]  # fmt: skip
+
+
+def span_checks_case(rng: np.random.Generator) -> Case:
+    """A span's words: whether they hold a legal key (is_license's first step) and whether
+    they are repetitive, as kinds.py answers."""
+    words = span_words(rng)
+    text = " ".join(words).lower()
+    key = any(k in text for k in LEGAL_KEYS)
+    assert key or not is_license(words)
+    return Case("span_checks", (words,), 0, [int(key), int(is_repetitive(words))])
+
+
 def word_bounds_case(rng: np.random.Generator) -> Case:
     """Words of ASCII text: rows of a table, or any of the 128 characters."""
     if rng.random() < 0.5:
@@ -182,6 +209,7 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
         sh.cases.append(word_ids_case(rng, damaged=rng.random() < 0.2))
     for _ in range(each // 4):  # (the kind check's: no shard either)
         sh.cases.append(is_table_case(rng))
+        sh.cases.append(span_checks_case(rng))
         sh.cases.append(word_bounds_case(rng))
     with kernel.using("python"):
         for _ in range(each):
@@ -359,6 +387,10 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
             return 0, [*starts.tolist(), *ends.tolist()]
         if case.kind == "is_table":
             return 0, [int(kernel.is_table(k, case.args[0].encode("ascii")))]
+        if case.kind == "span_checks":
+            words = case.args[0]
+            joined = "\n".join(words).encode("ascii")
+            return 0, [int(x) for x in kernel.span_checks(k, joined, len(words), kernel._KEYS)]
         lo, hi = case.args
         blocks = view.block_table()
         docs = kernel.documents(k, view.native, view.starts, blocks, BLOCK_BITS, lo, hi)
@@ -452,6 +484,13 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
             elif c.kind == "is_table":
                 text = c.args[0].encode("ascii")
                 out.append(f"is_table {c.rc} {len(text)} {nums(text)} {nums(c.answer)}")
+            elif c.kind == "span_checks":
+                words = c.args[0]
+                joined = "\n".join(words).encode("ascii")
+                out.append(
+                    f"span_checks {c.rc} {len(words)} {len(joined)} {nums(joined)} "
+                    f"{len(kernel._KEYS)} {nums(kernel._KEYS)} {nums(c.answer)}"
+                )
             else:
                 lo, hi = c.args
                 answer = c.answer or [0] * (hi - lo)

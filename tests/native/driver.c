@@ -66,6 +66,9 @@ typedef int (*word_ids_fn)(const rc_vocabulary *, const uint64_t *, const uint8_
 typedef int (*is_table_fn)(const uint8_t *, uint64_t, uint8_t *, uint64_t, uint64_t *, uint64_t,
                            int32_t *);
 
+typedef int (*span_checks_fn)(const uint8_t *, uint64_t, uint64_t, const uint8_t *, uint64_t,
+                              uint8_t *, uint64_t, uint64_t *, uint64_t, int32_t *);
+
 typedef int (*word_bounds_fn)(const uint8_t *, uint64_t, uint64_t *, uint64_t *, uint64_t,
                               uint64_t *);
 
@@ -131,9 +134,10 @@ int main(int argc, char **argv)
     first_places_fn first_places = (first_places_fn)SYMBOL(lib, "rc_first_places");
     word_ids_fn word_ids = (word_ids_fn)SYMBOL(lib, "rc_word_ids");
     is_table_fn is_table = (is_table_fn)SYMBOL(lib, "rc_is_table");
+    span_checks_fn span_checks = (span_checks_fn)SYMBOL(lib, "rc_span_checks");
     word_bounds_fn word_bounds = (word_bounds_fn)SYMBOL(lib, "rc_word_bounds");
     if (!version || !interval || !intervals || !spans || !extend || !documents || !crowded_spans ||
-        !distinct || !first_places || !word_ids || !is_table || !word_bounds) {
+        !distinct || !first_places || !word_ids || !is_table || !span_checks || !word_bounds) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -367,6 +371,18 @@ int main(int argc, char **argv)
             int rc = is_table(text, n, buf, n + 1, work, 7 * n + 16, &got);
             ok = rc == want_rc && (rc || got == want);
             free(text), free(buf), free(work);
+        } else if (!strcmp(kind, "span_checks")) { /* rc n m words k keys key repetitive */
+            int want_rc = (int)num();
+            uint64_t n = num(), m = num();
+            uint8_t *words = bytes(m), *low = array(m + 1, 1);
+            uint64_t k = num();
+            uint8_t *keys = bytes(k);
+            uint64_t *work = array(6 * n + 16, 8);
+            int want_key = (int)num(), want_rep = (int)num();
+            int32_t got[2] = {-1, -1};
+            int rc = span_checks(words, m, n, keys, k, low, m, work, 6 * n + 16, got);
+            ok = rc == want_rc && (rc || (got[0] == want_key && got[1] == want_rep));
+            free(words), free(low), free(keys), free(work);
         } else if (!strcmp(kind, "documents")) { /* rc lo hi expected */
             int want_rc = (int)num();
             uint64_t lo = num(), hi = num();

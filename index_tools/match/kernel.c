@@ -410,6 +410,141 @@ RC_EXPORT int rc_extend(const rc_shard *s, const uint8_t *q, uint64_t qn, const 
     return RC_OK;
 }
 
+/* Rows of three numbers, ordered by the first, then the second, then the third. */
+static int row_less(const int64_t *x, const int64_t *y)
+{
+    return x[0] != y[0] ? x[0] < y[0] : x[1] != y[1] ? x[1] < y[1] : x[2] < y[2];
+}
+
+static void row_swap(int64_t *x, int64_t *y)
+{
+    for (int k = 0; k < 3; k++) {
+        int64_t t = x[k];
+        x[k] = y[k], y[k] = t;
+    }
+}
+
+/* Heapsort of n rows of three (no memory but theirs; equal rows in any order). */
+static void sort_rows(int64_t *r, uint64_t n)
+{
+    for (uint64_t end = n, start = n / 2; end > 1;) {
+        if (start > 0)
+            start--; /* building the heap */
+        else
+            row_swap(r, r + 3 * --end); /* the largest to its place */
+        for (uint64_t i = start, c; (c = 2 * i + 1) < end; i = c) {
+            if (c + 1 < end && row_less(r + 3 * c, r + 3 * (c + 1)))
+                c++;
+            if (!row_less(r + 3 * i, r + 3 * c))
+                break;
+            row_swap(r + 3 * i, r + 3 * c);
+        }
+    }
+}
+
+/* The documents starting at or before word position p: the one holding p is the last of
+ * them (none: p is before the first document, which no place of a query's words is). */
+static uint64_t documents_to(const int64_t *starts, uint64_t ndocs, int64_t p)
+{
+    uint64_t lo = 0, hi = ndocs;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (starts[mid] <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The runs around the found windows of one shard (suffix.py `_runs`, the reference): window
+ * j starts at query word wins[j] and its places are the suffix array's entries
+ * [ivs[2j], ivs[2j+1]) that lie in live documents (`alive`: one byte a document, NULL: all
+ * live). The places on one diagonal (place - window) whose windows of w words touch are one
+ * run, extended word by word both ways; it is kept when it is at least t words, ends past
+ * `tail` and holds some enumerated anchor (en[0:nen], ascending) with its `reach` words
+ * whole. Out: the distinct runs, ascending, rows (start, end, document, its position of
+ * start), *count of them. `work`: 3 entries a place. */
+RC_EXPORT int rc_runs(const rc_shard *s, const uint8_t *q, uint64_t qn, const int64_t *wins,
+                      const uint64_t *ivs, uint64_t nwin, const int64_t *starts, uint64_t ndocs,
+                      const uint8_t *alive, const int64_t *en, uint64_t nen, uint64_t w,
+                      uint64_t reach, uint64_t t, int64_t tail, int64_t *work,
+                      uint64_t work_len, int64_t *out, uint64_t out_cap, uint64_t *count)
+{
+    if (!s || !count || (qn && !q) || (nwin && (!wins || !ivs)) || (ndocs && !starts) ||
+        (nen && !en) || !w || (work_len && !work) || (out_cap && !out))
+        return RC_ARGS;
+    if (s->width < 2 || s->width > 4 || (s->tok_len && !s->tok) || (s->sa_len && !s->sa))
+        return RC_ARGS;
+    const uint64_t size = s->tok_len / s->width;
+    uint64_t n = 0; /* places: rows (diagonal, window, 0) */
+    for (uint64_t j = 0; j < nwin; j++) {
+        uint64_t lo = ivs[2 * j], hi = ivs[2 * j + 1];
+        if (lo > hi || hi > s->sa_len || wins[j] < 0 || (uint64_t)wins[j] + w > qn)
+            return RC_ARGS;
+        for (uint64_t i = lo; i < hi; i++) {
+            int64_t p = (int64_t)s->sa[i];
+            if ((uint64_t)p >= size)
+                return RC_DAMAGED;
+            uint64_t docs = documents_to(starts, ndocs, p);
+            if (!docs)
+                return RC_DAMAGED;
+            if (alive && !alive[docs - 1])
+                continue;
+            if (3 * (n + 1) > work_len)
+                return RC_FULL;
+            int64_t *r = work + 3 * n++;
+            r[0] = p - wins[j], r[1] = wins[j], r[2] = 0;
+        }
+    }
+    sort_rows(work, n);
+    uint64_t g = 0; /* runs: rows (start, end, start's place), over the places' rows */
+    for (uint64_t i = 0; i < n;) {
+        int64_t d = work[3 * i], a0 = work[3 * i + 1], a1 = a0;
+        uint64_t k = i + 1;
+        for (; k < n && work[3 * k] == d && work[3 * k + 1] - a1 <= (int64_t)w; k++)
+            a1 = work[3 * k + 1];
+        i = k;
+        uint64_t c0 = (uint64_t)(a0 + d), c1 = (uint64_t)(a1 + d) + w; /* (places: >= 0) */
+        if (c1 > size)
+            return RC_DAMAGED;
+        uint64_t qa = (uint64_t)a0, qe = (uint64_t)a1 + w;
+        int64_t st = a0 - (int64_t)equal_left(s, q, qa, c0, qa < c0 ? qa : c0);
+        int64_t e = (int64_t)qe + (int64_t)equal_right(s, q, qe, c1, qn - qe < size - c1
+                                                                         ? qn - qe
+                                                                         : size - c1);
+        uint64_t lo = 0, hi = nen; /* the first enumerated anchor >= st */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (en[mid] < st)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (e - st < (int64_t)t || e <= tail || lo == nen || en[lo] + (int64_t)reach > e)
+            continue;
+        int64_t *r = work + 3 * g++; /* (g <= the places read so far) */
+        r[0] = st, r[1] = e, r[2] = st + d;
+    }
+    sort_rows(work, g);
+    uint64_t m = 0;
+    for (uint64_t i = 0; i < g; i++) {
+        const int64_t *r = work + 3 * i;
+        if (i && r[0] == r[-3] && r[1] == r[-2] && r[2] == r[-1])
+            continue;
+        if (m == out_cap)
+            return RC_FULL;
+        uint64_t docs = documents_to(starts, ndocs, r[2]);
+        if (!docs)
+            return RC_DAMAGED;
+        uint64_t doc = docs - 1;
+        int64_t *o = out + 4 * m++;
+        o[0] = r[0], o[1] = r[1], o[2] = (int64_t)doc, o[3] = r[2] - starts[doc];
+    }
+    *count = m;
+    return RC_OK;
+}
+
 /* The document (index in the shard) holding each place of entries [lo, hi) of the suffix
  * array: out[i - lo]. `starts` are the documents' first positions, ascending; blocks[k]
  * the document holding position k << block_bits (a search starts there). */

@@ -126,6 +126,11 @@ class Kernel:
         self.is_table = lib.rc_is_table
         self.is_table.argtypes = [ctypes.c_char_p, c_uint64, c_void_p, c_uint64, c_void_p,
                                   c_uint64, POINTER(c_int32)]  # fmt: skip
+        self.runs = lib.rc_runs
+        self.runs.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_void_p, c_void_p, c_uint64,
+                              c_void_p, c_uint64, c_void_p, c_void_p, c_uint64, c_uint64,
+                              c_uint64, c_uint64, ctypes.c_int64, c_void_p, c_uint64, c_void_p,
+                              c_uint64, POINTER(c_uint64)]  # fmt: skip
         self.span_checks = lib.rc_span_checks
         self.span_checks.argtypes = [ctypes.c_char_p, c_uint64, c_uint64, ctypes.c_char_p, c_uint64,
                                      c_void_p, c_uint64, c_void_p, c_uint64, c_void_p]  # fmt: skip
@@ -134,7 +139,8 @@ class Kernel:
                                      c_void_p]  # fmt: skip
         for f in (self.interval, self.intervals, self.spans, self.extend, self.documents,
                   self.crowded_spans, self.distinct, self.first_places,
-                  self.word_ids, self.is_table, self.span_checks, self.word_bounds):  # fmt: skip
+                  self.word_ids, self.is_table, self.span_checks, self.word_bounds,
+                  self.runs):  # fmt: skip
             f.restype = c_int32
 
 
@@ -469,6 +475,29 @@ def extend(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, at_q: np.ndarr
     if rc:
         _raise(rc, "suffix array")
     return out
+
+
+def runs(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, found: list[tuple[int, int, int]],
+         starts: np.ndarray, alive: np.ndarray | None, enumerated: np.ndarray, w: int,
+         reach: int, t: int, tail: int) -> np.ndarray:  # fmt: skip
+    """suffix.py `_runs` of one shard: `found` its windows (query start, interval of the
+    suffix array), `starts` its documents' first words (int64), `alive` which of them are
+    live (bool; None: all), `enumerated` the anchors (int64, ascending). Rows (start, end,
+    document in the shard, its position of start), ascending."""
+    wins = np.fromiter((b for b, _, _ in found), dtype=np.int64, count=len(found))
+    ivs = np.fromiter((x for _, lo, hi in found for x in (lo, hi)), np.uint64, 2 * len(found))
+    places = sum(hi - lo for _, lo, hi in found)
+    work = np.empty(3 * places + 1, dtype=np.int64)
+    out = np.empty((places + 1, 4), dtype=np.int64)
+    live = None if alive is None else alive.view(np.uint8).ctypes.data
+    count = c_uint64()
+    rc = kernel.runs(shard.ref, q, qn, wins.ctypes.data, ivs.ctypes.data, len(wins),
+                     starts.ctypes.data, len(starts), live, enumerated.ctypes.data,
+                     len(enumerated), w, reach, t, tail, work.ctypes.data, len(work),
+                     out.ctypes.data, places + 1, ctypes.byref(count))  # fmt: skip
+    if rc:
+        _raise(rc, "suffix array or document starts")
+    return out[: count.value]
 
 
 def documents(kernel: Kernel, shard: NativeShard, starts: np.ndarray, blocks: np.ndarray,

@@ -783,7 +783,10 @@ def search(
     # starting before it); without, when one of them is crowded (left out).
     late = [a for a in starts if a > tail - t]
     counts = Counts(shards, q)
-    found: list[list[tuple[int, np.ndarray]]] = [[] for _ in shards]  # (window, places)
+    # each shard's windows: (window, places), or (window, interval) where the kernel reads
+    # the places itself (`_runs`)
+    found: list[list[tuple]] = [[] for _ in shards]
+    native = [sh.compiled() is not None for sh in shards]
     enumerated, crowded_anchors = [], []
 
     def visit(group: list[int]) -> bool:
@@ -806,7 +809,9 @@ def search(
                 enumerated.append(a)
                 for b, total, ivs in windows:
                     for i, (lo, hi) in enumerate(ivs):
-                        if total and hi > lo:
+                        if total and hi > lo and native[i]:
+                            found[i].append((b, lo, hi))
+                        elif total and hi > lo:
                             pos = shards[i].live(shards[i].positions(lo, hi))
                             if len(pos):
                                 found[i].append((b, pos))
@@ -834,12 +839,23 @@ def _runs(
     shards, counts: Counts, found, enumerated, w, reach, t, tail
 ) -> tuple[list[RunTuple], np.ndarray]:
     """Runs around the found windows (of `w` words); kept when they hold an enumerated
-    anchor's windows whole (the `reach` words from it). Also their spans' `_key`s."""
+    anchor's windows whole (the `reach` words from it). Also their spans' `_key`s. A
+    compiled shard's found in one call (kernel.c `rc_runs`: the same steps)."""
     runs: list[RunTuple] = []
     keys = [np.empty(0, dtype=np.int64)]
     en = np.array(enumerated, dtype=np.int64)
     for i, sh in enumerate(shards):
         if not found[i]:
+            continue
+        k = sh.compiled()
+        if k is not None:  # (the windows' intervals: see `search`)
+            rows = kernel.runs(k, sh.native, counts.qb[sh.width], counts.n, found[i], sh.starts,
+                               sh.alive, en, w, reach, t, tail)  # fmt: skip
+            if len(rows):
+                s, e = rows[:, 0], rows[:, 1]
+                runs += zip(s.tolist(), e.tolist(), (rows[:, 2] + sh.first_doc).tolist(),
+                            rows[:, 3].tolist())  # fmt: skip
+                keys.append(_key(s, e, counts.n))
             continue
         a = np.repeat([b for b, _ in found[i]], [len(pos) for _, pos in found[i]])
         d = np.concatenate([pos for _, pos in found[i]]) - a  # diagonals

@@ -669,9 +669,11 @@ def map_file(path: Path, random: bool = False):
 
 def will_need(m, start: int, length: int) -> None:
     """Ask for the pages of [start, start + length) of a map made `random` at once (one read
-    instead of a fault per page), where the system offers it (an empty file's b"" has none)."""
-    if length > 0 and hasattr(m, "madvise") and hasattr(mmap, "MADV_WILLNEED"):
-        first = start - start % mmap.PAGESIZE
+    instead of a fault per page), where the system offers it (an empty file's b"" has none)
+    and they are more than two (one or two faults cost what the call does)."""
+    first = start - start % mmap.PAGESIZE
+    many = start + length - first > 2 * mmap.PAGESIZE
+    if many and hasattr(m, "madvise") and hasattr(mmap, "MADV_WILLNEED"):
         m.madvise(mmap.MADV_WILLNEED, first, start + length - first)
 
 

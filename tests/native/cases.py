@@ -23,8 +23,8 @@ from index_tools.text.words import word_bounds
 
 @dataclass
 class Case:
-    kind: str  # interval, intervals, spans, extend, crowded_spans, distinct, first_places,
-    # documents, word_ids, is_table, word_bounds
+    kind: str  # interval, intervals, spans, extend, runs, crowded_spans, distinct,
+    # first_places, documents, word_ids, is_table, span_checks, word_bounds
     args: tuple
     rc: int = 0
     answer: list = field(default_factory=list)
@@ -201,6 +201,45 @@ def word_bounds_case(rng: np.random.Generator) -> Case:
     return Case("word_bounds", (text,), 0, [*starts.tolist(), *ends.tolist()])
 
 
+def runs_case(rng: np.random.Generator, sh: RandomShard) -> Case:
+    """Windows of a query found in the shard (a long query around a real place, with some
+    words changed), some of its documents dead, a random `t`, `tail` and anchors: the runs
+    `_runs` finds around them on the Python search."""
+    view, width, size = sh.view, sh.view.width, sh.view.size
+    at = int(rng.integers(0, max(1, size - 200)))
+    q = sh.ids[at : at + int(rng.integers(2, 200))].copy()
+    if len(q) < 2:
+        q = np.array([1, 1], dtype=np.uint32)
+    q[rng.random(len(q)) < 0.03] = 1
+    q[q == 0] = 1  # (a query holds no separator)
+    n = len(q)
+    w = int(rng.integers(1, min(n, 12) + 1))
+    reach = w + view.stride - 1
+    t = int(rng.integers(1, n + 1))
+    tail = int(rng.integers(-1, n + 1))
+    enumerated = np.unique(rng.integers(0, n - w + 1, int(rng.integers(1, 12)))).astype(np.int64)
+    qb = id_bytes(q, width).tobytes()
+    ndocs = len(view.starts)
+    alive = rng.random(ndocs) < 0.7 if rng.random() < 0.5 else None
+    if sh.damaged:  # every entry past the ids
+        args = (qb, n, [(0, 0, len(sh.sa))], alive, enumerated, w, reach, t, tail)
+        return Case("runs", args, kernel.RC_DAMAGED)
+    live = ShardView(sh.tok, view.sa, view.starts, 0, alive, width, view.stride, None)
+    found, windows = [], []
+    for b in sorted({int(x) for x in rng.integers(0, n - w + 1, int(rng.integers(1, 20)))}):
+        lo, hi = view.interval(qb[b * width : (b + w) * width], 0, len(sh.sa))
+        if hi > lo and hi - lo <= 512:
+            windows.append((b, lo, hi))
+            pos = live.live(live.positions(lo, hi))
+            if len(pos):
+                found.append((b, pos))
+    counts = Counts([live], q)
+    with kernel.using("python"):
+        rows, _ = suffix._runs([live], counts, [found], enumerated.tolist(), w, reach, t, tail)
+    answer = [x for r in rows for x in r]
+    return Case("runs", (qb, n, windows, alive, enumerated, w, reach, t, tail), 0, answer)
+
+
 def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> None:
     """Calls of every kind on `sh`, answered by the Python search (a damaged shard: the
     kernel's error)."""
@@ -277,6 +316,8 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
                 f = suffix._equal_right if way == 1 else suffix._equal_left
                 answer = f(view, counts, qs, cs).tolist()
                 sh.cases.append(Case("extend", (counts.qb[width], len(q), qs, cs, way), 0, answer))
+        for _ in range(each // 4):  # runs around found windows (suffix.py's _runs)
+            sh.cases.append(runs_case(rng, sh))
         # a crowded anchor's spans (full suffix arrays: the exact view's)
         for _ in range(each // 4 if view.stride == 1 else 0):
             at = int(rng.integers(0, max(1, size - 120)))
@@ -387,6 +428,11 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
             return 0, [*starts.tolist(), *ends.tolist()]
         if case.kind == "is_table":
             return 0, [int(kernel.is_table(k, case.args[0].encode("ascii")))]
+        if case.kind == "runs":
+            qb, n, windows, alive, en, w, reach, t, tail = case.args
+            rows = kernel.runs(k, view.native, qb, n, windows, view.starts, alive, en, w, reach,
+                               t, tail)  # fmt: skip
+            return 0, rows.reshape(-1).tolist()
         if case.kind == "span_checks":
             words = case.args[0]
             joined = "\n".join(words).encode("ascii")
@@ -484,6 +530,15 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
             elif c.kind == "is_table":
                 text = c.args[0].encode("ascii")
                 out.append(f"is_table {c.rc} {len(text)} {nums(text)} {nums(c.answer)}")
+            elif c.kind == "runs":
+                qb, qn, windows, alive, en, w, reach, t, tail = c.args
+                flat = [x for win in windows for x in win]
+                live = "0" if alive is None else f"1 {nums(alive.astype(int).tolist())}"
+                out.append(
+                    f"runs {c.rc} {qn} {nums(qb)} {len(windows)} {nums(flat)} {live} {len(en)} "
+                    f"{nums(en.tolist())} {w} {reach} {t} {tail} {len(c.answer) // 4} "
+                    f"{nums(c.answer)}"
+                )
             elif c.kind == "span_checks":
                 words = c.args[0]
                 joined = "\n".join(words).encode("ascii")

@@ -66,6 +66,11 @@ typedef int (*word_ids_fn)(const rc_vocabulary *, const uint64_t *, const uint8_
 typedef int (*is_table_fn)(const uint8_t *, uint64_t, uint8_t *, uint64_t, uint64_t *, uint64_t,
                            int32_t *);
 
+typedef int (*runs_fn)(const rc_shard *, const uint8_t *, uint64_t, const int64_t *,
+                       const uint64_t *, uint64_t, const int64_t *, uint64_t, const uint8_t *,
+                       const int64_t *, uint64_t, uint64_t, uint64_t, uint64_t, int64_t,
+                       int64_t *, uint64_t, int64_t *, uint64_t, uint64_t *);
+
 typedef int (*span_checks_fn)(const uint8_t *, uint64_t, uint64_t, const uint8_t *, uint64_t,
                               uint8_t *, uint64_t, uint64_t *, uint64_t, int32_t *);
 
@@ -134,10 +139,11 @@ int main(int argc, char **argv)
     first_places_fn first_places = (first_places_fn)SYMBOL(lib, "rc_first_places");
     word_ids_fn word_ids = (word_ids_fn)SYMBOL(lib, "rc_word_ids");
     is_table_fn is_table = (is_table_fn)SYMBOL(lib, "rc_is_table");
+    runs_fn runs = (runs_fn)SYMBOL(lib, "rc_runs");
     span_checks_fn span_checks = (span_checks_fn)SYMBOL(lib, "rc_span_checks");
     word_bounds_fn word_bounds = (word_bounds_fn)SYMBOL(lib, "rc_word_bounds");
     if (!version || !interval || !intervals || !spans || !extend || !documents || !crowded_spans ||
-        !distinct || !first_places || !word_ids || !is_table || !span_checks || !word_bounds) {
+        !distinct || !first_places || !word_ids || !is_table || !span_checks || !word_bounds || !runs) {
         fprintf(stderr, "driver: %s lacks an rc_ function\n", argv[1]);
         return 2;
     }
@@ -241,6 +247,36 @@ int main(int argc, char **argv)
             int rc = extend(&s, q, qn, qs, cs, count, way, got);
             ok = rc == want_rc && (rc || !memcmp(got, want, count * 8));
             free(q), free(qs), free(cs), free(want), free(got);
+        } else if (!strcmp(kind, "runs")) { /* rc qn query nwin (b lo hi)... has_alive alive
+                                               nen en w reach t tail count rows */
+            int want_rc = (int)num();
+            uint64_t qn = num();
+            uint8_t *q = bytes(qn * s.width);
+            uint64_t nwin = num(), places = 0;
+            int64_t *wins = array(nwin, 8);
+            uint64_t *ivs = array(2 * nwin, 8);
+            for (uint64_t j = 0; j < nwin; j++) {
+                wins[j] = num(), ivs[2 * j] = (uint64_t)num(), ivs[2 * j + 1] = (uint64_t)num();
+                places += ivs[2 * j + 1] - ivs[2 * j];
+            }
+            uint8_t *alive = num() ? bytes(ndocs) : NULL;
+            uint64_t nen = num();
+            int64_t *en = array(nen, 8);
+            for (uint64_t i = 0; i < nen; i++)
+                en[i] = num();
+            uint64_t w = num(), reach = num(), t = num();
+            int64_t tail = num();
+            uint64_t count = num(), got_count = 0;
+            int64_t *want = array(4 * count, 8), *got = array(4 * (places + 1), 8);
+            int64_t *work = array(3 * places + 1, 8);
+            for (uint64_t i = 0; i < 4 * count; i++)
+                want[i] = num();
+            int rc = runs(&s, q, qn, wins, ivs, nwin, starts, ndocs, alive, en, nen, w, reach, t,
+                          tail, work, 3 * places + 1, got, places + 1, &got_count);
+            ok = rc == want_rc &&
+                 (rc || (got_count == count && !memcmp(got, want, 4 * count * 8)));
+            free(q), free(wins), free(ivs), free(alive), free(en), free(want), free(got);
+            free(work);
         } else if (!strcmp(kind, "crowded_spans")) { /* rc qn lowest a e0 t least_end few query
                                                            count (start, end, places) */
             int want_rc = (int)num();

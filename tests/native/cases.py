@@ -201,17 +201,24 @@ def word_bounds_case(rng: np.random.Generator) -> Case:
     return Case("word_bounds", (text,), 0, [*starts.tolist(), *ends.tolist()])
 
 
-def runs_case(rng: np.random.Generator, sh: RandomShard) -> Case:
-    """Windows of a query found in the shard (a long query around a real place, with some
-    words changed), some of its documents dead, a random `t`, `tail` and anchors: the runs
-    `_runs` finds around them on the Python search."""
-    view, width, size = sh.view, sh.view.width, sh.view.size
-    at = int(rng.integers(0, max(1, size - 200)))
-    q = sh.ids[at : at + int(rng.integers(2, 200))].copy()
+def query_around(rng: np.random.Generator, sh: RandomShard, longest: int) -> np.ndarray:
+    """A query of 2 to `longest` words of the shard around a random place, some of them
+    changed (none a separator)."""
+    at = int(rng.integers(0, max(1, sh.view.size - longest)))
+    q = sh.ids[at : at + int(rng.integers(2, longest))].copy()
     if len(q) < 2:
         q = np.array([1, 1], dtype=np.uint32)
     q[rng.random(len(q)) < 0.03] = 1
     q[q == 0] = 1  # (a query holds no separator)
+    return q
+
+
+def runs_case(rng: np.random.Generator, sh: RandomShard) -> Case:
+    """Windows of a query found in the shard (a long query around a real place, with some
+    words changed), some of its documents dead, a random `t`, `tail` and anchors: the runs
+    `_runs` finds around them on the Python search."""
+    view, width = sh.view, sh.view.width
+    q = query_around(rng, sh, 200)
     n = len(q)
     w = int(rng.integers(1, min(n, 12) + 1))
     reach = w + view.stride - 1
@@ -320,12 +327,7 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
             sh.cases.append(runs_case(rng, sh))
         # a crowded anchor's spans (full suffix arrays: the exact view's)
         for _ in range(each // 4 if view.stride == 1 else 0):
-            at = int(rng.integers(0, max(1, size - 120)))
-            q = sh.ids[at : at + int(rng.integers(2, 120))].copy()
-            if len(q) < 2:
-                q = np.array([1, 1], dtype=np.uint32)
-            q[rng.random(len(q)) < 0.03] = 1
-            q[q == 0] = 1  # (a query holds no separator)
+            q = query_around(rng, sh, 120)
             n = len(q)
             e0 = int(rng.integers(1, n + 1))
             a = int(rng.integers(0, e0))

@@ -347,7 +347,7 @@ def test_a_table_is_decided_as_by_all_its_rows(lines):
 
 def test_every_legal_phrase_holds_a_key_that_lets_it_be_read():
     """`is_license` reads the phrases only in text holding one of the keys."""
-    from index_tools.text.kinds import LEGAL_KEYS, _LEGAL_PHRASES, _NOTICE_PHRASES
+    from index_tools.text.kinds import _LEGAL_PHRASES, _NOTICE_PHRASES, LEGAL_KEYS
 
     for phrase in _LEGAL_PHRASES + _NOTICE_PHRASES:
         assert any(k in phrase for k in LEGAL_KEYS), phrase

@@ -431,10 +431,13 @@ def test_a_forked_worker_does_not_keep_the_lock_of_a_killed_writer(tmp_path):
         import os, sys, time
         from index_tools.store.lock import WriterLock
         WriterLock(sys.argv[1]).acquire()
+        ready, said = os.pipe()
         child = os.fork()  # as the builder's worker pool does
         if child == 0:
+            os.write(said, b"x")  # (running: past the fork's hooks)
             time.sleep(60)
             os._exit(0)
+        os.read(ready, 1)  # (a busy machine may run the child late)
         print(child, flush=True)
         time.sleep(60)
         """

@@ -28,7 +28,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 10/* raised when a signature or a struct below changes */
+#define RC_VERSION 11 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -410,6 +410,30 @@ RC_EXPORT int rc_extend(const rc_shard *s, const uint8_t *q, uint64_t qn, const 
     return RC_OK;
 }
 
+/* *doc: the document holding word position p, searched from its block of 2**block_bits
+ * words (blocks[k]: the document holding position k << block_bits, -1 before the first).
+ * RC_DAMAGED when the tables do not hold p (a separator's own place is in no suffix array). */
+static int document_at(const int64_t *starts, uint64_t ndocs, const int32_t *blocks,
+                       uint64_t nblocks, int block_bits, uint64_t p, int64_t *doc)
+{
+    uint64_t k = p >> block_bits;
+    if (k >= nblocks)
+        return RC_DAMAGED;
+    int64_t d = blocks[k] < 0 ? 0 : blocks[k];
+    int64_t e = k + 1 < nblocks ? blocks[k + 1] : (int64_t)ndocs - 1;
+    if (e < d || (uint64_t)e >= ndocs || starts[d] > (int64_t)p)
+        return RC_DAMAGED;
+    while (d < e) { /* the last document in [d, e] starting at or before p */
+        int64_t mid = d + (e - d + 1) / 2;
+        if (starts[mid] <= (int64_t)p)
+            d = mid;
+        else
+            e = mid - 1;
+    }
+    *doc = d;
+    return RC_OK;
+}
+
 /* Rows of three numbers, ordered by the first, then the second, then the third. */
 static int row_less(const int64_t *x, const int64_t *y)
 {
@@ -442,37 +466,24 @@ static void sort_rows(int64_t *r, uint64_t n)
     }
 }
 
-/* The documents starting at or before word position p: the one holding p is the last of
- * them (none: p is before the first document, which no place of a query's words is). */
-static uint64_t documents_to(const int64_t *starts, uint64_t ndocs, int64_t p)
-{
-    uint64_t lo = 0, hi = ndocs;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (starts[mid] <= p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The runs around the found windows of one shard (suffix.py `_runs`, the reference): window
  * j starts at query word wins[j] and its places are the suffix array's entries
  * [ivs[2j], ivs[2j+1]) that lie in live documents (`alive`: one byte a document, NULL: all
- * live). The places on one diagonal (place - window) whose windows of w words touch are one
+ * live; documents found as rc_documents finds them). The places on one diagonal (place - window) whose windows of w words touch are one
  * run, extended word by word both ways; it is kept when it is at least t words, ends past
  * `tail` and holds some enumerated anchor (en[0:nen], ascending) with its `reach` words
  * whole. Out: the distinct runs, ascending, rows (start, end, document, its position of
  * start), *count of them. `work`: 3 entries a place. */
 RC_EXPORT int rc_runs(const rc_shard *s, const uint8_t *q, uint64_t qn, const int64_t *wins,
                       const uint64_t *ivs, uint64_t nwin, const int64_t *starts, uint64_t ndocs,
+                      const int32_t *blocks, uint64_t nblocks, int block_bits,
                       const uint8_t *alive, const int64_t *en, uint64_t nen, uint64_t w,
                       uint64_t reach, uint64_t t, int64_t tail, int64_t *work,
                       uint64_t work_len, int64_t *out, uint64_t out_cap, uint64_t *count)
 {
-    if (!s || !count || (qn && !q) || (nwin && (!wins || !ivs)) || (ndocs && !starts) ||
-        (nen && !en) || !w || (work_len && !work) || (out_cap && !out))
+    if (!s || !count || (qn && !q) || (nwin && (!wins || !ivs)) || !starts || !ndocs ||
+        !blocks || block_bits < 0 || block_bits > 40 || (nen && !en) || !w ||
+        (work_len && !work) || (out_cap && !out))
         return RC_ARGS;
     if (s->width < 2 || s->width > 4 || (s->tok_len && !s->tok) || (s->sa_len && !s->sa))
         return RC_ARGS;
@@ -486,11 +497,13 @@ RC_EXPORT int rc_runs(const rc_shard *s, const uint8_t *q, uint64_t qn, const in
             int64_t p = (int64_t)s->sa[i];
             if ((uint64_t)p >= size)
                 return RC_DAMAGED;
-            uint64_t docs = documents_to(starts, ndocs, p);
-            if (!docs)
-                return RC_DAMAGED;
-            if (alive && !alive[docs - 1])
-                continue;
+            if (alive) { /* (only then is a place's document needed here) */
+                int64_t doc;
+                if (document_at(starts, ndocs, blocks, nblocks, block_bits, (uint64_t)p, &doc))
+                    return RC_DAMAGED;
+                if (!alive[doc])
+                    continue;
+            }
             if (3 * (n + 1) > work_len)
                 return RC_FULL;
             int64_t *r = work + 3 * n++;
@@ -534,12 +547,12 @@ RC_EXPORT int rc_runs(const rc_shard *s, const uint8_t *q, uint64_t qn, const in
             continue;
         if (m == out_cap)
             return RC_FULL;
-        uint64_t docs = documents_to(starts, ndocs, r[2]);
-        if (!docs)
+        int64_t doc;
+        if (r[2] < 0 ||
+            document_at(starts, ndocs, blocks, nblocks, block_bits, (uint64_t)r[2], &doc))
             return RC_DAMAGED;
-        uint64_t doc = docs - 1;
         int64_t *o = out + 4 * m++;
-        o[0] = r[0], o[1] = r[1], o[2] = (int64_t)doc, o[3] = r[2] - starts[doc];
+        o[0] = r[0], o[1] = r[1], o[2] = doc, o[3] = r[2] - starts[doc];
     }
     *count = m;
     return RC_OK;
@@ -558,21 +571,9 @@ RC_EXPORT int rc_documents(const rc_shard *s, const int64_t *starts, uint64_t nd
     const uint64_t size = s->tok_len / s->width;
     for (uint64_t i = lo; i < hi; i++) {
         uint64_t p = s->sa[i];
-        uint64_t k = p >> block_bits;
-        if (p >= size || k >= nblocks)
+        int64_t d;
+        if (p >= size || document_at(starts, ndocs, blocks, nblocks, block_bits, p, &d))
             return RC_DAMAGED;
-        int64_t d = blocks[k] < 0 ? 0 : blocks[k]; /* -1: before the first document */
-        int64_t e = k + 1 < nblocks ? blocks[k + 1] : (int64_t)ndocs - 1;
-        if (e < d || (uint64_t)e >= ndocs || starts[d] > (int64_t)p)
-            return RC_DAMAGED; /* (a separator's own place is in no suffix array) */
-        /* the last document in [d, e] starting at or before p */
-        while (d < e) {
-            int64_t mid = d + (e - d + 1) / 2;
-            if (starts[mid] <= (int64_t)p)
-                d = mid;
-            else
-                e = mid - 1;
-        }
         out[i - lo] = (int32_t)d;
     }
     return RC_OK;

@@ -30,7 +30,7 @@ import numpy as np
 from ..store.generations import IndexOpenError
 from ..text import kinds, words
 
-VERSION = 10  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 11  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 HERE = Path(__file__).resolve().parent
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
@@ -128,9 +128,9 @@ class Kernel:
                                   c_uint64, POINTER(c_int32)]  # fmt: skip
         self.runs = lib.rc_runs
         self.runs.argtypes = [p_shard, ctypes.c_char_p, c_uint64, c_void_p, c_void_p, c_uint64,
-                              c_void_p, c_uint64, c_void_p, c_void_p, c_uint64, c_uint64,
-                              c_uint64, c_uint64, ctypes.c_int64, c_void_p, c_uint64, c_void_p,
-                              c_uint64, POINTER(c_uint64)]  # fmt: skip
+                              c_void_p, c_uint64, c_void_p, c_uint64, c_int, c_void_p, c_void_p,
+                              c_uint64, c_uint64, c_uint64, c_uint64, ctypes.c_int64, c_void_p,
+                              c_uint64, c_void_p, c_uint64, POINTER(c_uint64)]  # fmt: skip
         self.span_checks = lib.rc_span_checks
         self.span_checks.argtypes = [ctypes.c_char_p, c_uint64, c_uint64, ctypes.c_char_p, c_uint64,
                                      c_void_p, c_uint64, c_void_p, c_uint64, c_void_p]  # fmt: skip
@@ -478,12 +478,13 @@ def extend(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, at_q: np.ndarr
 
 
 def runs(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, found: list[tuple[int, int, int]],
-         starts: np.ndarray, alive: np.ndarray | None, enumerated: np.ndarray, w: int,
-         reach: int, t: int, tail: int) -> np.ndarray:  # fmt: skip
+         starts: np.ndarray, blocks: np.ndarray, bits: int, alive: np.ndarray | None,
+         enumerated: np.ndarray, w: int, reach: int, t: int, tail: int) -> np.ndarray:  # fmt: skip
     """suffix.py `_runs` of one shard: `found` its windows (query start, interval of the
-    suffix array), `starts` its documents' first words (int64), `alive` which of them are
-    live (bool; None: all), `enumerated` the anchors (int64, ascending). Rows (start, end,
-    document in the shard, its position of start), ascending."""
+    suffix array), `starts` its documents' first words (int64) and `blocks` their block
+    table (as `documents` reads them), `alive` which of them are live (bool; None: all),
+    `enumerated` the anchors (int64, ascending). Rows (start, end, document in the shard,
+    its position of start), ascending."""
     wins = np.fromiter((b for b, _, _ in found), dtype=np.int64, count=len(found))
     ivs = np.fromiter((x for _, lo, hi in found for x in (lo, hi)), np.uint64, 2 * len(found))
     places = sum(hi - lo for _, lo, hi in found)
@@ -492,7 +493,8 @@ def runs(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, found: list[tupl
     live = None if alive is None else alive.view(np.uint8).ctypes.data
     count = c_uint64()
     rc = kernel.runs(shard.ref, q, qn, wins.ctypes.data, ivs.ctypes.data, len(wins),
-                     starts.ctypes.data, len(starts), live, enumerated.ctypes.data,
+                     starts.ctypes.data, len(starts), blocks.ctypes.data, len(blocks), bits,
+                     live, enumerated.ctypes.data,
                      len(enumerated), w, reach, t, tail, work.ctypes.data, len(work),
                      out.ctypes.data, places + 1, ctypes.byref(count))  # fmt: skip
     if rc:

@@ -850,7 +850,8 @@ def _runs(
         k = sh.compiled()
         if k is not None:  # (the windows' intervals: see `search`)
             rows = kernel.runs(k, sh.native, counts.qb[sh.width], counts.n, found[i], sh.starts,
-                               sh.alive, en, w, reach, t, tail)  # fmt: skip
+                               sh.block_table(), BLOCK_BITS, sh.alive, en, w, reach, t,
+                               tail)  # fmt: skip
             if len(rows):
                 s, e = rows[:, 0], rows[:, 1]
                 runs += zip(s.tolist(), e.tolist(), (rows[:, 2] + sh.first_doc).tolist(),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from index_tools.build.suffix import joined, suffix_array
 from index_tools.match import kernel, suffix
@@ -19,6 +20,13 @@ from index_tools.store import shards as files
 from index_tools.store.shards import id_bytes, top_keys
 from index_tools.text.kinds import LEGAL_KEYS, is_license, is_repetitive, is_table
 from index_tools.text.words import word_bounds
+
+
+def needs_kernel() -> kernel.Kernel:
+    """The loaded kernel, chosen; the test fails saying why when it is not."""
+    if not kernel.available():
+        pytest.fail(f"the native search did not load: {kernel.status()}")
+    return kernel.active() or pytest.fail("the native search is not chosen")
 
 
 @dataclass
@@ -432,8 +440,8 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
             return 0, [int(kernel.is_table(k, case.args[0].encode("ascii")))]
         if case.kind == "runs":
             qb, n, windows, alive, en, w, reach, t, tail = case.args
-            rows = kernel.runs(k, view.native, qb, n, windows, view.starts, alive, en, w, reach,
-                               t, tail)  # fmt: skip
+            rows = kernel.runs(k, view.native, qb, n, windows, view.starts, view.block_table(),
+                               BLOCK_BITS, alive, en, w, reach, t, tail)  # fmt: skip
             return 0, rows.reshape(-1).tolist()
         if case.kind == "span_checks":
             words = case.args[0]

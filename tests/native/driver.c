@@ -67,9 +67,10 @@ typedef int (*is_table_fn)(const uint8_t *, uint64_t, uint8_t *, uint64_t, uint6
                            int32_t *);
 
 typedef int (*runs_fn)(const rc_shard *, const uint8_t *, uint64_t, const int64_t *,
-                       const uint64_t *, uint64_t, const int64_t *, uint64_t, const uint8_t *,
-                       const int64_t *, uint64_t, uint64_t, uint64_t, uint64_t, int64_t,
-                       int64_t *, uint64_t, int64_t *, uint64_t, uint64_t *);
+                       const uint64_t *, uint64_t, const int64_t *, uint64_t, const int32_t *,
+                       uint64_t, int, const uint8_t *, const int64_t *, uint64_t, uint64_t,
+                       uint64_t, uint64_t, int64_t, int64_t *, uint64_t, int64_t *, uint64_t,
+                       uint64_t *);
 
 typedef int (*span_checks_fn)(const uint8_t *, uint64_t, uint64_t, const uint8_t *, uint64_t,
                               uint8_t *, uint64_t, uint64_t *, uint64_t, int32_t *);
@@ -271,8 +272,9 @@ int main(int argc, char **argv)
             int64_t *work = array(3 * places + 1, 8);
             for (uint64_t i = 0; i < 4 * count; i++)
                 want[i] = num();
-            int rc = runs(&s, q, qn, wins, ivs, nwin, starts, ndocs, alive, en, nen, w, reach, t,
-                          tail, work, 3 * places + 1, got, places + 1, &got_count);
+            int rc = runs(&s, q, qn, wins, ivs, nwin, starts, ndocs, blocks, nblocks, bits, alive,
+                          en, nen, w, reach, t, tail, work, 3 * places + 1, got, places + 1,
+                          &got_count);
             ok = rc == want_rc &&
                  (rc || (got_count == count && !memcmp(got, want, 4 * count * 8)));
             free(q), free(wins), free(ivs), free(alive), free(en), free(want), free(got);

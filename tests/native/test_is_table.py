@@ -53,14 +53,8 @@ def real_windows(count: int, seed: int = 5) -> list[str]:
     return out
 
 
-def needs_kernel():
-    if not kernel.available():
-        pytest.fail(f"the native search did not load: {kernel.status()}")
-    return kernel.active() or pytest.fail("the native search is not chosen")
-
-
 def test_the_compiled_check_answers_as_the_reference():
-    k = needs_kernel()
+    k = cases.needs_kernel()
     rng = np.random.default_rng(17)
     texts = real_windows(6000) + [cases.table_text(rng) for _ in range(6000)]
     texts += [STATUS, VERTICES, STATUS.replace("\n", "\r\n"), VERTICES.replace("\n", "\x0c")]
@@ -74,7 +68,7 @@ def test_the_compiled_check_answers_as_the_reference():
 def test_a_table_row_by_row():
     """Rows one at a time: each prefix of a table and of code answers as the reference
     (the early stop, the 70% and the six rows decided alike)."""
-    k = needs_kernel()
+    k = cases.needs_kernel()
     for text in (STATUS, VERTICES, real_windows(1)[0]):
         lines = text.splitlines(keepends=True)
         for n in range(len(lines) + 1):
@@ -85,7 +79,7 @@ def test_a_table_row_by_row():
 def test_text_beyond_ascii_is_checked_in_python():
     """Python's \\w holds letters beyond ASCII; the kernel reads bytes: such text is the
     reference's to check (a table of accented names, a table only through them)."""
-    needs_kernel()
+    cases.needs_kernel()
     accented = "".join(f"NAMÉ_{i} = {i}, 'x'\n" for i in range(8))
     spaced = "".join(f"é{i} = {i}, 'x'\n" if i % 2 else f"e {i} = {i}, 'x'\n" for i in range(8))
     for text in (accented, spaced):
@@ -96,7 +90,7 @@ def test_text_beyond_ascii_is_checked_in_python():
 @pytest.mark.parametrize("path", ["native", "python"])
 def test_a_quoted_table_is_an_inventory_on_both_paths(tmp_path_factory, path):
     if path == "native":
-        needs_kernel()
+        cases.needs_kernel()
     root = tmp_path_factory.mktemp("table")
     (root / "src").mkdir()
     code = "class Colour:\n" + STATUS * 2 + "\n\ndef shade(c):\n    return c.value + 1\n"

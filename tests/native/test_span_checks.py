@@ -20,12 +20,6 @@ from index_tools.text import kinds
 from index_tools.text.words import word_texts
 
 
-def needs_kernel():
-    if not kernel.available():
-        pytest.fail(f"the native search did not load: {kernel.status()}")
-    return kernel.active() or pytest.fail("the native search is not chosen")
-
-
 def reference(words: list[str]) -> tuple[bool, bool]:
     text = " ".join(words).lower()
     return any(k in text for k in kinds.LEGAL_KEYS), kinds.is_repetitive(words)
@@ -56,7 +50,7 @@ def real_spans(count: int, seed: int = 3) -> list[list[str]]:
 
 
 def test_the_compiled_checks_answer_as_the_reference():
-    k = needs_kernel()
+    k = cases.needs_kernel()
     rng = np.random.default_rng(23)
     spans = real_spans(3000) + [cases.span_words(rng) for _ in range(6000)]
     answers = [reference(w) for w in spans]
@@ -70,7 +64,7 @@ def test_the_compiled_checks_answer_as_the_reference():
 def test_the_thresholds_are_decided_alike():
     """The shares at their bounds: 12% distinct words, 30% with the numbers as one, a
     period repeated by exactly 75% of the words; numbers alike whatever their digits."""
-    k = needs_kernel()
+    k = cases.needs_kernel()
     spans = []
     for n in range(1, 120):
         for distinct in {1, 2, n * 12 // 100, n * 12 // 100 + 1, n * 3 // 10, n * 3 // 10 + 1}:
@@ -89,7 +83,7 @@ def test_the_thresholds_are_decided_alike():
 
 
 def test_words_that_do_not_add_up_are_refused():
-    k = needs_kernel()
+    k = cases.needs_kernel()
     for joined, n in ((b"a\nb", 3), (b"a\nb", 1), (b"a\n\nb", 3), (b"", 1), (b"a", 0)):
         with pytest.raises(ValueError, match="arguments"):
             kernel.span_checks(k, joined, n, kernel._KEYS)
@@ -98,7 +92,7 @@ def test_words_that_do_not_add_up_are_refused():
 def test_words_beyond_ascii_are_checked_in_python():
     """`str.isdigit` knows digits beyond ASCII (a repetitive run of Arabic-Indic numbers):
     such words are the reference's to check."""
-    needs_kernel()
+    cases.needs_kernel()
     arabic = ["x", "=", "٣"] * 40 + [f"n{i}" for i in range(40)]
     license_, repetitive = kernel.word_checks(arabic)
     assert repetitive is kinds.is_repetitive and license_ is kinds.is_license
@@ -126,7 +120,7 @@ REPEATED = "".join(f"    table[{i}] = table[{i - 1}] + step\n" for i in range(1,
 @pytest.mark.parametrize("path", ["native", "python"])
 def test_a_quoted_license_and_a_repetitive_run_are_told_on_both_paths(tmp_path_factory, path):
     if path == "native":
-        needs_kernel()
+        cases.needs_kernel()
     root = tmp_path_factory.mktemp("kinds")
     (root / "src").mkdir()
     (root / "src" / "notice.py").write_text(LICENSE + "\nimport os\n", encoding="utf-8")

@@ -8,17 +8,11 @@ import random
 import sysconfig
 from pathlib import Path
 
+import cases
 import numpy as np
-import pytest
 
 from index_tools.match import kernel
 from index_tools.text.words import WORD_RE, word_bounds
-
-
-def needs_kernel() -> kernel.Kernel:
-    if not kernel.available():
-        pytest.fail(f"the native search did not load: {kernel.status()}")
-    return kernel.active() or pytest.fail("the native search is not chosen")
 
 
 def same(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> bool:
@@ -26,7 +20,7 @@ def same(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> 
 
 
 def test_real_files_whole_and_by_block():
-    k = needs_kernel()
+    k = cases.needs_kernel()
     rng = random.Random(7)
     files = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("**/*.py"))
     checked = 0
@@ -45,7 +39,7 @@ def test_real_files_whole_and_by_block():
 def test_every_ascii_character():
     """Whitespace as str.isspace has it (\\x1c-\\x1f too), word characters as \\w, every
     other character a word alone; the same as the regular expression's words."""
-    k = needs_kernel()
+    k = cases.needs_kernel()
     rng = np.random.default_rng(2)
     for size in (0, 1, 2, 3, 10, 128, 4000):
         for _ in range(50):
@@ -58,7 +52,7 @@ def test_every_ascii_character():
 
 
 def test_text_beyond_ascii_is_read_by_the_reference():
-    needs_kernel()
+    cases.needs_kernel()
     for text in ("naïve = café + 1", "x = '日本語' # ok", "\udc80 a b", "ü" * 10 + " x"):
         for a, b in ((0, None), (1, 9), (3, 100)):
             assert same(kernel.text_word_bounds(text, a, b), word_bounds(text, a, b))

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import time
 from array import array
 from collections import Counter
@@ -28,7 +27,6 @@ from pathlib import Path
 import lmdb
 import numpy as np
 import xxhash
-from tqdm import tqdm
 
 from ..model import Document
 from ..safe_text import printable
@@ -38,6 +36,7 @@ from ..store.lock import IndexBusyError, WriterLock
 from ..store.small_files import NotRegularFile, writable_target
 from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
+from . import progress
 from .held import described, sort_sources
 from .process import ProcessedDoc, process
 from .sources.base import with_own_license
@@ -424,10 +423,7 @@ def _documents(
 
 def _run(sources, writer: _Writer, opts: BuildOptions, summary: BuildSummary) -> None:
     jobs = opts.jobs or os.cpu_count() or 1
-    show = opts.progress if opts.progress is not None else sys.stderr.isatty()
-    bar = tqdm(
-        desc="indexing", unit=" files", disable=not show, file=sys.stderr, dynamic_ncols=True
-    )
+    bar = progress.bar("indexing", unit=" files", show=opts.progress)
     docs = _documents(sources, summary, writer.source_files)
     try:
         if jobs <= 1:

@@ -9,7 +9,8 @@ Specs:
 
 - a folder: its source code files (by extension); `link` is empty
 - a git repository (a folder with .git): the files committed at HEAD, linked to the host
-- `python:stdlib`: the running interpreter's standard library, linked to python/cpython
+- `python:stdlib`: the running interpreter's standard library, linked to python/cpython;
+  `python:stdlib=PYTHON` another interpreter's (a virtual environment's)
 - `python:site-packages[=NAME,...]`: installed distributions (all, or the named ones)
 - a `.jsonl`, `.jsonl.gz` or `.parquet` dataset (The Stack's column names are understood)
 - `pypi:NAME[SPECIFIER]`, `pypi:FILE` (a requirements file or a list of names): PyPI
@@ -80,6 +81,11 @@ def open_source(
     spec = spec.strip()
     if spec == "python:stdlib":
         return StdlibSource(spec, max_file_bytes=max_file_bytes)
+    if spec.startswith("python:stdlib="):  # another interpreter's standard library
+        python = os.path.expanduser(spec.partition("=")[2].strip())
+        if not python:
+            raise SourceError(f"{spec}: no interpreter after '='")
+        return StdlibSource(spec, max_file_bytes=max_file_bytes, interpreter=python)
     if spec == "python:site-packages":
         return SitePackagesSource(spec, max_file_bytes=max_file_bytes)
     if spec.startswith("python:site-packages="):

@@ -22,12 +22,11 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tqdm import tqdm
-
 from index_tools.model import Document, Origin
 
 from ...safe_text import clean_link, printable
 from ...store.paths import cache_dir
+from .. import progress
 from .archives import ArchiveError, ArchiveLimits, iter_files
 from .base import CorpusSource, SkipReasons
 from .filters import is_oversize, text_from_bytes
@@ -267,14 +266,8 @@ class PackageSource(CorpusSource):
 
     def _fetch_all(self) -> list[Fetched]:
         opts = self.options
-        show = opts.progress if opts.progress is not None else sys.stderr.isatty()
-        bar = tqdm(
-            total=len(self.wanted),
-            desc=f"fetching {self.kind}",
-            unit=" pkg",
-            disable=not show,
-            file=sys.stderr,
-            dynamic_ncols=True,
+        bar = progress.bar(
+            f"fetching {self.kind}", total=len(self.wanted), unit=" pkg", show=opts.progress
         )
         lock = threading.Lock()
         got_bytes = [0]

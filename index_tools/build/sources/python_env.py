@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterable, Iterator
@@ -66,12 +68,19 @@ class StdlibSource(CorpusSource):
 
     kind = "python-stdlib"
 
-    def __init__(self, spec: str, *, max_file_bytes: int = 1_000_000) -> None:
+    def __init__(
+        self, spec: str, *, max_file_bytes: int = 1_000_000, interpreter: str = ""
+    ) -> None:
         super().__init__(spec, max_file_bytes=max_file_bytes)
-        self.root = sysconfig.get_paths()["stdlib"]
+        if interpreter:  # another interpreter's (a workspace's virtual environment)
+            found = _interpreter_stdlib(interpreter)
+            if found is None:
+                raise SourceError(f"{spec}: {interpreter} does not run as a Python interpreter")
+            self.root, v = found
+        else:
+            self.root, v = sysconfig.get_paths()["stdlib"], tuple(sys.version_info)
         if not os.path.isdir(self.root):
             raise SourceError(f"{spec}: the standard library folder does not exist")
-        v = sys.version_info
         self.version = f"{v[0]}.{v[1]}.{v[2]}"
         self.tag = cpython_tag(v)
         self.name = f"stdlib {v[0]}.{v[1]}"
@@ -123,6 +132,33 @@ class StdlibSource(CorpusSource):
                 line_anchor=True,
             )
             yield Document(text=text, origin=origin, language="python")
+
+
+_STDLIB_CODE = (
+    "import json, sys, sysconfig; "
+    "print(json.dumps([sysconfig.get_paths()['stdlib'], list(sys.version_info)]))"
+)
+
+
+def _interpreter_stdlib(interpreter: str) -> tuple[str, tuple] | None:
+    """(standard library folder, version_info) of another interpreter, None if it does not
+    run (a broken or foreign virtual environment)."""
+    try:
+        done = subprocess.run(
+            [interpreter, "-I", "-c", _STDLIB_CODE],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        root, version = json.loads(done.stdout)
+        v = (int(version[0]), int(version[1]), int(version[2]), str(version[3]), int(version[4]))
+        return str(root), v
+    except (OSError, subprocess.SubprocessError, ValueError, TypeError, IndexError):
+        return None
+
+
+def interpreter_version(interpreter: str) -> str:
+    """The version ("3.12.1") of an interpreter that runs, else ""."""
+    found = _interpreter_stdlib(interpreter)
+    return ".".join(map(str, found[1][:3])) if found else ""
 
 
 # ---------------------------------------------------------------- site-packages

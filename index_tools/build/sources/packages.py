@@ -212,6 +212,15 @@ class Ecosystem:
         raise NotImplementedError
 
 
+def pins_hold(archive: Path, pinned: tuple[Digest, ...]) -> bool:
+    """Whether a file has one of the digests a list pins. A lock file lists every file of a
+    release (the sdist and each wheel), so one match is enough, as pip's hash checking has it."""
+    by_algorithm: dict[str, set[str]] = {}
+    for pin in pinned:
+        by_algorithm.setdefault(pin.algorithm, set()).add(pin.hex)
+    return any(file_digest(archive, a) in hexes for a, hexes in by_algorithm.items())
+
+
 def safe_filename(name: str) -> str:
     """An archive's file name fit for the cache (the registry's name is untrusted)."""
     base = re.sub(r"[^A-Za-z0-9._+-]", "_", name.rsplit("/", 1)[-1])[:180].lstrip(".")
@@ -341,9 +350,8 @@ class PackageSource(CorpusSource):
         rebuild of pinned packages needs no registry."""
         if not self.ecosystem.exact(w):
             return self.ecosystem.resolve(w)
-        key = hashlib.sha256(
-            "\n".join((self.ecosystem.registry_url(), w.name, w.constraint)).encode()
-        ).hexdigest()
+        parts = (self.ecosystem.registry_url(), w.name, w.constraint, *map(str, w.pinned))
+        key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
         path = Path(self.options.cache) / self.kind / "resolved" / key[:2] / f"{key}.json"
         try:
             return Resolved.from_dict(json.loads(cache_file(path).read_text("utf-8")))
@@ -385,12 +393,16 @@ class PackageSource(CorpusSource):
             on_bytes=on_bytes,
             size=resolved.size,
         )
-        for pin in w.pinned:  # a list's own digests must hold too
-            if file_digest(archive, pin.algorithm) != pin.hex:
-                raise RegistryError(
-                    f"digest mismatch: {resolved.filename} does not have the {pin.algorithm} "
-                    f"digest {pin.hex[:16]}... pinned by the list"
-                )
+        if w.pinned and not pins_hold(archive, w.pinned):  # a list's own digests too
+            pin = w.pinned[0]
+            which = (
+                f"the {pin.algorithm} digest {pin.hex[:16]}..."
+                if len(w.pinned) == 1
+                else f"any of the {len(w.pinned)} digests"
+            )
+            raise RegistryError(
+                f"digest mismatch: {resolved.filename} does not have {which} pinned by the list"
+            )
         meta = self._metadata(resolved, archive)
         return Fetched(resolved, archive, meta)
 

@@ -202,7 +202,15 @@ class PyPI(Ecosystem):
             shown = wanted.constraint or "any version"
             raise NotFound(f"{wanted.name!r} has no release matching {shown} on {self._where()}")
         version = candidates[0]
-        best = min(by_version[version], key=_preference)
+        pins = {(d.algorithm, d.hex) for d in wanted.pinned}
+        # of the release's files, one whose digest the list pins (a lock names them all)
+        best = min(
+            by_version[version],
+            key=lambda f: (
+                not pins & {(d.algorithm, d.hex) for d in f["digests"]},
+                *_preference(f),
+            ),
+        )
         project = _project_name(best["filename"], wanted.name)
         return Resolved(
             name=project,

@@ -16,7 +16,9 @@ folder or a dataset file, its files' paths, sizes and modification times). `add`
   origins listed for them), its entry leaves `sources`, and the new version is added as any
   source is. A document left with no occurrences stays in the shards (a generation's
   shards are never rewritten) and the matcher skips it; the next `build` leaves it out;
-- read a source given twice in one command once; at two versions, refuse.
+- read a source given twice in one command once; at two versions, refuse;
+- for a workspace given again (`workspace:DIR`, whose sources carry its key), take out the
+  sources it held and no longer names (a dependency removed from its lock file).
 
 An index built before shares were recorded cannot take a version out: `add` of a new
 version refuses it and says to rebuild. An index built before identities were recorded: a
@@ -29,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,11 @@ def identity(src) -> Identity | None:
         names = ",".join(sorted(str(n).lower() for n in dists))
         versions = ",".join(f"{n}=={v}" for n, v in sorted(dists.items()))
         return Identity(f"python:site-packages={names}", versions)
+    if kind == "workspace" and d.get("workspace"):  # the record of a workspace's plan
+        return Identity(f"workspace:{d['workspace']}", str(d.get("version", "")))
     if kind in ("pypi", "npm") and isinstance(d.get("packages"), list):  # fetched when opened
         got = sorted((str(p.get("name", "")), str(p.get("version", ""))) for p in d["packages"])
-        names = ",".join(name.lower() for name, _ in got)
+        names = ",".join(sorted({name.lower() for name, _ in got}))
         return Identity(f"{kind}:{names}", ",".join(f"{n}=={v}" for n, v in got))
     path = getattr(src, "path", None)
     if kind in ("jsonl", "jsonl.gz", "parquet") and path:
@@ -82,7 +86,11 @@ def recorded(entry: dict) -> Identity | None:
 def described(src) -> dict:
     """What the header records of a source: its description and its identity."""
     found = identity(src)
-    return {**src.describe(), **(found.to_dict() if found else {})}
+    d = {**src.describe(), **(found.to_dict() if found else {})}
+    workspace = getattr(src, "workspace", None)  # a standard library a workspace uses
+    if isinstance(workspace, str) and "workspace" not in d:
+        d["workspace"] = workspace
+    return d
 
 
 @dataclass(frozen=True)
@@ -101,12 +109,16 @@ class Sorted:
     held: list[str]  # names of sources left out: held at the same version
     replaced: list[Replacing]  # held sources given at another version
     twice: list[str]  # names of sources given twice, at two versions
+    # entries of a workspace given again that it no longer names (a dependency removed):
+    # (entry, name) to take out
+    left: list[tuple[int, str]] = field(default_factory=list)
 
 
 def sort_sources(held_entries: Iterable[dict], sources: list) -> Sorted:
     """The sources to add to an index whose header records `held_entries`."""
+    held_entries_list = list(held_entries)
     held: dict[str, tuple[str, int]] = {}
-    for i, entry in enumerate(held_entries):
+    for i, entry in enumerate(held_entries_list):
         found = recorded(entry)
         if found is not None:
             held[found.key] = (found.version, i)
@@ -129,6 +141,15 @@ def sort_sources(held_entries: Iterable[dict], sources: list) -> Sorted:
                 continue
             out.replaced.append(Replacing(src, entry, version, found.version))
         out.add.append(src)
+    # a workspace given again: what it held and no longer names leaves
+    workspaces = {
+        d["workspace"] for src in sources if (d := src.describe()).get("kind") == "workspace"
+    }
+    if workspaces:
+        for i, entry in enumerate(held_entries_list):
+            found = recorded(entry)
+            if entry.get("workspace") in workspaces and found and found.key not in given:
+                out.left.append((i, str(entry.get("name") or found.key)))
     return out
 
 

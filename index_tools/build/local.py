@@ -82,7 +82,8 @@ class BuildSummary:
     seconds: float = 0.0
     # held sources given at another version: (name, version held, version given)
     replaced: list[tuple[str, str, str]] = field(default_factory=list)
-    removed: int = 0  # files of the replaced versions taken out
+    left: list[str] = field(default_factory=list)  # sources a workspace no longer names
+    removed: int = 0  # files of the replaced versions and the left sources taken out
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -108,8 +109,12 @@ class BuildSummary:
             f"index size: {self.bytes:,} bytes ({bpw} bytes per word)",
             f"time: {self.seconds:.1f} s ({rate:,.0f} words/s)",
         ]
-        if not self.bytes and not self.files and not self.replaced:
+        if not self.bytes and not self.files and not self.replaced and not self.left:
             out[4:6] = ["nothing written: the index is as it was"]
+        if self.left:
+            names = ", ".join(printable(n, 200) for n in self.left[:20])
+            more = f" and {len(self.left) - 20} more" if len(self.left) > 20 else ""
+            out.insert(4, f"taken out (no longer in the workspace): {names}{more}")
         if self.replaced:
             out.insert(4, self.replaced_line())
         return out
@@ -447,8 +452,14 @@ def _open_sources(specs: list[str], opts: BuildOptions) -> list:
             sources.append(spec)
             continue
         from .sources import SourceError, open_source
+        from .sources.workspace import is_workspace_spec, open_workspace
 
         try:
+            if is_workspace_spec(spec):  # a source a package, each standard library, ...
+                sources += open_workspace(
+                    spec, max_file_bytes=opts.max_file_bytes, registry=opts.registry
+                )
+                continue
             sources.append(
                 open_source(spec, max_file_bytes=opts.max_file_bytes, registry=opts.registry)
             )
@@ -666,6 +677,11 @@ def _sorted(root: Path, header: store.Header, sources: list):
     found = sort_sources(header.sources, sources)
     if found.twice:
         raise BuildError(f"{found.twice[0]} is given twice, at two versions")
+    if found.left and files.SHARES_NAME not in header.file_sizes:
+        raise BuildError(
+            f"the index at {root} was built before Recitation recorded each source's files, "
+            f"so it cannot take {found.left[0][1]} out: rebuild the index with `build`"
+        )
     if found.replaced and files.SHARES_NAME not in header.file_sizes:
         r = found.replaced[0]
         raise BuildError(
@@ -699,7 +715,7 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     found = _sorted(root, header, _open_sources(specs, opts))
     sources, held = found.add, len(found.held)
     started = time.perf_counter()
-    if not sources:  # all held already: the index stays as it is
+    if not sources and not found.left:  # all held already: the index stays as it is
         return BuildSummary(path=str(root), skipped=Counter({HELD: held}))
     gen = store.new_generation(root)
     try:
@@ -717,10 +733,15 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
         shares = _shares(gen, header, occurrences, root)
         summary = BuildSummary(path=str(root), skipped=Counter({HELD: held} if held else {}))
         writer = _Writer(gen, header, opts, vocabulary, occurrences, shares)
-        if found.replaced:  # the old versions out, their entries with them
-            entries = {r.entry for r in found.replaced}
+        if found.replaced or found.left:  # the old versions out, their entries with them
+            entries = {r.entry for r in found.replaced} | {k for k, _ in found.left}
             summary.removed = writer.take_out(entries)
-            summary.replaced = [(r.source.name, r.held, r.given) for r in found.replaced]
+            summary.replaced = [
+                (r.source.name, r.held, r.given)
+                for r in found.replaced
+                if getattr(r.source, "kind", "") != "workspace"  # (its record: no files)
+            ]
+            summary.left = [name for _, name in found.left]
             header.sources = [e for k, e in enumerate(header.sources) if k not in entries]
             header.files -= summary.removed
         again = {id(r.source) for r in found.replaced}  # named in the index already

@@ -80,6 +80,10 @@ def _index_path(value: str | None) -> Path | str:
 
 def _build_options(args):
     from ..build.local import BuildOptions
+    from ..build.progress import ENV_PROGRESS
+
+    if getattr(args, "progress_json", False):
+        os.environ[ENV_PROGRESS] = "json"  # (read by every bar, and the workers inherit it)
 
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be 0 (all cores) or more")
@@ -120,6 +124,9 @@ def _registry_options(args):
 
 
 def _print_summary(summary, as_json: bool) -> None:
+    from ..build import progress
+
+    progress.done()  # (the last JSON progress line, when asked for)
     if as_json:
         print(json_text(summary.to_dict()))
     else:
@@ -152,10 +159,49 @@ def cmd_build(args) -> int:
 
 
 def cmd_add(args) -> int:
-    from ..build.local import add_to_index
+    from ..build.local import add_to_index, build_index
+    from ..store.generations import CURRENT_NAME
 
-    summary = add_to_index(_index_path(args.index), args.sources, _build_options(args))
+    path = _index_path(args.index)
+    if args.create and not (Path(path) / CURRENT_NAME).exists():
+        summary = build_index(args.sources, path, _build_options(args))
+    else:
+        summary = add_to_index(path, args.sources, _build_options(args))
     _print_summary(summary, args.json)
+    return 0
+
+
+def cmd_plan(args) -> int:
+    from ..build.sources import SourceError
+    from ..build.sources.workspace import PREFIX, plan_workspace
+
+    value = args.workspace.removeprefix(PREFIX)
+    try:
+        plan = plan_workspace(value)
+    except SourceError as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json_text(plan.to_dict()))
+        return 0
+    d = plan.to_dict()
+    print(f"workspace: {printable(d['workspace'], 400)}")
+    print(f"index: {printable(d['index'], 400)}")
+    for e in d["ecosystems"]:
+        files = ", ".join(printable(f, 200) for f in e["files"]) or "none"
+        line = f"{e['ecosystem']}: {e['packages']:,} packages from {files}"
+        if e["not_from_registry"]:
+            line += f" ({e['not_from_registry']} entries not from the registry left out)"
+        print(line)
+    for s in d["stdlibs"]:
+        print(f"standard library: {s['language']} {s['version']} ({s['spec']})")
+    for n in d["not_indexed"]:
+        where = printable(n["file"], 200) or n["ecosystem"]
+        print(f"not indexed: {where}: {n['reason']}")
+    for problem in d["problems"]:
+        print(f"cannot read: {printable(problem, 400)}")
+    if d["truncated"]:
+        print("(the workspace has more files than are looked at; the rest were not read)")
+    print(f"summary: {d['summary']}")
     return 0
 
 
@@ -542,6 +588,12 @@ def _parser() -> argparse.ArgumentParser:
             action="store_true",
             help="a progress bar even when stderr is not a terminal",
         )
+        sp.add_argument(
+            "--progress-json",
+            action="store_true",
+            help='progress as JSON lines on stderr, for a program that shows it: {"stage": '
+            '"fetching npm", "done": 3, "total": 143, "unit": "pkg"} ..., last {"stage": "done"}',
+        )
         sp.add_argument("--json", action="store_true", help="print the summary as JSON")
         if params:
             sp.add_argument(
@@ -602,8 +654,30 @@ def _parser() -> argparse.ArgumentParser:
     )
     a.add_argument("index", metavar="DIR")
     a.add_argument("sources", nargs="+", metavar="SOURCE")
+    a.add_argument(
+        "--create",
+        action="store_true",
+        help="build the index when there is none at DIR yet (how an editor keeps a "
+        "workspace's index: `add --create IDX workspace:DIR`, then again when a lock file "
+        "changes)",
+    )
     build_opts(a, False)
     a.set_defaults(func=cmd_add)
+
+    pl = sub.add_parser(
+        "plan",
+        help="what `workspace:DIR` would index, without fetching",
+        description="Read a workspace's manifests and lock files (npm: package-lock.json, "
+        "npm-shrinkwrap.json, yarn.lock, pnpm-lock.yaml, else package.json; PyPI: "
+        "requirements*.txt, poetry.lock, uv.lock, Pipfile.lock, pdm.lock, else "
+        "pyproject.toml), find the standard libraries of the languages its files use (Python, "
+        "Go, Java, Rust, where this machine has them), and say what an index of it would hold "
+        "and cost, and which manifests it would leave out and why. Nothing is fetched.",
+        formatter_class=fmt,
+    )
+    pl.add_argument("workspace", metavar="workspace:DIR", help="the workspace (or just DIR)")
+    pl.add_argument("--json", action="store_true", help="the plan as JSON")
+    pl.set_defaults(func=cmd_plan)
 
     m = sub.add_parser(
         "compact",

@@ -2,6 +2,7 @@
 and the matcher. Never imports `server`."""
 
 from .build.local import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
+from .build.sources.workspace import WorkspacePlan, plan_workspace
 from .judge.attribution import (
     Attribution,
     find_attribution,
@@ -50,7 +51,7 @@ from .safe_text import clean_link, comment_safe, printable
 from .service.remote import IndexServiceError, RemoteIndex, is_remote, open_location
 from .store.generations import FORMAT_VERSION, IndexOpenError
 from .store.generations import current_name as current_generation
-from .store.paths import default_index_path
+from .store.paths import default_index_path, workspace_index_path
 from .text.words import TOKENIZER_VERSION, Word, tokenize, word_bounds, word_spans, word_texts
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "SourceView",
     "Verdict",
     "Word",
+    "WorkspacePlan",
     "add_to_index",
     "build_index",
     "clean_link",
@@ -109,6 +111,7 @@ __all__ = [
     "merge_matches",
     "open_location",
     "open_index",
+    "plan_workspace",
     "plain_attribution",
     "printable",
     "query_report",
@@ -120,4 +123,5 @@ __all__ = [
     "word_bounds",
     "word_spans",
     "word_texts",
+    "workspace_index_path",
 ]

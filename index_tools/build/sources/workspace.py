@@ -43,7 +43,7 @@ from pathlib import Path
 
 from index_tools.model import Document
 
-from ...store.paths import cache_dir
+from ...store.paths import workspace_index_path, workspace_key
 from .base import CorpusSource, SourceError
 from .folder import SKIP_DIR_NAMES
 from .languages import language_for_path
@@ -110,20 +110,6 @@ def workspace_folder(spec: str) -> Path:
     if not path.is_dir():
         raise SourceError(f"{spec}: no such folder")
     return path.resolve()
-
-
-def workspace_key(folder: str | os.PathLike) -> str:
-    """What identifies a workspace in an index and in the cache: its real path."""
-    return os.path.normcase(os.path.realpath(folder))
-
-
-def workspace_index_path(folder: str | os.PathLike) -> Path:
-    """Where the index of a workspace lives: in the user cache folder, keyed by the
-    workspace's real path (never inside the workspace)."""
-    key = workspace_key(folder)
-    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(key))[:40] or "workspace"
-    return cache_dir() / "workspaces" / f"{name}-{digest}"
 
 
 # ---------------------------------------------------------------- finding manifests

@@ -34,6 +34,7 @@ from .output import json_text, reconfigure_output
 from .sbom_cli import add_references_parser, add_sbom_options
 from .show import add_show_parser, code_path, show_view
 from .text_report import match_details
+from .workspace_report import workspace_lines
 
 DESCRIPTION = """\
 Build and query a local index of public code, so that code entering your editor (an AI
@@ -155,6 +156,7 @@ def cmd_build(args) -> int:
     else:
         summary = build_index(sources, out, _build_options(args))
     _print_summary(summary, args.json)
+    _print_workspaces(out, args)
     return 0
 
 
@@ -168,7 +170,19 @@ def cmd_add(args) -> int:
     else:
         summary = add_to_index(path, args.sources, _build_options(args))
     _print_summary(summary, args.json)
+    _print_workspaces(path, args)
     return 0
+
+
+def _print_workspaces(path, args) -> None:
+    """After a build of a workspace: what the index holds of it, per ecosystem."""
+    from ..build.sources.workspace import is_workspace_spec
+    from ..store.generations import read_header
+
+    if args.json or not any(is_workspace_spec(s) for s in args.sources):
+        return
+    for line in workspace_lines(read_header(Path(path))[1].sources):
+        print(line)
 
 
 def cmd_plan(args) -> int:
@@ -271,6 +285,8 @@ def cmd_stats(args) -> int:
                 layout += f"; rename-insensitive view in 2 bytes a word, {sampled} sorted"
             print(layout)
         print(f"skipped while building: {skipped}")
+        for line in workspace_lines(s.get("sources") or []):
+            print(line)
         joined = _compacted_shards(s.get("shard_words") or [])
         if not is_remote(path) and joined < s["shards"]:
             print(

@@ -1,0 +1,57 @@
+"""What an index holds of each workspace it was built from, per ecosystem: the packages at
+their versions and licenses, the standard libraries, and what was not indexed and why
+(`stats`, and the summary of `build`/`add` of a `workspace:DIR`)."""
+
+from __future__ import annotations
+
+from ..safe_text import printable
+
+SHOWN = 12  # packages named a line; `stats --json` lists them all
+_ECOSYSTEMS = {"npm": "npm", "pypi": "PyPI"}
+_STDLIBS = {"python-stdlib": "Python", "go-stdlib": "Go", "java-stdlib": "Java",
+            "rust-stdlib": "Rust"}  # fmt: skip
+
+
+def workspace_lines(sources: list[dict]) -> list[str]:
+    """Lines describing each workspace among an index's `sources` entries ([] for none)."""
+    out: list[str] = []
+    for record in sources:
+        if record.get("kind") != "workspace" or not isinstance(record.get("plan"), dict):
+            continue
+        key = record.get("workspace")
+        mine = [s for s in sources if s.get("workspace") == key and s is not record]
+        plan = record["plan"]
+        out.append(f"workspace: {printable(plan.get('workspace') or key, 300)}")
+        files_of = {
+            e.get("ecosystem"): ", ".join(printable(f, 120) for f in e.get("files") or [])
+            for e in plan.get("ecosystems") or []
+            if isinstance(e, dict)
+        }
+        for kind, label in _ECOSYSTEMS.items():
+            packages = [p for s in mine if s.get("kind") == kind for p in s.get("packages") or []]
+            if not packages and kind not in files_of:
+                continue
+            named = ", ".join(
+                f"{printable(p.get('name'), 100)} {printable(p.get('version'), 40)} "
+                f"({printable(p.get('license'), 60)})"
+                for p in sorted(packages, key=lambda p: str(p.get("name", "")).lower())[:SHOWN]
+            )
+            more = f" and {len(packages) - SHOWN:,} more" if len(packages) > SHOWN else ""
+            where = f" ({files_of[kind]})" if files_of.get(kind) else ""
+            count = f"{len(packages):,} package{'s' if len(packages) != 1 else ''}"
+            out.append(f"  {label}{where}: {count}" + (f": {named}{more}" if named else ""))
+        stdlibs = [
+            f"{_STDLIBS[s['kind']]} {printable(s.get('version'), 40)} "
+            f"({printable(s.get('license'), 60)})"
+            for s in mine
+            if s.get("kind") in _STDLIBS
+        ]
+        if stdlibs:
+            out.append(f"  standard libraries: {', '.join(stdlibs)}")
+        for n in plan.get("not_indexed") or []:
+            if isinstance(n, dict):
+                what = printable(n.get("file") or n.get("ecosystem"), 200)
+                out.append(f"  not indexed: {what}: {printable(n.get('reason'), 300)}")
+        for line in record.get("unavailable") or []:
+            out.append(f"  left out: {printable(line, 300)}")
+    return out

@@ -13,8 +13,9 @@ Specs:
   `python:stdlib=PYTHON` another interpreter's (a virtual environment's)
 - `python:site-packages[=NAME,...]`: installed distributions (all, or the named ones)
 - a `.jsonl`, `.jsonl.gz` or `.parquet` dataset (The Stack's column names are understood)
-- `pypi:NAME[SPECIFIER]`, `pypi:FILE` (a requirements file or a list of names): PyPI
-  packages (`pypi.py`); a `requirements*.txt` path alone means the same
+- `pypi:NAME[SPECIFIER]`, `pypi:FILE` (a requirements file or a list of names; a
+  poetry.lock, uv.lock, Pipfile.lock, pdm.lock or pyproject.toml, `python_locks.py`): PyPI
+  packages (`pypi.py`); a `requirements*.txt` path, or one of those files, alone means the same
 - `npm:NAME[@VERSION|@RANGE|@TAG]` (scoped names too), `npm:FILE` (a list of names, a
   package.json or package-lock.json): npm packages (`npm.py`); a `package.json`,
   `package-lock.json` or `npm-shrinkwrap.json` path alone means the same
@@ -59,7 +60,8 @@ __all__ = [
 DATASET_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 _EXPECTED = (
     "expected a folder, a git repository, python:stdlib, python:site-packages, "
-    "pypi:NAME, npm:NAME, a requirements.txt, package.json or package-lock.json, "
+    "pypi:NAME, npm:NAME, a requirements.txt, Python lock file, pyproject.toml, "
+    "package.json or package-lock.json, "
     "or a .jsonl/.jsonl.gz/.parquet dataset"
 )
 
@@ -103,7 +105,9 @@ def open_source(
             return _open_packages(prefix[:-1], spec, value, registry, max_file_bytes)
     path = os.path.expanduser(spec)
     name = os.path.basename(path).lower()
-    if os.path.isfile(path) and name.startswith("requirements") and name.endswith(".txt"):
+    from .python_locks import is_pypi_file
+
+    if os.path.isfile(path) and is_pypi_file(path):
         return _open_packages("pypi", spec, path, registry, max_file_bytes, listed=True)
     if os.path.isfile(path) and name in _NPM_LISTS:
         return _open_packages("npm", spec, path, registry, max_file_bytes, listed=True)
@@ -126,9 +130,9 @@ def _open_packages(
     max_file_bytes: int,
     listed: bool = False,
 ) -> CorpusSource:
-    from . import npm, pypi
+    from . import npm, python_locks
 
-    module = pypi if kind == "pypi" else npm
+    module = python_locks if kind == "pypi" else npm
     options = registry or RegistryOptions()
     return module.open_packages(spec, value, options=options, max_file_bytes=max_file_bytes,
                                 listed=listed)  # fmt: skip

@@ -351,7 +351,12 @@ def project_url(message) -> str:
 # ---------------------------------------------------------------- specs and lists
 
 
-_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def is_package_name(name: str) -> bool:
+    """Whether a name is a valid project name (PEP 508)."""
+    return bool(_NAME.fullmatch(name))
 
 
 def parse_requirement(text: str, where: str = "") -> Wanted:
@@ -361,29 +366,41 @@ def parse_requirement(text: str, where: str = "") -> Wanted:
     except InvalidRequirement:
         raise RegistryError(f"not a package requirement: {text!r}") from None
     if req.url:
-        raise _NotFromRegistry(text)
-    if not _NAME.match(req.name):
+        raise NotFromRegistry(text)
+    if not is_package_name(req.name):
         raise RegistryError(f"not a package name: {req.name!r}")
     return Wanted(name=req.name, constraint=str(req.specifier), where=where)
 
 
-class _NotFromRegistry(RegistryError):
-    pass
+class NotFromRegistry(RegistryError):
+    """A requirement naming a URL: not a registry package."""
 
 
 def is_list_value(value: str) -> bool:
     return "/" in value or os.sep in value or value.lower().endswith((".txt", ".in", ".list"))
 
 
-def read_requirements(
-    path: str, skipped: Counter, _depth: int = 0, _seen: set | None = None
-) -> list[Wanted]:
+def read_requirements(path: str, skipped: Counter) -> list[Wanted]:
     """The packages of a requirements file (or a plain list of names, one a line, `#`
     comments). `-r FILE` includes are followed; editable installs, URLs and paths are not
-    from the registry and are counted; `--hash=sha256:...` pins the digest."""
-    seen = _seen if _seen is not None else set()
-    real = os.path.realpath(path)
-    if real in seen or _depth > _MAX_INCLUDE_DEPTH:
+    from the registry and are counted; `--hash=sha256:...` pins the digest. A constraints
+    file (`-c FILE`) pins the versions and digests of packages the requirements name (in
+    includes too), adding none of its own, as pip applies it."""
+    constraints: dict[str, list[Wanted]] = {}
+    wanted = _read_requirements(path, skipped, 0, set(), constraints, False)
+    return [_constrained(w, constraints.get(canonicalize_name(w.name), [])) for w in wanted]
+
+
+def _read_requirements(
+    path: str,
+    skipped: Counter,
+    depth: int,
+    seen: set,
+    constraints: dict[str, list[Wanted]],
+    as_constraints: bool,
+) -> list[Wanted]:
+    real = (os.path.realpath(path), as_constraints)
+    if real in seen or depth > _MAX_INCLUDE_DEPTH:
         return []
     seen.add(real)
     try:
@@ -394,6 +411,8 @@ def read_requirements(
         raise RegistryError(
             f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})"
         ) from None
+    if as_constraints:
+        skipped = Counter()  # a constraint adds nothing, so leaves nothing out either
     wanted: list[Wanted] = []
     logical = re.sub(r"\\\r?\n", " ", text).splitlines()
     for number, line in enumerate(logical, 1):
@@ -401,12 +420,17 @@ def read_requirements(
         if not line:
             continue
         where = f"{os.path.basename(path)}:{number}"
-        if line.startswith(("-r ", "--requirement")):
-            include = re.split(r"[\s=]+", line, maxsplit=1)[1].strip()
-            target = os.path.join(os.path.dirname(path), include)
-            wanted += read_requirements(target, skipped, _depth + 1, seen)
+        include = re.match(
+            r"(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?=[^\s=-]))(.+)", line
+        )
+        if include:
+            target = os.path.join(os.path.dirname(path), include.group(2).strip())
+            to_constraints = as_constraints or include.group(1) in ("-c", "--constraint")
+            wanted += _read_requirements(
+                target, skipped, depth + 1, seen, constraints, to_constraints
+            )
             continue
-        if line.startswith("-"):  # -e, -c, --index-url, -f ...: not a registry package
+        if line.startswith("-"):  # -e, --index-url, -f ...: not a registry package
             if line.startswith(("-e", "--editable")):
                 skipped[NOT_FROM_REGISTRY] += 1
             continue
@@ -417,7 +441,7 @@ def read_requirements(
             continue
         try:
             w = parse_requirement(line, where)
-        except _NotFromRegistry:
+        except NotFromRegistry:
             skipped[NOT_FROM_REGISTRY] += 1
             continue
         except RegistryError as e:
@@ -426,8 +450,29 @@ def read_requirements(
             w = Wanted(
                 w.name, w.constraint, tuple(Digest(a, h.lower()) for a, h in hashes), w.where
             )
-        wanted.append(w)
+        if as_constraints:
+            constraints.setdefault(canonicalize_name(w.name), []).append(w)
+        else:
+            wanted.append(w)
     return wanted
+
+
+def _constrained(w: Wanted, constraints: list[Wanted]) -> Wanted:
+    """A requirement narrowed by its constraints: both specifiers (the constraint's exact
+    version alone when it names one that the requirement allows); its own digests, else
+    the constraints'."""
+    if not constraints:
+        return w
+    spec = SpecifierSet(w.constraint)
+    for c in constraints:
+        spec &= SpecifierSet(c.constraint)
+    exact = [s for s in spec if s.operator in ("==", "===") and "*" not in s.version]
+    if len(exact) == 1 and spec.contains(exact[0].version, prereleases=True):
+        constraint = str(exact[0])
+    else:
+        constraint = str(spec)
+    pinned = w.pinned or tuple({str(d): d for c in constraints for d in c.pinned}.values())
+    return Wanted(w.name, constraint, pinned, w.where)
 
 
 def open_packages(

@@ -55,6 +55,10 @@ def identity(src) -> Identity | None:
         return Identity(f"folder:{root}", _tree_version(root))
     if kind == "python-stdlib":
         return Identity("python:stdlib", str(d.get("version", "")))
+    if kind in ("go-stdlib", "java-stdlib", "rust-stdlib"):  # one of each language an index
+        only = d.get("only") or []
+        version = str(d.get("version", "")) + (f" only {','.join(only)}" if only else "")
+        return Identity(f"{kind.partition('-')[0]}:stdlib", version)
     if kind == "python-site-packages":
         dists = d.get("distributions") or {}
         names = ",".join(sorted(str(n).lower() for n in dists))

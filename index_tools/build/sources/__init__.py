@@ -11,6 +11,8 @@ Specs:
 - a git repository (a folder with .git): the files committed at HEAD, linked to the host
 - `python:stdlib`: the running interpreter's standard library, linked to python/cpython;
   `python:stdlib=PYTHON` another interpreter's (a virtual environment's)
+- `go:stdlib`, `java:stdlib`, `rust:stdlib` (`=PATH` for another toolchain than the
+  machine's): a toolchain's standard library, linked at its release tag (`toolchains.py`)
 - `python:site-packages[=NAME,...]`: installed distributions (all, or the named ones)
 - a `.jsonl`, `.jsonl.gz` or `.parquet` dataset (The Stack's column names are understood)
 - `pypi:NAME[SPECIFIER]`, `pypi:FILE` (a requirements file or a list of names; a
@@ -40,6 +42,7 @@ from .languages import language_for_path
 from .licenses import detect_license
 from .packages import PackageSource, RegistryOptions
 from .python_env import SitePackagesSource, StdlibSource
+from .toolchains import is_toolchain_spec, open_toolchain
 
 __all__ = [
     "CorpusSource",
@@ -95,6 +98,8 @@ def open_source(
         if not names:
             raise SourceError(f"{spec}: no distribution names after '='")
         return SitePackagesSource(spec, names, max_file_bytes=max_file_bytes)
+    if is_toolchain_spec(spec):  # go:stdlib, java:stdlib, rust:stdlib[=PATH]
+        return open_toolchain(spec, max_file_bytes=max_file_bytes)
     if spec.startswith("python:"):
         raise SourceError(f"unknown source {spec!r}; {_EXPECTED}")
     for prefix in ("pypi:", "npm:"):

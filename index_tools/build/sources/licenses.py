@@ -85,7 +85,10 @@ def _gnu(norm: str, m: re.Match) -> str | None:
     # Only the stated terms count, not the appendix that shows others how to apply them.
     terms = norm.split("how to apply these terms", 1)[0]
     later = "at your option any later version" in terms
-    return f"{name}-{version}-{'or-later' if later else 'only'}"
+    spdx = f"{name}-{version}-{'or-later' if later else 'only'}"
+    if spdx == "GPL-2.0-only" and "subject to the classpath exception" in norm:
+        spdx += " WITH Classpath-exception-2.0"  # OpenJDK's files, and its LICENSE
+    return spdx
 
 
 def _bsd(norm: str, m: re.Match) -> str:

@@ -4,7 +4,9 @@
 # linux-arm64 package: its strip (debug sections out of the arm64 libraries), qemu's
 # user-mode emulation and debootstrap (an arm64 root to run it in, scripts/arm64-root.sh);
 # for the search kernel's tests (tests/native): Wine to run the windows-x64 build, the arm64
-# C library for the linux-arm64 one under qemu, gcc for the sanitizer run.
+# C library for the linux-arm64 one under qemu, gcc for the sanitizer run; the Go, Java
+# and Rust standard libraries' sources (the toolchain sources' tests: go:stdlib, the JDK's
+# lib/src.zip, rust:stdlib).
 set -euo pipefail
 need=()
 command -v nvim >/dev/null 2>&1 || need+=(neovim)
@@ -16,6 +18,9 @@ command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 command -v wine >/dev/null 2>&1 || need+=(wine wine64)
 [[ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]] || need+=(libc6-arm64-cross)
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v go >/dev/null 2>&1 || need+=(golang-go)
+[[ -e /usr/lib/jvm/openjdk-17/lib/src.zip ]] || need+=(openjdk-17-source)
+compgen -G "/usr/src/rustc-*/library/std" >/dev/null || need+=(rust-src)
 ((${#need[@]})) || exit 0
 SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
 echo "system-deps: apt-get install ${need[*]}" >&2

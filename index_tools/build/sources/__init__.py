@@ -19,8 +19,8 @@ Specs:
   poetry.lock, uv.lock, Pipfile.lock, pdm.lock or pyproject.toml, `python_locks.py`): PyPI
   packages (`pypi.py`); a `requirements*.txt` path, or one of those files, alone means the same
 - `npm:NAME[@VERSION|@RANGE|@TAG]` (scoped names too), `npm:FILE` (a list of names, a
-  package.json or package-lock.json): npm packages (`npm.py`); a `package.json`,
-  `package-lock.json` or `npm-shrinkwrap.json` path alone means the same
+  package.json, or a package-lock.json, npm-shrinkwrap.json, yarn.lock or pnpm-lock.yaml:
+  `npm_locks.py`): npm packages (`npm.py`); such a file's path alone means the same
 
 Package sources fetch when opened (verified, cached, several at a time; `RegistryOptions`
 says from where, with which credentials and limits): a package that cannot be had is a
@@ -64,12 +64,13 @@ DATASET_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 _EXPECTED = (
     "expected a folder, a git repository, python:stdlib, python:site-packages, "
     "pypi:NAME, npm:NAME, a requirements.txt, Python lock file, pyproject.toml, "
-    "package.json or package-lock.json, "
+    "package.json or npm/yarn/pnpm lock file, "
     "or a .jsonl/.jsonl.gz/.parquet dataset"
 )
 
 
-_NPM_LISTS = ("package.json", "package-lock.json", "npm-shrinkwrap.json")
+_NPM_LISTS = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
+              "pnpm-lock.yaml")  # fmt: skip
 
 
 def open_source(

@@ -26,10 +26,9 @@ import urllib.parse
 from collections import Counter
 
 from ...safe_text import clean_link
-from ...store.small_files import read_small_file
 from .licenses import NOASSERTION, license_from_name
+from .npm_locks import NPM_LOCKS, check_name, file_kind, read_kind, read_text, split_spec
 from .packages import (
-    MAX_LIST_BYTES,
     NOT_FROM_REGISTRY,
     Ecosystem,
     PackageMeta,
@@ -47,23 +46,7 @@ from .semver import Version, best_match
 PUBLIC_REGISTRY_HOST = "registry.npmjs.org"
 UNPKG_APP = "https://app.unpkg.com/"
 ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*"
-_NAME = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*$", re.IGNORECASE)
 _TAG = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
-
-
-def split_spec(text: str) -> tuple[str, str]:
-    """`lodash@4` -> ("lodash", "4"); `@babel/core` -> ("@babel/core", "")."""
-    text = text.strip()
-    at = text.find("@", 1)
-    if at == -1:
-        return text, ""
-    return text[:at], text[at + 1 :].strip()
-
-
-def check_name(name: str) -> str:
-    if len(name) > 214 or not _NAME.match(name):
-        raise RegistryError(f"not an npm package name: {name!r}")
-    return name
 
 
 class Npm(Ecosystem):
@@ -235,57 +218,14 @@ class _NotFromRegistry(RegistryError):
     pass
 
 
-_NOT_REGISTRY = re.compile(
-    r"^(?:file:|link:|workspace:|portal:|git|https?:|[\w.-]+/[\w.-]+$|\.|/|~)"
-)
-
-
-def _dependency(name: str, value: object, where: str, skipped: Counter) -> Wanted | None:
-    if not isinstance(value, str):
-        skipped[NOT_FROM_REGISTRY] += 1
-        return None
-    value = value.strip()
-    if value.startswith("npm:"):  # an alias: "npm:other@^1"
-        name, value = split_spec(value[4:])
-    if _NOT_REGISTRY.match(value) and not re.match(r"^[\w.-]+$", value):
-        skipped[NOT_FROM_REGISTRY] += 1
-        return None
-    try:
-        return Wanted(name=check_name(name), constraint=value or "latest", where=where)
-    except RegistryError:
-        skipped[NOT_FROM_REGISTRY] += 1
-        return None
-
-
 def read_list(path: str, skipped: Counter) -> list[Wanted]:
-    """The packages a names file, package.json or package-lock.json lists."""
-    try:
-        text = read_small_file(path, MAX_LIST_BYTES).decode("utf-8-sig")
-    except FileNotFoundError:
-        raise RegistryError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise RegistryError(
-            f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})"
-        ) from None
+    """The packages a names file, a package.json or a lock file (package-lock.json,
+    npm-shrinkwrap.json, yarn.lock, pnpm-lock.yaml: `npm_locks`) lists."""
+    text = read_text(path)
+    kind = file_kind(path, text)
+    if kind is not None:
+        return read_kind(kind, text, path, skipped)
     base = os.path.basename(path)
-    if base.lower().endswith(".json"):
-        try:
-            doc = json.loads(text)
-        except (ValueError, RecursionError):
-            raise RegistryError(f"{path}: not valid JSON") from None
-        if not isinstance(doc, dict):
-            raise RegistryError(f"{path}: not a package.json or package-lock.json")
-        if "lockfileVersion" in doc:
-            return _from_lock(doc, base, skipped)
-        wanted = []
-        for section in ("dependencies", "devDependencies", "optionalDependencies"):
-            deps = doc.get(section)
-            if isinstance(deps, dict):
-                for name, value in deps.items():
-                    w = _dependency(str(name), value, f"{base} {section}", skipped)
-                    if w:
-                        wanted.append(w)
-        return wanted
     wanted = []
     for number, line in enumerate(text.splitlines(), 1):
         line = re.sub(r"(^|\s)#.*$", "", line).strip()
@@ -301,49 +241,9 @@ def read_list(path: str, skipped: Counter) -> list[Wanted]:
     return wanted
 
 
-def _from_lock(doc: dict, base: str, skipped: Counter) -> list[Wanted]:
-    wanted = []
-    packages = doc.get("packages")
-    if isinstance(packages, dict):  # lockfileVersion 2 and 3
-        entries = [
-            (key.rsplit("node_modules/", 1)[-1], entry)
-            for key, entry in packages.items()
-            if isinstance(key, str) and "node_modules/" in key
-        ]
-    else:  # lockfileVersion 1: nested "dependencies"
-        entries = []
-
-        def walk(deps):
-            if isinstance(deps, dict):
-                for name, entry in deps.items():
-                    entries.append((name, entry))
-                    if isinstance(entry, dict):
-                        walk(entry.get("dependencies"))
-
-        walk(doc.get("dependencies"))
-    for name, entry in entries:
-        if not isinstance(entry, dict) or entry.get("link") or entry.get("bundled"):
-            skipped[NOT_FROM_REGISTRY] += 1
-            continue
-        version = entry.get("version")
-        resolved = str(entry.get("resolved") or "")
-        if not isinstance(version, str) or (resolved and not resolved.startswith("http")):
-            skipped[NOT_FROM_REGISTRY] += 1
-            continue
-        if version.startswith("npm:"):  # an alias
-            name, version = split_spec(version[4:])
-        if Version.parse(version) is None:
-            skipped[NOT_FROM_REGISTRY] += 1
-            continue
-        pins = tuple(sri_digests(str(entry.get("integrity") or "")))[:1]
-        try:
-            wanted.append(Wanted(check_name(name), version, pins, f"{base} {name}"))
-        except RegistryError:
-            skipped[NOT_FROM_REGISTRY] += 1
-    return wanted
-
-
 def is_list_value(value: str) -> bool:
+    if os.path.basename(value).lower() in NPM_LOCKS:
+        return True  # `npm:yarn.lock`
     if value.startswith("@") and value.count("/") == 1 and not value.endswith(".json"):
         return False  # a scoped name
     return "/" in value or os.sep in value or value.lower().endswith((".txt", ".json", ".list"))

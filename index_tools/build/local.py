@@ -452,13 +452,18 @@ def _open_sources(specs: list[str], opts: BuildOptions) -> list:
             sources.append(spec)
             continue
         from .sources import SourceError, open_source
+        from .sources.popular import is_popular_spec, open_popular
         from .sources.workspace import is_workspace_spec, open_workspace
 
         try:
-            if is_workspace_spec(spec):  # a source a package, each standard library, ...
-                sources += open_workspace(
-                    spec, max_file_bytes=opts.max_file_bytes, registry=opts.registry
-                )
+            # a source a package (and each standard library), and a record of the whole
+            expand = (
+                open_workspace if is_workspace_spec(spec)
+                else open_popular if is_popular_spec(spec)
+                else None
+            )  # fmt: skip
+            if expand is not None:
+                sources += expand(spec, max_file_bytes=opts.max_file_bytes, registry=opts.registry)
                 continue
             sources.append(
                 open_source(spec, max_file_bytes=opts.max_file_bytes, registry=opts.registry)

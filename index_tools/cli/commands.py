@@ -176,10 +176,11 @@ def cmd_add(args) -> int:
 
 def _print_workspaces(path, args) -> None:
     """After a build of a workspace: what the index holds of it, per ecosystem."""
+    from ..build.sources.popular import is_popular_spec
     from ..build.sources.workspace import is_workspace_spec
     from ..store.generations import read_header
 
-    if args.json or not any(is_workspace_spec(s) for s in args.sources):
+    if args.json or not any(is_workspace_spec(s) or is_popular_spec(s) for s in args.sources):
         return
     for line in workspace_lines(read_header(Path(path))[1].sources):
         print(line)

@@ -21,7 +21,8 @@ def workspace_lines(sources: list[dict]) -> list[str]:
         key = record.get("workspace")
         mine = [s for s in sources if s.get("workspace") == key and s is not record]
         plan = record["plan"]
-        out.append(f"workspace: {printable(plan.get('workspace') or key, 300)}")
+        title = "" if str(key).startswith("popular:") else "workspace: "  # (a shipped list)
+        out.append(f"{title}{printable(plan.get('workspace') or key, 300)}")
         files_of = {
             e.get("ecosystem"): ", ".join(printable(f, 120) for f in e.get("files") or [])
             for e in plan.get("ecosystems") or []

@@ -298,6 +298,18 @@ class WorkspacePlan:
             h.update(f"{n['file']}\0{n['reason']}\n".encode())
         return h.hexdigest()[:32]
 
+    def popular_specs(self, count: int) -> list[str]:
+        """`popular:npm:N` / `popular:pypi:N` for the ecosystems this workspace uses (by its
+        manifests or its files' languages): the opt-in beyond its lock files."""
+        if count <= 0:
+            return []
+        uses = {e.name for e in self.ecosystems if e.wanted}
+        if {"javascript", "typescript"} & set(self.languages):
+            uses.add("npm")
+        if "python" in self.languages:
+            uses.add("pypi")
+        return [f"popular:{name}:{count}" for name in ("npm", "pypi") if name in uses]
+
     def to_dict(self) -> dict:
         return {
             "workspace": str(self.folder),
@@ -582,6 +594,36 @@ class WorkspaceRecord(CorpusSource):
         return iter(())
 
 
+def package_groups(
+    ecosystem: str,
+    wanted: list[Wanted],
+    owner: str,
+    options: RegistryOptions,
+    max_file_bytes: int,
+    skipped: Counter | None = None,
+) -> tuple[list[PackageGroup], list[str]]:
+    """The packages fetched (all at once, several at a time), as a source a package name
+    owned by `owner` (a workspace's key); and the lines of what `keep_going` left out."""
+    from . import npm, pypi
+
+    registry_of = npm.Npm(options) if ecosystem == "npm" else pypi.PyPI(options)
+    try:
+        fetched = PackageSource(
+            f"{ecosystem}:{owner}", registry_of, wanted, options=options, listed=True,
+            max_file_bytes=max_file_bytes, skipped_entries=skipped,
+        )  # fmt: skip
+    except RegistryError as e:
+        raise SourceError(str(e)) from None
+    by_name: dict[str, list[Fetched]] = {}
+    for f in fetched.fetched:
+        by_name.setdefault(f.resolved.name.lower(), []).append(f)
+    groups = [
+        PackageGroup(fetched, sorted(by_name[name], key=lambda f: f.resolved.version), owner)
+        for name in sorted(by_name)
+    ]
+    return groups, list(fetched.problems)
+
+
 def open_workspace(
     spec: str, *, max_file_bytes: int = 1_000_000, registry: RegistryOptions | None = None
 ) -> list[CorpusSource]:
@@ -603,25 +645,12 @@ def open_workspace(
     sources: list[CorpusSource] = []
     left_out = list(plan.problems)
     for eco in plan.ecosystems:
-        if not eco.wanted:
-            continue
-        from . import npm, pypi
-
-        registry_of = npm.Npm(options) if eco.name == "npm" else pypi.PyPI(options)
-        try:
-            fetched = PackageSource(
-                f"{eco.name}:{folder}", registry_of, eco.wanted, options=options, listed=True,
-                max_file_bytes=max_file_bytes, skipped_entries=eco.skipped,
-            )  # fmt: skip
-        except RegistryError as e:
-            raise SourceError(str(e)) from None
-        left_out += fetched.problems
-        by_name: dict[str, list[Fetched]] = {}
-        for f in fetched.fetched:
-            by_name.setdefault(f.resolved.name.lower(), []).append(f)
-        for name in sorted(by_name):
-            group = sorted(by_name[name], key=lambda f: f.resolved.version)
-            sources.append(PackageGroup(fetched, group, key))
+        if eco.wanted:
+            groups, problems = package_groups(
+                eco.name, eco.wanted, key, options, max_file_bytes, eco.skipped
+            )
+            sources += groups
+            left_out += problems
     for s in plan.stdlibs:
         if s.available:
             src = open_source(s.spec, max_file_bytes=max_file_bytes)

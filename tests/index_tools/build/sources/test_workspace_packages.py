@@ -235,3 +235,29 @@ def test_plan_reads_no_dependency_folder_and_says_what_it_costs(workspace):
         "2 npm packages (package-lock.json), 1 PyPI package (requirements.txt), Python "
     )
     assert plan["estimate"]["words"] > 0 and plan["estimate"]["seconds"] > 0
+
+
+def test_popular_packages_are_held_one_by_one_as_a_workspace_s(registries, tmp_path, monkeypatch):
+    """`popular:npm:N` from the shipped list (here cut to the two packages served), and
+    `add` of a shorter list takes the rest out."""
+    from index_tools.build.local import BuildOptions, add_to_index, build_index
+    from index_tools.build.sources import RegistryOptions, popular
+
+    npm, _ = registries
+    monkeypatch.setattr(
+        popular, "popular_list", lambda eco: [("ms", "2.1.3"), ("lodash", "4.17.21")]
+    )
+    options = BuildOptions(progress=False, registry=RegistryOptions(
+        npm_registry=npm.url, cache=str(tmp_path / "cache"), progress=False))  # fmt: skip
+    built = build_index(["popular:npm:2"], tmp_path / "idx", options)
+    assert built.files > 100  # lodash's files and ms's
+    shorter = add_to_index(tmp_path / "idx", ["popular:npm:1"], options)
+    assert shorter.left == ["npm:lodash@4.17.21"]
+    from index_tools import open_index
+
+    with open_index(tmp_path / "idx") as idx:
+        sources = idx.summary()["sources"]
+    assert [(s["kind"], s["name"]) for s in sources] == [
+        ("npm", "npm:ms@2.1.3"),
+        ("workspace", "the 1 most downloaded npm packages"),
+    ]

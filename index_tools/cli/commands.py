@@ -205,7 +205,8 @@ def cmd_plan(args) -> int:
         files = ", ".join(printable(f, 200) for f in e["files"]) or "none"
         line = f"{e['ecosystem']}: {e['packages']:,} packages from {files}"
         if e["not_from_registry"]:
-            line += f" ({e['not_from_registry']} entries not from the registry left out)"
+            n = e["not_from_registry"]
+            line += f" ({n} {'entry' if n == 1 else 'entries'} not from the registry left out)"
         print(line)
     for s in d["stdlibs"]:
         print(f"standard library: {s['language']} {s['version']} ({s['spec']})")

@@ -54,10 +54,12 @@ PREFIX = "workspace:"
 MAX_WALK_FILES = 500_000  # files looked at in one workspace, at most
 MAX_DEPTH = 12  # folders below the workspace's top
 
-# build outputs and dependency folders of the ecosystems: never the workspace's manifests
+# build outputs and dependency folders of the ecosystems, and test fixtures (a project's
+# sample lock files of other projects): never the workspace's manifests
 BUILD_DIR_NAMES = frozenset(
     {"build", "dist", "out", "target", "vendor", "Pods", "coverage", "bin", "obj",
-     "env", "virtualenv", "jspm_packages", "web_modules"}
+     "env", "virtualenv", "jspm_packages", "web_modules",
+     "fixtures", "__fixtures__", "testdata", "test_data", "test-data", "__snapshots__"}
 )  # fmt: skip
 
 NPM_LOCK_NAMES = ("npm-shrinkwrap.json", "package-lock.json", "pnpm-lock.yaml", "yarn.lock")
@@ -205,6 +207,52 @@ def _covered(manifest: str, locks: list[str]) -> str:
         ):
             best = lock
     return best
+
+
+def _npm_covered(root: Path, manifest: str, locks: list[str]) -> bool:
+    """Whether a package.json's dependencies are locked: a lock file in its folder, or in
+    the folder of the monorepo it is a member of (the root's `workspaces` in package.json
+    or `packages` in pnpm-workspace.yaml name its folder)."""
+    folder = posix_dirname(manifest)
+    for lock in locks:
+        top = posix_dirname(lock)
+        if top == folder:
+            return True
+        if top and not folder.startswith(top + "/"):
+            continue
+        member = folder[len(top) + 1 :] if top else folder
+        if folder and any(_glob_match(member, p) for p in _workspace_globs(root / top)):
+            return True
+    return False
+
+
+def _workspace_globs(folder: Path) -> list[str]:
+    globs = []
+    members = _json_value(folder / "package.json", "workspaces")
+    if isinstance(members, dict):  # Yarn 1's {"packages": [...], "nohoist": [...]}
+        members = members.get("packages")
+    if isinstance(members, list):
+        globs += [m for m in members if isinstance(m, str)]
+    try:
+        text = (folder / "pnpm-workspace.yaml").read_bytes()[: 1 << 20].decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    in_packages = False
+    for line in text.splitlines():
+        if re.match(r"^packages\s*:", line):
+            in_packages = True
+        elif in_packages and (m := re.match(r"^\s+-\s*['\"]?([^'\"#]+?)['\"]?\s*(#.*)?$", line)):
+            globs.append(m.group(1))
+        elif line.strip() and not line.startswith((" ", "\t", "#")):
+            in_packages = False
+    return [g.strip().removeprefix("./").rstrip("/") for g in globs if not g.startswith("!")]
+
+
+def _glob_match(member: str, pattern: str) -> bool:
+    """A workspace glob (`packages/*`, `apps/**`, `tools/site`) against a folder."""
+    regex = re.escape(pattern).replace(r"\*\*", "\0").replace(r"\*", "[^/]*")
+    regex = regex.replace("\0/", "(?:.*/)?").replace("\0", ".*")
+    return re.fullmatch(regex, member) is not None
 
 
 def posix_dirname(rel: str) -> str:
@@ -426,8 +474,7 @@ def _npm(root: Path, found: Found, problems: list[str]) -> Ecosystem:
         wanted += _read(read_npm_file, root, rel, skipped, problems)
         files.append(rel)
     for rel in found.npm_manifests:
-        lock = _covered(rel, found.npm_locks)
-        if lock:
+        if _npm_covered(root, rel, found.npm_locks):
             covered.append(rel)
             continue
         wanted += _read(read_npm_file, root, rel, skipped, problems)
@@ -468,6 +515,15 @@ def _json_field(path: Path, field: str) -> str:
         return value if isinstance(value, str) else ""
     except (OSError, ValueError, RecursionError):
         return ""
+
+
+def _json_value(path: Path, field: str) -> object:
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read(4 << 20).decode("utf-8-sig"))
+        return doc.get(field) if isinstance(doc, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return None
 
 
 def _toml_project_name(path: Path) -> str:
@@ -513,11 +569,12 @@ def _stdlibs(found: Found, python: str) -> list[Stdlib]:
         if language not in wanted_languages:
             continue
         t = have.get(language)
-        if t is None:
+        if t is None or t.missing:
             name = _LANGUAGE_NAMES[language]
+            why = t.missing if t is not None else f"no {name} toolchain on this machine"
             out.append(
-                Stdlib(language, STDLIB_SPECS[language], "", False,
-                       f"{name}'s standard library: no {name} toolchain with its sources on this machine")
+                Stdlib(language, STDLIB_SPECS[language], t.version if t else "", False,
+                       f"{name}'s standard library: {why}")
             )  # fmt: skip
         else:
             out.append(Stdlib(language, t.spec, t.version, True))

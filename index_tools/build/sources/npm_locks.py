@@ -481,6 +481,7 @@ def _pnpm_lock(text: str, path: str, skipped: Counter) -> list[Wanted]:
             resolution.get("type") is not None  # directory, git
             or "commit" in resolution
             or str(resolution.get("tarball") or "").startswith("file:")
+            or _from_git_host(str(resolution.get("tarball") or ""))
         ):
             found.not_from_registry()
             continue
@@ -621,7 +622,7 @@ class _YamlBlocks:
             return "\n".join(lines)
         value, plain = _yaml_scalar(rest, number, depth)
         while self.i < len(self.lines) and self.lines[self.i][0] > indent:
-            if not plain:
+            if not plain or _has_key(self.lines[self.i][1]):
                 raise _YamlError(self.lines[self.i][2], "unexpected indentation")
             value += " " + self.lines[self.i][1]  # a plain scalar continued
             self.i += 1
@@ -749,7 +750,9 @@ def _yaml_flow(text: str, i: int, number: int, depth: int) -> tuple[object, int]
             i += 1
         if text[i : i + 1] == ",":
             i += 1
-        elif text[i : i + 1] != closer:
+        elif i >= len(text):
+            raise _YamlError(number, f"no '{closer}' on the line")
+        elif text[i] != closer:
             raise _YamlError(number, f"expected ',' or '{closer}'")
 
 

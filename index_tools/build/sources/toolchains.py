@@ -24,6 +24,8 @@ Left out and why:
   programs, which the go command itself never builds) and folders whose names start with
   "." or "_" (ignored by the go command too). Test files (`_test.go`) are kept: they hold
   the examples people copy most.
+- Java: the locale data classes the build generates from CLDR (`sun/util/resources/cldr`,
+  `sun/text/resources/cldr`): tables, not code, a fifth of JDK 17's words.
 - every toolchain: what the sources' filters leave out (generated, minified, binary ...).
 
 Links are given only where the file is at that path in the repository:
@@ -70,6 +72,12 @@ TOOLCHAIN_SPECS = tuple(f"{language}:stdlib" for language in TOOLCHAIN_LANGUAGES
 GO_LICENSE = "BSD-3-Clause"
 JAVA_LICENSE = "GPL-2.0-only WITH Classpath-exception-2.0"
 RUST_LICENSE = "MIT OR Apache-2.0"
+
+# where toolchains are looked for when no command names them
+GO_ROOTS = ("/usr/lib/go", "/usr/local/go")
+JDK_DEFAULTS = ("/usr/lib/jvm/default-java",)
+JDK_GLOBS = ("/usr/lib/jvm/*", "/Library/Java/JavaVirtualMachines/*/Contents/Home")
+RUST_SOURCE_GLOBS = ("/usr/src/rustc-*", "/usr/lib/rustlib/src/rust")
 
 _SMALL_FILE = 64 * 1024  # VERSION, release and similar files are far smaller
 _TOOL_SECONDS = 15
@@ -230,7 +238,7 @@ def _go_root(named: str | None) -> str | None:
     env = os.environ.get("GOROOT", "").strip()
     if env:
         return env
-    for candidate in ("/usr/lib/go", "/usr/local/go"):
+    for candidate in GO_ROOTS:
         if os.path.isdir(candidate):
             return candidate
     return None
@@ -381,12 +389,10 @@ def _jdk_zip(home: str) -> str:
 def _installed_jdks() -> list[str]:
     """JDK homes in the usual places, the distribution's default first, then the newest."""
     homes = []
-    for default in ("/usr/lib/jvm/default-java",):
+    for default in JDK_DEFAULTS:
         if os.path.isfile(os.path.join(default, "release")):
             homes.append(os.path.realpath(default))
-    found = glob.glob("/usr/lib/jvm/*") + glob.glob(
-        "/Library/Java/JavaVirtualMachines/*/Contents/Home"
-    )
+    found = [home for pattern in JDK_GLOBS for home in glob.glob(pattern)]
     found = [os.path.realpath(h) for h in found if os.path.isfile(os.path.join(h, "release"))]
 
     def newest(home: str) -> tuple:
@@ -468,9 +474,11 @@ def locate_java(named: str | None = None, spec: str = "java:stdlib") -> _Jdk:
     feature = numbers[1] if numbers[:1] == [1] and len(numbers) > 1 else numbers[0]
     repository, tag = f"openjdk/jdk{feature}u", ""
     m = _JAVA_RUNTIME.match(runtime)
-    if m and not m.group(2):  # a release build: its tag names the build
+    if m and m.group(2):  # an early-access build, of the mainline: no tag to link
+        repository = "openjdk/jdk"
+    elif m:  # a release build: its tag names the build
         tag = f"jdk-{m.group(1)}+{m.group(3)}" if m.group(1) == version else f"jdk-{version}-ga"
-    elif not m:
+    else:
         tag = f"jdk-{version}-ga"
     platform = _java_platform(release.get("OS_NAME", "") or sys.platform)
     return _Jdk(home, zip_path, version, runtime, feature, repository, tag, platform)
@@ -525,6 +533,11 @@ def jdk_repository_path(name: str, platform: Sequence[str] = ("linux", "unix", "
     return ""
 
 
+# the locale data the build converts from CLDR into classes: tables, not code (8M words of
+# JDK 17's 42M); the hand-written classes beside them are in the tree, and kept
+_CLDR_DATA = re.compile(r"/sun/(util|text)/resources/cldr/")
+
+
 class JavaStdlibSource(_ToolchainSource):
     """The .java files of a JDK's lib/src.zip (read in place), in the zip's order, linked
     to openjdk/jdk<feature>u at the release tag where the OpenJDK tree holds the file.
@@ -577,6 +590,9 @@ class JavaStdlibSource(_ToolchainSource):
                     self.skipped[reason] += 1
                     continue
                 path = jdk_repository_path(name, self.jdk.platform)
+                if not path and _CLDR_DATA.search(name):
+                    self.skipped[SkipReasons.GENERATED] += 1
+                    continue
                 origin = Origin(
                     repository=self.repository,
                     path=path or clean_path(name),
@@ -642,7 +658,7 @@ def _tree_version(library: str) -> str:
 def _distribution_libraries() -> list[tuple[str, str]]:
     """(library folder, version) of distribution packages' sources, the newest first."""
     found = []
-    for top in glob.glob("/usr/src/rustc-*") + glob.glob("/usr/lib/rustlib/src/rust"):
+    for top in (top for pattern in RUST_SOURCE_GLOBS for top in glob.glob(pattern)):
         library = _library_in(top)
         if library is None:
             continue

@@ -53,7 +53,7 @@ _NOT_REGISTRY = re.compile(
     r"|gist:|https?:|[\w.-]+/|\.\.?(?:/|\\|$)|/|\\|~/|[A-Za-z]:[/\\])",
     re.IGNORECASE,
 )
-_GIT_ARCHIVE_HOSTS = ("codeload.github.com", "gitlab.com", "bitbucket.org", "github.com")
+_GIT_HOSTS = ("codeload.github.com", "github.com", "bitbucket.org")
 
 
 def split_spec(text: str) -> tuple[str, str]:
@@ -99,7 +99,9 @@ class _Found:
         self.skipped[NOT_FROM_REGISTRY] += n
 
     def exact(self, name: object, version: object, pins: tuple[Digest, ...] = ()) -> None:
-        if not isinstance(name, str) or not _NAME.match(name) or len(name) > 214:
+        try:
+            check_name(name)
+        except (RegistryError, TypeError):
             self.not_from_registry()
             return
         if not _is_exact(version):
@@ -120,11 +122,16 @@ def _pins(integrity: object) -> tuple[Digest, ...]:
 
 
 def _from_git_host(url: str) -> bool:
+    """Whether a tarball URL is a git host's archive of a commit, not a registry's file
+    (GitLab serves npm registries too: only its archive paths count)."""
     try:
-        host = (urllib.parse.urlsplit(url).hostname or "").lower()
+        parts = urllib.parse.urlsplit(url)
+        host = (parts.hostname or "").lower()
     except ValueError:
         return True
-    return host in _GIT_ARCHIVE_HOSTS
+    if host.startswith("gitlab.") or host == "gitlab.com":
+        return "/-/archive/" in parts.path or "/repository/archive" in parts.path
+    return host in _GIT_HOSTS
 
 
 # ---------------------------------------------------------------- reading a file
@@ -496,7 +503,7 @@ def _pnpm_key(key: str) -> tuple[str, str]:
     k = key[1:] if key.startswith("/") else key
     start = k.find("/") + 1 if k.startswith("@") else 0
     ends = [i for i in (k.find("/", start), k.find("@", start)) if i > 0]
-    if not start and k.startswith("@") or not ends:
+    if (k.startswith("@") and not start) or not ends:
         return k, ""
     end = min(ends)
     version = k[end + 1 :]

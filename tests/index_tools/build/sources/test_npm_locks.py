@@ -190,6 +190,10 @@ def test_package_lock_git_tarballs_bundles_and_nested_members(tmp_path):
         "node_modules/t": {"version": "1.0.0",
                            "resolved": "https://codeload.github.com/a/t/tar.gz/abc"},
         "node_modules/f": {"version": "1.0.0", "resolved": "file:vendor/f-1.0.0.tgz"},
+        "node_modules/gl": {"version": "1.0.0",
+                            "resolved": "https://gitlab.com/a/gl/-/archive/abc/gl-abc.tar.gz"},
+        "node_modules/r": {"version": "4.0.0",  # GitLab's npm registry is a registry
+                           "resolved": "https://gitlab.com/api/v4/projects/1/packages/npm/r/-/r-4.0.0.tgz"},
         "node_modules/ms/node_modules/b": {"version": "1.0.0", "inBundle": True},
         "node_modules/bad": {"version": "latest"},
         "node_modules/BAD NAME": {"version": "1.0.0"},
@@ -198,10 +202,11 @@ def test_package_lock_git_tarballs_bundles_and_nested_members(tmp_path):
     wanted, skipped = read(write(tmp_path, "package-lock.json", json.dumps(lock)))
     assert [(w.name, w.constraint) for w in wanted] == [
         ("ms", "2.1.3"),
+        ("r", "4.0.0"),
         ("@s/x", "1.0.0-rc.1+build.5"),
     ]
     assert wanted[0].pinned == (Digest("sha512", hashlib.sha512(b"x").hexdigest()),)
-    assert skipped == 7
+    assert skipped == 8
     v1 = {"lockfileVersion": 1, "dependencies": {
         "a": {"version": "1.0.0", "dependencies": {"b": {"version": "2.0.0", "dependencies": {
             "c": {"version": "github:x/c#abc", "from": "github:x/c"}}}}},

@@ -697,6 +697,17 @@ def _sorted(root: Path, header: store.Header, sources: list):
     return found
 
 
+def _replaced(r) -> tuple[str, str, str]:
+    """(name, version held, version given) as the summary shows them: a package by its
+    registry and name, its versions bare (`npm:ms 2.1.3 → 2.1.2`)."""
+    kind, name = getattr(r.source, "kind", ""), r.source.name
+    if kind in ("npm", "pypi") and "," not in r.held + r.given:
+        package = r.held.partition("==")[0]
+        if package and r.given.startswith(package + "=="):
+            return f"{kind}:{package}", r.held[len(package) + 2 :], r.given[len(package) + 2 :]
+    return name, r.held, r.given
+
+
 def _shares(gen: Path, header: store.Header, occurrences: np.ndarray, root: Path):
     """The copied shares file, checked against the occurrences (None: an index without)."""
     if files.SHARES_NAME not in header.file_sizes:
@@ -742,10 +753,9 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
             entries = {r.entry for r in found.replaced} | {k for k, _ in found.left}
             summary.removed = writer.take_out(entries)
             summary.replaced = [
-                (r.source.name, r.held, r.given)
-                for r in found.replaced
+                _replaced(r) for r in found.replaced
                 if getattr(r.source, "kind", "") != "workspace"  # (its record: no files)
-            ]
+            ]  # fmt: skip
             summary.left = [name for _, name in found.left]
             header.sources = [e for k, e in enumerate(header.sources) if k not in entries]
             header.files -= summary.removed

@@ -202,7 +202,9 @@ def test_add_fetches_only_what_the_lock_changed(workspace, tmp_path):
         changed = cli("add", str(copy), f"workspace:{folder}", "--quiet", "--json", env=env)
         assert changed.returncode == 0, changed.stderr
         summary = json.loads(changed.stdout)
-        assert [r["source"] for r in summary["replaced"]] == ["npm:ms@2.1.2"]
+        assert [
+            (r["source"], r["version_held"], r["version_given"]) for r in summary["replaced"]
+        ] == [("npm:ms", "2.1.3", "2.1.2")]
         assert summary["left"] == ["pypi:six==1.16.0"]
         with tarfile.open(PACKAGES / "npm" / "ms-2.1.2.tgz") as tar:
             code = [m for m in tar.getnames() if language_for_path(m)]

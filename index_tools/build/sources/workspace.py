@@ -425,7 +425,7 @@ def plan_workspace(folder: str | os.PathLike) -> WorkspacePlan:
         for rel, eco in found.not_fetched
     ]
     python = _workspace_python(root, found.venvs)
-    stdlibs = _stdlibs(found, python)
+    stdlibs = _stdlibs(found, python, root)
     for s in stdlibs:
         if not s.available:
             not_indexed.append({"file": "", "ecosystem": s.spec, "reason": s.reason})
@@ -545,7 +545,7 @@ def _workspace_python(root: Path, venvs: list[str]) -> str:
     return ""
 
 
-def _stdlibs(found: Found, python: str) -> list[Stdlib]:
+def _stdlibs(found: Found, python: str, folder: Path) -> list[Stdlib]:
     from .python_env import interpreter_version
     from .toolchains import find_toolchains
 
@@ -564,7 +564,7 @@ def _stdlibs(found: Found, python: str) -> list[Stdlib]:
             spec, version = "python:stdlib", ""
         version = version or ".".join(map(str, sys.version_info[:3]))
         out.append(Stdlib("python", spec, version, True))
-    have = {t.language: t for t in find_toolchains()}
+    have = {t.language: t for t in find_toolchains(folder, with_missing=True)}
     for language in ("go", "java", "rust"):
         if language not in wanted_languages:
             continue

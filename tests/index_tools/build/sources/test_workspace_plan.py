@@ -39,7 +39,7 @@ def lock(packages: dict[str, str], root_name: str = "app") -> str:
 @pytest.fixture(autouse=True)
 def no_toolchains(monkeypatch):
     """The machine's Go, Java and Rust toolchains are the toolchain tests' business."""
-    monkeypatch.setattr(toolchains_module, "find_toolchains", lambda: [])
+    monkeypatch.setattr(toolchains_module, "find_toolchains", lambda *a, **k: [])
 
 
 def wanted(plan, ecosystem: str) -> set[tuple[str, str]]:
@@ -146,7 +146,7 @@ def test_a_toolchain_the_machine_has_is_in_the_plan_with_its_version(tmp_path, m
 
     have = Toolchain(language="go", version="go1.19.8", where="/usr/lib/go", spec="go:stdlib",
                      license="BSD-3-Clause")  # fmt: skip
-    monkeypatch.setattr(toolchains_module, "find_toolchains", lambda: [have])
+    monkeypatch.setattr(toolchains_module, "find_toolchains", lambda *a, **k: [have])
     write(tmp_path, "cmd/main.go", "package main\n")
     write(tmp_path, "Main.java", "class Main {}\n")
     plan = plan_workspace(tmp_path)
@@ -204,3 +204,17 @@ def test_the_index_lives_in_the_user_cache_keyed_by_the_real_path(tmp_path):
 def test_not_a_folder(tmp_path):
     with pytest.raises(SourceError, match="no such folder"):
         plan_workspace(tmp_path / "missing")
+
+
+def test_a_toolchain_without_its_sources_says_what_to_install(tmp_path, monkeypatch):
+    from index_tools.build.sources.toolchains import Toolchain
+
+    bare = Toolchain(language="rust", version="1.95.0", where="", spec="rust:stdlib",
+                     license="MIT OR Apache-2.0", missing="rustup component add rust-src")  # fmt: skip
+    monkeypatch.setattr(toolchains_module, "find_toolchains", lambda *a, **k: [bare])
+    write(tmp_path, "src/main.rs", "fn main() {}\n")
+    plan = plan_workspace(tmp_path)
+    assert [s.available for s in plan.stdlibs] == [False]
+    (missing,) = plan.not_indexed
+    assert missing["ecosystem"] == "rust:stdlib"
+    assert missing["reason"] == "Rust's standard library: rustup component add rust-src"

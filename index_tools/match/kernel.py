@@ -19,7 +19,7 @@ import platform
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from ctypes import POINTER, c_int, c_int32, c_uint64, c_void_p
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,7 +251,7 @@ def across(fn: Callable[[T], R], items: Iterable[T], cost_us: float | None = Non
     releases the interpreter's lock) shared between this thread and up to HELPERS others:
     a large index's shards are searched at once, one core each. `cost_us`: the work's
     estimate, in this thread alone when under AT_ONCE_US. The results in order; the first
-    error raised, as the loop would."""
+    error raised, as the loop would, once every helper has ended."""
     items = list(items)
     ways = min(HELPERS + 1, len(items))
     if ways < 2 or (cost_us is not None and cost_us < AT_ONCE_US):
@@ -263,7 +263,10 @@ def across(fn: Callable[[T], R], items: Iterable[T], cost_us: float | None = Non
                 _pool = ThreadPoolExecutor(HELPERS, thread_name_prefix="recitation-search")
     chunk = [items[k::ways] for k in range(ways)]  # (shards alike in size: dealt in turn)
     futures = [_pool.submit(lambda part: [fn(x) for x in part], part) for part in chunk[1:]]
-    done = [[fn(x) for x in chunk[0]]]
+    try:
+        done = [[fn(x) for x in chunk[0]]]
+    finally:  # every helper ended before this returns or raises: the caller may close the
+        wait(futures)  # maps they read once it does (a closed map under a call is a crash)
     done += [f.result() for f in futures]
     out: list[R] = [None] * len(items)  # type: ignore[list-item]
     for k, part in enumerate(done):

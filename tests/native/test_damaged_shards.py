@@ -7,7 +7,9 @@ test run; on both search paths."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,7 @@ import numpy as np
 import pytest
 
 from index_tools import BuildOptions, build_index
+from index_tools.match import kernel
 from index_tools.store import generations as store
 from index_tools.store import shards as files
 
@@ -112,3 +115,51 @@ def test_damaged_shards_answer_or_fail_in_one_line(pristine, tmp_path, path):
     # every word's id out of range: the query's words are never taken as unknown
     by_copy = dict(zip((c.name for c in copies), outcomes))
     assert by_copy[f"{files.LOOKUP_NAME}-ids"] == "error"
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory) -> tuple[Path, Path]:
+    """120 files of Python's standard library in four shards, and all of them as a query."""
+    import sysconfig
+
+    root = tmp_path_factory.mktemp("sharded")
+    src = root / "src"
+    src.mkdir()
+    names = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[:120]
+    for p in names:
+        (src / p.name).write_bytes(p.read_bytes())
+    idx = root / "idx"
+    build_index([str(src)], idx, BuildOptions(jobs=1, progress=False, shard_words=200_000))
+    query = root / "query.py"
+    query.write_bytes(b"".join(p.read_bytes() for p in sorted(src.iterdir())))
+    return idx, query
+
+
+@pytest.mark.skipif(not kernel.available(), reason="no kernel library for this machine")
+def test_a_damaged_shard_among_several_searched_at_once_is_an_error(sharded, tmp_path):
+    """One shard's suffix array ending in entries out of range (the header resealed), the
+    others searched by helper threads at the same time: the CLI's one-line error, exit 2,
+    never a crash (the maps closed under a helper still reading them)."""
+    idx, query = sharded
+    gen0 = idx / store.current_name(idx)
+    shards = store.Header(**json.loads((gen0 / store.HEADER_NAME).read_text())).shards
+    assert shards >= 3
+    for shard in range(shards):
+        dest = tmp_path / f"bad-{shard}"
+        shutil.copytree(idx, dest)
+        gen = dest / gen0.name
+        sa = gen / files.shard_file(shard, "sa")
+        data = bytearray(sa.read_bytes())
+        data[-64:] = b"\xff" * 64
+        sa.write_bytes(bytes(data))
+        store.finalize_generation(
+            gen, store.Header(**json.loads((gen / store.HEADER_NAME).read_text()))
+        )
+        env = {**os.environ, "RECITATION_SEARCH": "native", "RECITATION_SEARCH_THREADS": "1"}
+        with open(query, "rb") as stdin:
+            done = subprocess.run(
+                [sys.executable, "-m", "index_tools.cli", "query", str(dest)],
+                stdin=stdin, capture_output=True, text=True, timeout=120, env=env,
+            )  # fmt: skip
+        assert done.returncode == 2, (shard, done.returncode, done.stderr[-2000:])
+        assert "damaged" in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -285,3 +285,26 @@ def test_document_tables_reused_from_call_to_call_stay_zero(tmp_path):
     for t in threads:
         t.join()
     assert not errors, errors[:3]
+
+
+@pytest.mark.parametrize("failing", [0, 1])
+def test_an_error_returns_only_once_every_helper_has_ended(monkeypatch, failing):
+    """A shard's damage raised (in the caller's share, or a helper's) while other shards are
+    still searched: `across` raises only once every helper's call has returned, so that the
+    caller may close the maps they read (a helper still reading a closed map is a crash)."""
+    import time
+
+    monkeypatch.setattr(kernel, "HELPERS", 2)
+    ended: list[int] = []
+
+    def work(x: int) -> int:  # items dealt in turn: share k holds k, k + 3
+        if x % 3 == failing:
+            raise kernel.damaged("suffix array")
+        if x % 3 == 2:  # the last helper's share: slow
+            time.sleep(0.3)
+        ended.append(x)
+        return x
+
+    with pytest.raises(kernel.IndexOpenError, match="damaged"):
+        kernel.across(work, range(6))
+    assert {2, 5} <= set(ended), ended

@@ -9,12 +9,16 @@ network.
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.client
+import io
 import ipaddress
 import json
 import os
+import socket
 import ssl
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -24,12 +28,17 @@ from ..model import Match
 from ..store.generations import IndexOpenError
 from ..store.small_files import read_small_file
 from ..text.words import tokenize
+from .answers import Malformed, match_dicts
 from .remote_windows import TooLarge, Windows
 
 TOKEN_ENV = "RECITATION_INDEX_TOKEN"
 TOKEN_FILE_ENV = "RECITATION_INDEX_TOKEN_FILE"
 CONNECT_TIMEOUT = 3.0
-READ_TIMEOUT = 15.0
+READ_TIMEOUT = 15.0  # the longest the service may stay silent
+# a request's whole time, from connecting to the answer's last byte (a service sending its
+# answer a byte at a time never holds a lookup longer); the service's own limit is 10 s
+ANSWER_TIMEOUT = 30.0
+MAX_ANSWER_BYTES = 256 << 20  # a larger answer is malformed
 MAX_TOKEN_BYTES = 64 << 10  # a token file larger than this is refused
 # a service's body limit until it says its own (/v1/stats `max_request_bytes`) or answers 413
 DEFAULT_MAX_REQUEST_BYTES = 1 << 20
@@ -38,7 +47,8 @@ MIN_REQUEST_BYTES = 4 << 10  # a 413 below this is not taken as the service's li
 
 class IndexServiceError(IndexOpenError):
     """The service could not answer. `unreachable`: no connection or no answer in time
-    (retry later); otherwise it answered with an error (`status`)."""
+    (retry later); otherwise it answered with an error (`status`) or sent a malformed
+    answer."""
 
     def __init__(self, message: str, unreachable: bool, status: int | None = None):
         super().__init__(message)
@@ -72,10 +82,44 @@ def default_token() -> str | None:
     return token or None
 
 
+class _Reader(io.RawIOBase):
+    """A socket's file (`raw`, which holds the socket open while it is read), each read
+    bounded by the silence allowed and by the request's deadline (monotonic seconds): past
+    it, TimeoutError."""
+
+    def __init__(self, raw, sock: socket.socket, silence: float, deadline: float):
+        super().__init__()
+        self._raw, self._sock, self._silence, self._deadline = raw, sock, silence, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the answer's time is up")
+        self._sock.settimeout(min(self._silence, left))
+        return self._raw.readinto(b)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+class _Response(http.client.HTTPResponse):
+    """A response read through `_Reader`: its head and body end by the deadline."""
+
+    def __init__(self, sock, *args, silence: float, deadline: float, **kwargs):
+        super().__init__(sock, *args, **kwargs)
+        self.fp = io.BufferedReader(_Reader(self.fp.detach(), sock, silence, deadline))
+
+
 class RemoteIndex:
     """An index served over HTTP. `match` returns the engine's `Match` objects, as a local
-    `Index.match` does; failures raise `IndexServiceError` (never hang: timeouts), never an
-    empty answer.
+    `Index.match` does; failures raise `IndexServiceError` (never hang: each request ends
+    within `answer_timeout` seconds), never an empty answer; an answer of the wrong shape
+    is "malformed", never read as fewer matches.
 
     A text whose request would pass the service's body limit is matched in windows
     (remote_windows.py), each request under the limit: the limit the service names in
@@ -89,6 +133,7 @@ class RemoteIndex:
         connect_timeout: float = CONNECT_TIMEOUT,
         read_timeout: float = READ_TIMEOUT,
         ssl_context: ssl.SSLContext | None = None,
+        answer_timeout: float | None = None,
     ):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -107,6 +152,7 @@ class RemoteIndex:
         self._token = token
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
+        self._answer_timeout = ANSWER_TIMEOUT if answer_timeout is None else answer_timeout
         self._ssl = ssl_context or (ssl.create_default_context() if self._https else None)
         self._local = threading.local()
         self._connections: list[http.client.HTTPConnection] = []
@@ -163,10 +209,15 @@ class RemoteIndex:
                 )
                 raise TooLarge(str(exc)) from None
             raise
-        matches = answer.get("matches") if isinstance(answer, dict) else None
-        if not isinstance(matches, list):
-            raise IndexServiceError(f"{self.url}: an answer without matches", False)
-        return matches
+        try:
+            return match_dicts(answer)
+        except Malformed:
+            raise self._malformed() from None
+
+    def _malformed(self) -> IndexServiceError:
+        return IndexServiceError(
+            f"the index service sent a malformed answer: {self.url}", False, 200
+        )
 
     def _windowed(
         self, suggestion: str, context: str, min_tokens: int, language: str | None, size: int
@@ -200,9 +251,7 @@ class RemoteIndex:
         try:
             return SourceView.from_dict(answer, request)
         except ValueError:
-            raise IndexServiceError(
-                f"{self.url}: an answer that is not a source view", False
-            ) from None
+            raise self._malformed() from None
 
     def summary(self) -> dict:
         summary = self._request("GET", "/v1/stats")
@@ -261,15 +310,23 @@ class RemoteIndex:
             headers["content-type"] = "application/json"
         if self._token:
             headers["authorization"] = f"Bearer {self._token}"
+        deadline = time.monotonic() + self._answer_timeout
         for attempt in (0, 1):
             conn, reused = self._connection()
+            conn.response_class = functools.partial(
+                _Response, silence=self._read_timeout, deadline=deadline
+            )
             try:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the answer's time is up")
                 if conn.sock is None:
+                    conn.timeout = min(self._connect_timeout, left)
                     conn.connect()
-                conn.sock.settimeout(self._read_timeout)
+                conn.sock.settimeout(min(self._read_timeout, left))  # (sending included)
                 conn.request(method, self._base + path, body=data, headers=headers)
                 response = conn.getresponse()
-                raw = response.read()
+                raw = response.read(MAX_ANSWER_BYTES + 1)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as e:
                 self._drop(conn)
                 if reused and attempt == 0:
@@ -279,10 +336,18 @@ class RemoteIndex:
                 ) from None
             except (OSError, http.client.HTTPException) as e:
                 self._drop(conn)
-                reason = "no answer in time" if isinstance(e, TimeoutError) else e
+                if isinstance(e, TimeoutError):
+                    late = time.monotonic() >= deadline - 0.01  # (its last wait ended it)
+                    waited = self._answer_timeout if late else None
+                    reason = f"no answer in {waited or self._read_timeout:g} s"
+                else:
+                    reason = e
                 raise IndexServiceError(
                     f"index service unreachable: {self.url}: {reason}", True
                 ) from None
+            if len(raw) > MAX_ANSWER_BYTES:
+                self._drop(conn)
+                raise self._malformed()
             if response.will_close or response.status == 413:
                 self._drop(conn)  # (a 413 may leave our body unread on the connection)
             return self._decode(response.status, raw)
@@ -291,7 +356,7 @@ class RemoteIndex:
     def _decode(self, status: int, raw: bytes) -> dict:
         try:
             answer = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # (brackets nested deeper than the stack)
             answer = None
         if status != 200:
             said = answer.get("error") if isinstance(answer, dict) else None
@@ -302,7 +367,7 @@ class RemoteIndex:
                 status=status,
             )
         if not isinstance(answer, dict):
-            raise IndexServiceError(f"{self.url}: the answer is not a JSON object", False, status)
+            raise self._malformed()
         return answer
 
 

@@ -25,7 +25,7 @@ from ..build.sources.languages import language_for_path
 from ..build.workers import WorkerDied
 from ..model import Match, describe_match, query_report
 from ..safe_text import printable
-from ..service.remote import is_remote
+from ..service.remote import is_remote, open_location
 from ..store.generations import IndexOpenError
 from ..store.paths import DEFAULT_SOURCES, default_index_path
 from ..store.shards import MAX_SHARD_WORDS, RENAMED_STRIDE
@@ -234,14 +234,15 @@ def cmd_compact(args) -> int:
 
 
 def _open(path: Path | str, token_file: str | None = None):
-    from ..service.remote import default_token, open_location
+    return open_location(path, _token(path, token_file))
 
-    token = None
+
+def _token(path: Path | str, token_file: str | None) -> str | None:
+    from ..service.remote import default_token
+
     if token_file:
-        token = _read_text(token_file, MAX_TOKEN_BYTES).strip()
-    elif is_remote(path):
-        token = default_token()
-    return open_location(path, token)
+        return _read_text(token_file, MAX_TOKEN_BYTES).strip()
+    return default_token() if is_remote(path) else None
 
 
 def cmd_stats(args) -> int:
@@ -267,21 +268,22 @@ def cmd_stats(args) -> int:
     if args.json:
         print(json_text(s))
     else:
-        skipped = ", ".join(f"{n} {r}" for r, n in sorted(s["skipped"].items())) or "none"
-        print(f"index: {s['path']} ({s['name']})")
+        skipped = (s.get("skipped") or {}).items()  # (names from the index: made printable)
+        skipped = ", ".join(f"{n} {printable(r, 100)}" for r, n in sorted(skipped)) or "none"
+        print(f"index: {printable(s['path'], 4000)} ({printable(s['name'], 300)})")
         print(
             f"format version {s['format_version']}: suffix arrays over word ids, every "
             "common run is found with the exact number of files"
         )
         print(f"files: {s['files']:,} ({s['documents']:,} unique documents)")
         print(f"words: {s['words']:,} ({s['vocabulary']:,} distinct) in {s['shards']} shard(s)")
-        print(f"size: {s['bytes']:,} bytes ({s['bytes_per_word']} bytes per word)")
+        print(f"size: {s['bytes']:,} bytes ({s.get('bytes_per_word')} bytes per word)")
         if "search" in s:  # (a service of an older version does not say)
-            print(f"search: {s['search']}")
-        if s["shard_id_bytes"]:
+            print(f"search: {printable(s['search'], 300)}")
+        if s.get("shard_id_bytes"):
             widths = " or ".join(map(str, sorted(set(s["shard_id_bytes"]))))
             layout = f"word ids in {widths} bytes"
-            stride = s["renamed_stride"]
+            stride = s.get("renamed_stride")
             if stride:
                 sampled = "every suffix" if stride == 1 else f"one suffix in {stride}"
                 layout += f"; rename-insensitive view in 2 bytes a word, {sampled} sorted"
@@ -372,9 +374,13 @@ def cmd_check(args) -> int:
 
     if args.min_tokens < 1:
         raise UsageError("--min-tokens must be at least 1")
-    with _open(_index_path(args.index), args.token_file) as idx:
+    if args.jobs < 0:
+        raise UsageError("--jobs must be 0 (every core) or more")
+    location = _index_path(args.index)
+    token = _token(location, args.token_file)
+    with open_location(location, token) as idx:
         try:
-            return run_check(args, idx, _version())
+            return run_check(args, idx, _version(), location, token)
         except CheckUsageError as e:
             raise UsageError(str(e)) from None
 
@@ -840,6 +846,15 @@ what the project quotes, for compliance (a bill of materials; decisions marked):
         metavar="LANG",
         help="language of the files (default: from each file's extension); "
         "copies with renamed identifiers are reported for supported ones",
+    )
+    c.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        metavar="N",
+        help="files matched on N cores at once (default 0: every core); the report is "
+        "the same with any N",
     )
     add_sbom_options(c)
     c.set_defaults(func=cmd_check)

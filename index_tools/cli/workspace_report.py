@@ -12,9 +12,19 @@ _STDLIBS = {"python-stdlib": "Python", "go-stdlib": "Go", "java-stdlib": "Java",
             "rust-stdlib": "Rust"}  # fmt: skip
 
 
+def _dicts(value) -> list[dict]:
+    """The objects of a list read from an index or a service (anything else: none)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
 def workspace_lines(sources: list[dict]) -> list[str]:
     """Lines describing each workspace among an index's `sources` entries ([] for none)."""
     out: list[str] = []
+    sources = _dicts(sources)
     for record in sources:
         if record.get("kind") != "workspace" or not isinstance(record.get("plan"), dict):
             continue
@@ -24,12 +34,11 @@ def workspace_lines(sources: list[dict]) -> list[str]:
         title = "" if str(key).startswith("popular:") else "workspace: "  # (a shipped list)
         out.append(f"{title}{printable(plan.get('workspace') or key, 300)}")
         files_of = {
-            e.get("ecosystem"): ", ".join(printable(f, 120) for f in e.get("files") or [])
-            for e in plan.get("ecosystems") or []
-            if isinstance(e, dict)
+            str(e.get("ecosystem")): ", ".join(printable(f, 120) for f in _list(e.get("files")))
+            for e in _dicts(plan.get("ecosystems"))
         }
         for kind, label in _ECOSYSTEMS.items():
-            packages = [p for s in mine if s.get("kind") == kind for p in s.get("packages") or []]
+            packages = [p for s in mine if s.get("kind") == kind for p in _dicts(s.get("packages"))]
             if not packages and kind not in files_of:
                 continue
             named = ", ".join(
@@ -45,14 +54,13 @@ def workspace_lines(sources: list[dict]) -> list[str]:
             f"{_STDLIBS[s['kind']]} {printable(s.get('version'), 40)} "
             f"({printable(s.get('license'), 60)})"
             for s in mine
-            if s.get("kind") in _STDLIBS
+            if isinstance(s.get("kind"), str) and s["kind"] in _STDLIBS
         ]
         if stdlibs:
             out.append(f"  standard libraries: {', '.join(stdlibs)}")
-        for n in plan.get("not_indexed") or []:
-            if isinstance(n, dict):
-                what = printable(n.get("file") or n.get("ecosystem"), 200)
-                out.append(f"  not indexed: {what}: {printable(n.get('reason'), 300)}")
-        for line in record.get("unavailable") or []:
+        for n in _dicts(plan.get("not_indexed")):
+            what = printable(n.get("file") or n.get("ecosystem"), 200)
+            out.append(f"  not indexed: {what}: {printable(n.get('reason'), 300)}")
+        for line in _list(record.get("unavailable")):
             out.append(f"  left out: {printable(line, 300)}")
     return out

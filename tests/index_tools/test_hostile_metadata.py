@@ -286,3 +286,17 @@ def test_cli_errors_naming_a_hostile_file_stay_one_printable_line(hostile_index,
     c = run_cli("check", str(name), "--index", str(hostile_index))
     assert c.returncode == 2
     assert len(c.stderr.splitlines()) == 1 and not unsafe_chars(c.stderr), c.stderr
+
+
+def test_stats_shows_names_from_the_index_printable(tmp_path):
+    """A folder named with escape sequences and a bell: `stats` prints its name escaped,
+    and the index's own path the same way."""
+    folder = tmp_path / "lib\x1b]0;pwned\x07\x1b[31mred\u202e"
+    folder.mkdir()
+    (folder / "a.py").write_text(FUNCTION)
+    out = tmp_path / "idx\x1b[2J"
+    build_index([str(folder)], out, BuildOptions(jobs=1, progress=False))
+    s = run_cli("stats", str(out))
+    assert s.returncode == 0, s.stderr
+    assert not unsafe_chars(s.stdout), s.stdout
+    assert "red" in s.stdout.splitlines()[0]  # the name is shown, escaped

@@ -105,3 +105,36 @@ def match_dicts(answer) -> list[dict]:
     for m in matches:
         _match(m)
     return matches
+
+
+def summary_dict(answer) -> dict:
+    """A /v1/stats answer (a JSON object), checked: the counts an index's summary holds
+    (`Index.summary`), of their types; `Malformed` otherwise. Fields a service of an older
+    version may lack are checked when present."""
+    if not isinstance(answer, dict):
+        raise Malformed("a summary is not an object")
+    _of(answer, "name", str, required=True)
+    for key in ("format_version", "shards", "documents", "files", "words", "vocabulary", "bytes"):
+        _int(answer, key, required=True)
+    _int(answer, "renamed_stride")
+    _int(answer, "max_request_bytes")
+    _of(answer, "search", str)
+    per_word = answer.get("bytes_per_word")
+    if per_word is not None and (
+        isinstance(per_word, bool) or not isinstance(per_word, int | float)
+    ):
+        raise Malformed("bytes_per_word is not a number")
+    for key in ("shard_words", "shard_id_bytes"):
+        _list_of(answer, key, lambda v, key=key: _int({key: v}, key))
+    skipped = answer.get("skipped", {})
+    if not isinstance(skipped, dict):
+        raise Malformed("skipped is not an object")
+    for n in skipped.values():
+        _int({"skipped": n}, "skipped")
+    _list_of(answer, "sources", _record)
+    return answer
+
+
+def _record(r) -> None:
+    if not isinstance(r, dict):
+        raise Malformed("a source record is not an object")

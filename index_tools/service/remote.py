@@ -28,7 +28,7 @@ from ..model import Match
 from ..store.generations import IndexOpenError
 from ..store.small_files import read_small_file
 from ..text.words import tokenize
-from .answers import Malformed, match_dicts
+from .answers import Malformed, match_dicts, summary_dict
 from .remote_windows import TooLarge, Windows
 
 TOKEN_ENV = "RECITATION_INDEX_TOKEN"
@@ -254,7 +254,10 @@ class RemoteIndex:
             raise self._malformed() from None
 
     def summary(self) -> dict:
-        summary = self._request("GET", "/v1/stats")
+        try:
+            summary = summary_dict(self._request("GET", "/v1/stats"))
+        except Malformed:
+            raise self._malformed() from None
         limit = summary.get("max_request_bytes")
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
             self.max_request_bytes = max(MIN_REQUEST_BYTES, limit)

@@ -259,3 +259,76 @@ def test_check_of_a_malformed_answer_is_exit_2(tmp_path):
         r = cli("check", str(tmp_path), "--index", fake.url)
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     assert "malformed answer" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+SUMMARY = {
+    "name": "lib",
+    "format_version": 6,
+    "shards": 1,
+    "documents": 2,
+    "files": 2,
+    "words": 100,
+    "vocabulary": 40,
+    "shard_words": [100],
+    "shard_id_bytes": [2],
+    "renamed_stride": 4,
+    "bytes": 5000,
+    "bytes_per_word": 50.0,
+    "search": "native",
+    "skipped": {"binary": 1},
+    "sources": [],
+}
+
+
+def summary_but(**changes) -> bytes:
+    out = dict(SUMMARY)
+    for key, value in changes.items():
+        if value is ...:
+            out.pop(key)
+        else:
+            out[key] = value
+    return json.dumps(out).encode()
+
+
+MALFORMED_SUMMARIES = {
+    "no files": summary_but(files=...),
+    "files as text": summary_but(files="2"),
+    "skipped a list": summary_but(skipped=[1]),
+    "skipped of text": summary_but(skipped={"binary": "1"}),
+    "id widths of text": summary_but(shard_id_bytes=["2"]),
+    "sources an object": summary_but(sources={"a": 1}),
+    "name a number": summary_but(name=5),
+    "nested": b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_SUMMARIES))
+def test_stats_of_a_malformed_summary_is_one_line(case):
+    with Fake(answer(MALFORMED_SUMMARIES[case])) as fake:
+        r = cli("stats", fake.url)
+    assert r.returncode == 2, (case, r.returncode, r.stdout, r.stderr)
+    assert r.stderr.strip().splitlines() == [
+        f"recitation-index: the index service sent a malformed answer: {fake.url}"
+    ]
+
+
+def test_stats_of_a_service_shows_its_names_printable():
+    name = "lib\x1b]0;pwned\x07"
+    with Fake(answer(summary_but(name=name, skipped={"bin\x1b[2J": 1}))) as fake:
+        r = cli("stats", fake.url)
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+    assert r.stdout.startswith(f"index: {fake.url} (lib")
+
+
+def test_stats_of_a_service_reads_source_records_of_any_shape():
+    odd = [
+        {"kind": "workspace", "workspace": "w", "plan": {"ecosystems": 5, "not_indexed": "x"}},
+        {"kind": ["npm"], "workspace": "w", "packages": 3},
+        {"kind": "npm", "workspace": "w", "packages": [1, {"name": "left-pad"}]},
+        {"kind": "workspace", "workspace": "v", "plan": {"ecosystems": [{"files": 7}]}},
+    ]
+    with Fake(answer(summary_but(sources=odd))) as fake:
+        r = cli("stats", fake.url)
+    assert r.returncode == 0, r.stderr
+    assert "left-pad" in r.stdout

@@ -29,6 +29,8 @@ class PendingCheck:
     start: int  # document offsets of the text to check, kept current as edits arrive
     end: int
     whole: bool = False  # a whole-document scan replaces the document's matches
+    # checked again on another index (or generation): replaces the matches inside the span
+    replace: bool = False
     created: float = field(default_factory=time.perf_counter)  # for latency logging
 
 
@@ -53,8 +55,9 @@ def merge_checks(checks: list[PendingCheck]) -> list[PendingCheck]:
     for c in sorted(checks, key=lambda c: (c.start, c.end)):
         if out and c.start <= out[-1].end:
             out[-1].end = max(out[-1].end, c.end)
+            out[-1].replace = out[-1].replace or c.replace
         else:
-            out.append(PendingCheck(c.start, c.end, created=c.created))
+            out.append(PendingCheck(c.start, c.end, replace=c.replace, created=c.created))
     return out
 
 

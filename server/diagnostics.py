@@ -143,6 +143,26 @@ class MatchStore:
     def replace(self, uri: str, items: list[StoredMatch]) -> None:
         self._by_uri[uri] = sorted(items, key=lambda m: (m.start, m.end))
 
+    def replace_span(
+        self, uri: str, start: int, end: int, items: list[StoredMatch]
+    ) -> tuple[list[StoredMatch], bool]:
+        """The matches inside `[start, end]` replaced by `items` (what a check of that span
+        on another index or generation found). Returns the matches that are new there (a
+        place not flagged before, or flagged with other sources) and whether anything
+        changed."""
+        kept = [m for m in self.get(uri) if not (start <= m.start and m.end <= end)]
+        old = {(m.start, m.end): m for m in self.get(uri) if start <= m.start and m.end <= end}
+        placed, new = [], []
+        for m in items:
+            before = old.get((m.start, m.end))
+            if before is not None and message_for(before.match) == message_for(m.match):
+                placed.append(before)  # the same quote, said the same way: its id stays
+            else:
+                placed.append(m)
+                new.append(m)
+        self.replace(uri, kept + placed)
+        return new, bool(new) or len(placed) != len(old)
+
     def find(self, uri: str, match_id: str) -> StoredMatch | None:
         return next((m for m in self.get(uri) if m.id == match_id), None)
 

@@ -23,10 +23,13 @@ from .compare import (
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
 from .hover import hover_markdown, hover_plaintext
-from .indexes import LookupFailed, unusable_file_uri
+from .indexes import LookupFailed, unusable_file_uri, uri_to_path
 from .protocol import (
     CHECK,
     CMD_ALLOW_SOURCE,
+    CMD_BUILD_WORKSPACE_INDEX,
+    CMD_CANCEL_WORKSPACE_INDEX,
+    CMD_DECLINE_WORKSPACE_INDEX,
     CMD_DISMISS,
     CMD_OPEN_SOURCE,
     CMD_RESCAN,
@@ -36,6 +39,7 @@ from .protocol import (
 )
 from .server import RecitationServer
 from .words import count_words
+from .workspace_index import CLIENT_FEATURE, WATCH_GLOBS
 
 log = logging.getLogger(__name__)
 
@@ -54,16 +58,19 @@ def no_path(uri: Any) -> None:
 
 async def register_dynamically(
     ls: RecitationServer, capability: str, registration: types.Registration
-) -> None:
-    """Register a capability when the client supports registering it; a refusal is logged."""
+) -> bool:
+    """Register a capability when the client supports registering it; a refusal is logged.
+    Returns whether it was registered."""
     if not ls.client_supports(capability):
-        return
+        return False
     try:
         await ls.client_register_capability_async(
             types.RegistrationParams(registrations=[registration])
         )
     except Exception as exc:
         log.info("registration of %s refused: %s", registration.method, exc)
+        return False
+    return True
 
 
 def create_server() -> RecitationServer:
@@ -85,6 +92,11 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         ls.client_commands = (
             {c for c in commands if c == CMD_COMPARE} if isinstance(commands, list) else set()
         )
+        # what the client shows itself: the offer and progress of a folder's own index
+        features = (
+            ls.init_options.get("clientFeatures") if isinstance(ls.init_options, dict) else None
+        )
+        ls.folder_indexes.client_ui = isinstance(features, list) and CLIENT_FEATURE in features
         encoding = ls.workspace.position_encoding or "utf-16"
         ls.documents.encoding = getattr(encoding, "value", str(encoding))
         folders = [(f.uri, f.name) for f in params.workspace_folders or []]
@@ -118,6 +130,19 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
                 ),
             ),
         )
+        # the manifests and lock files that keep each folder's own index current (without
+        # this watcher, the server polls them)
+        ls.folder_indexes.client_watches = await register_dynamically(
+            ls,
+            "workspace.did_change_watched_files.dynamic_registration",
+            types.Registration(
+                id="recitation-manifests",
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]
+                ),
+            ),
+        )
         await ls.refresh_settings()
         ls.refresh_decisions()
         ls.start_watching()
@@ -127,6 +152,14 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         ls: RecitationServer, params: types.DidChangeWatchedFilesParams
     ) -> None:
         ls.refresh_decisions()  # polling also sees it; this is sooner
+        paths = [uri_to_path(c.uri) for c in params.changes]
+        ls.folder_indexes.on_files_changed([p for p in paths if p is not None])
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def work_done_progress_cancel(
+        ls: RecitationServer, params: types.WorkDoneProgressCancelParams
+    ) -> None:
+        ls.folder_indexes.cancel_token(params.token)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: RecitationServer, params: Any) -> None:
@@ -147,6 +180,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
     ) -> None:
         for f in params.event.removed:
             ls.scopes.remove(f.uri)
+            ls.folder_indexes.forget(f.uri)
         for f in params.event.added:
             ls.scopes.add(f.uri, f.name)
         await ls.refresh_settings()
@@ -310,6 +344,45 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
             raise JsonRpcInvalidParams(f"document is not open: {args[0]}")
         count = await ls.run_check(doc.uri, PendingCheck(0, len(doc.text), whole=True))
         return {"matches": count}
+
+    # -- a folder's own index --------------------------------------------------------------
+
+    def workspace_folder(ls: RecitationServer, command: str, args: tuple):
+        """The folder a command names ([folder or document URI]; none: the first)."""
+        if len(args) > 1 or (args and not isinstance(args[0], str)):
+            raise JsonRpcInvalidParams(f"{command} expects [folder uri] or nothing")
+        scope = ls.scopes.for_uri(args[0]) if args else ls.scopes.default()
+        if scope.uri is None:
+            raise JsonRpcInvalidParams(f"{command}: no workspace folder here")
+        return scope
+
+    @server.command(CMD_BUILD_WORKSPACE_INDEX)
+    def build_workspace_index(ls: RecitationServer, *args: Any) -> dict:
+        scope = workspace_folder(ls, CMD_BUILD_WORKSPACE_INDEX, tuple(plain(list(args))))
+        why = ls.folder_indexes.why_not(scope)
+        if why:
+            ls.show(types.MessageType.Warning, f"Recitation: {why}")
+            return {"started": False, "reason": why}
+        f = ls.folder_indexes.folder(scope)
+        if f is None:
+            return {"started": False, "reason": "no folder"}
+        if f.job is not None:  # (asked twice: the one under way is the answer)
+            return {"started": False, "running": True, "state": f.state}
+        return {"started": ls.folder_indexes.start(f), "state": f.state}
+
+    @server.command(CMD_DECLINE_WORKSPACE_INDEX)
+    def decline_workspace_index(ls: RecitationServer, *args: Any) -> dict:
+        scope = workspace_folder(ls, CMD_DECLINE_WORKSPACE_INDEX, tuple(plain(list(args))))
+        f = ls.folder_indexes.folder(scope)
+        if f is not None:
+            ls.folder_indexes.decline(f)
+        return {"declined": f is not None}
+
+    @server.command(CMD_CANCEL_WORKSPACE_INDEX)
+    def cancel_workspace_index(ls: RecitationServer, *args: Any) -> dict:
+        scope = workspace_folder(ls, CMD_CANCEL_WORKSPACE_INDEX, tuple(plain(list(args))))
+        f = ls.folder_indexes.folders.get(ls.folder_indexes.key(scope.uri or ""))
+        return {"cancelled": f is not None and ls.folder_indexes.cancel(f)}
 
     # -- recitation/check ----------------------------------------------------------------
 

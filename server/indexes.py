@@ -116,6 +116,9 @@ class WorkerHandle:
     def ready(self) -> bool:
         return self.state == READY
 
+    async def follow_now(self) -> None:
+        """Use a generation published just now (nothing to do but for a local index)."""
+
     def _changed(self) -> None:
         if self.on_change is not None:
             try:
@@ -298,6 +301,17 @@ class IndexHandle(WorkerHandle):
         loop = asyncio.get_running_loop()
         with contextlib.suppress(RuntimeError):  # retired meanwhile
             await loop.run_in_executor(self._executor, self._follow)
+
+    async def follow_now(self) -> None:
+        """Use a generation published just now (an update of a workspace's index) without
+        waiting for the next lookup: once a poll interval has passed, a lease on the worker
+        thread reads CURRENT and switches (a status follows: `on_change`)."""
+        if self._closed or self._opened is None:
+            return
+        await asyncio.sleep(POLL_SECONDS + 0.05)
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(RuntimeError):  # retired meanwhile
+            await loop.run_in_executor(self._executor, self._with_index, lambda index: None)
 
     def _follow(self) -> None:
         """On the worker thread, while no index is open (missing, broken): open the one a

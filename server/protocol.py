@@ -33,7 +33,19 @@ CMD_DISMISS = "recitation.dismiss"
 CMD_OPEN_SOURCE = "recitation.openSource"
 CMD_RESCAN = "recitation.rescan"
 CMD_ALLOW_SOURCE = "recitation.allowSource"
-COMMANDS = (CMD_DISMISS, CMD_OPEN_SOURCE, CMD_RESCAN, CMD_ALLOW_SOURCE)
+# a folder's own index (workspace_index.py): build or update it now, "not now", stop it
+CMD_BUILD_WORKSPACE_INDEX = "recitation.buildWorkspaceIndex"
+CMD_DECLINE_WORKSPACE_INDEX = "recitation.declineWorkspaceIndex"
+CMD_CANCEL_WORKSPACE_INDEX = "recitation.cancelWorkspaceIndex"
+COMMANDS = (
+    CMD_DISMISS,
+    CMD_OPEN_SOURCE,
+    CMD_RESCAN,
+    CMD_ALLOW_SOURCE,
+    CMD_BUILD_WORKSPACE_INDEX,
+    CMD_DECLINE_WORKSPACE_INDEX,
+    CMD_CANCEL_WORKSPACE_INDEX,
+)
 
 STATES = ("ready", "disabled", "no-index", "error")
 
@@ -78,13 +90,19 @@ def plain(value: Any) -> Any:
 
 
 def status_payload(
-    state: str, message: str, scope_uri: str | None, index: dict | None
+    state: str,
+    message: str,
+    scope_uri: str | None,
+    index: dict | None,
+    workspace_index: dict | None = None,
 ) -> dict[str, Any]:
+    """`workspace_index`: the folder's own index, when one applies (workspace_index.py)."""
     return {
         "state": state,
         "message": message,
         "scopeUri": scope_uri,
         "index": jsonable(index) if index is not None else None,
+        "workspaceIndex": jsonable(workspace_index) if workspace_index is not None else None,
     }
 
 

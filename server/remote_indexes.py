@@ -298,6 +298,9 @@ class CombinedHandle:
     async def poll(self) -> None:
         await asyncio.gather(*(p.poll() for p in self.parts))
 
+    async def follow_now(self) -> None:
+        await asyncio.gather(*(p.follow_now() for p in self.parts))
+
     def _part_changed(self, _part) -> None:
         if self.on_change is not None:
             self.on_change(self)

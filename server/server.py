@@ -38,6 +38,7 @@ from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, plain, s
 from .remote_indexes import handle_for_settings
 from .settings import SECTION, Settings, layered_settings
 from .words import context_start, words_of
+from .workspace_index import WorkspaceIndexes
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class RecitationServer(LanguageServer):
         self.matches = MatchStore()
         self.scopes = Scopes()
         self.indexes = IndexManager()
+        self.folder_indexes = WorkspaceIndexes(self)  # each folder's own index
         self.checker = Checker(self.run_check)
         self.init_options: Any = None
         self.client_commands: set[str] = set()  # client-side commands it declared (compare)
@@ -280,6 +282,7 @@ class RecitationServer(LanguageServer):
                 )
             )
         scope.problems_shown = tuple(problems)
+        self.folder_indexes.consider(scope)
         if settings.enable:
             self.use_index(scope)
         else:
@@ -289,11 +292,18 @@ class RecitationServer(LanguageServer):
             if self.scopes.for_uri(doc.uri) is scope:
                 self.publish(doc.uri)
 
-    def use_index(self, scope: Scope) -> None:
+    def use_index(self, scope: Scope, keep_matches: bool = False) -> None:
+        """Open the index the folder's settings name: `indexPath`, else the folder's own
+        index when it has one (`workspace_index.py`), else the default index."""
+        index_path = scope.settings.index_path
+        own = None if index_path else self.folder_indexes.index_for(scope)
         handle, created = handle_for_settings(
-            self.indexes, scope.settings.index_path, scope.settings.remote_index, scope.uri
+            self.indexes,
+            str(own) if own is not None else index_path,
+            scope.settings.remote_index,
+            scope.uri,
         )
-        if scope.index is not None and scope.index is not handle:
+        if scope.index is not None and scope.index is not handle and not keep_matches:
             # another index: what the old one found says nothing about the new corpus
             for doc in self.documents:
                 if self.scopes.for_uri(doc.uri) is scope:
@@ -359,6 +369,9 @@ class RecitationServer(LanguageServer):
             handle = scope.index
             summary = handle.summary if handle.state == READY else None
             state, message = handle.state, handle.message
+            own = self.folder_indexes.status(scope, handle)
+            if own is not None and own["inUse"] and state == READY:
+                message = f"Workspace index: {own['covers']}"
             unchecked = [
                 (uri, why)
                 for uri, why in self.not_checked.items()
@@ -373,8 +386,33 @@ class RecitationServer(LanguageServer):
                     state, message = ERROR, f"error: {note}"
                 else:
                     message = f"{message}; {note}" if message else note
-            payload = status_payload(state, message, scope.uri, summary)
+            payload = status_payload(state, message, scope.uri, summary, own)
         self.protocol.notify(STATUS, payload)
+
+    async def workspace_index_published(self, scope: Scope, first: bool) -> None:
+        """A build or an update of the folder's own index was published: the folder uses
+        it at once (no restart), and what was found on the index before, and what was
+        entered while it was built, is checked on it, those matches replaced."""
+        if self.scopes.folders.get((scope.uri or "").rstrip("/")) is not scope:
+            return  # the folder left meanwhile
+        uris = [d.uri for d in self.documents if self.scopes.for_uri(d.uri) is scope]
+        for uri in uris:
+            for m in self.matches.get(uri):
+                self.checker.defer(uri, PendingCheck(m.start, m.end, replace=True))
+        if not scope.settings.enable:
+            return
+        handle, own = scope.index, self.folder_indexes.index_for(scope)
+        if handle is not None and own is not None and str(own) in str(handle.path):
+            await handle.follow_now()  # an update: its new generation
+        else:
+            self.use_index(scope, keep_matches=True)
+            self.indexes.retain(
+                {s.index for s in self.scopes.all() if s.index is not None and s.settings.enable}
+            )
+            handle = scope.index
+        self.send_status(scope)
+        if handle is not None and handle.ready:
+            self.checker.resume(uris)
 
     def mark_not_checked(self, uri: str, scope: Scope, failure: LookupFailed) -> None:
         """A lookup failed: the text was not checked. Said in the log and the client's log
@@ -490,6 +528,9 @@ class RecitationServer(LanguageServer):
         context_at = context_start(text, start, settings.context_tokens)
         context = text[context_at:start]
         seq = doc.seq
+        if self.folder_indexes.building(scope):
+            # the folder's own index is being built or updated: checked again on it
+            self.checker.defer(uri, PendingCheck(start, end, whole=check.whole, replace=True))
         t0 = time.perf_counter()
         whole = check.whole
         try:
@@ -509,7 +550,7 @@ class RecitationServer(LanguageServer):
         else:
             self.mark_checked(uri, scope, check.whole)
         stored = self.accept(
-            doc, scope, found, text, context_at, start, end, seq, whole, generation
+            doc, scope, found, text, context_at, start, end, seq, whole, generation, check.replace
         )
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
@@ -535,10 +576,12 @@ class RecitationServer(LanguageServer):
         seq: int,
         whole: bool,
         generation: str | None = None,
+        replace: bool = False,
     ) -> int:
         """Store matches computed on `text_then`, the text at edit `seq` (the query began
         at its offset `query_at`, the suggestion was `[start, end)`), re-based onto the
-        current text; those whose words have changed since are dropped."""
+        current text; those whose words have changed since are dropped. With `replace`
+        (a check again on another index), they replace the matches inside the span."""
         fresh: list[StoredMatch] = []
         for match in found:
             # the engine's offsets in the query, clipped to the suggestion
@@ -554,13 +597,16 @@ class RecitationServer(LanguageServer):
             if touched and tuple(words_of(doc.text[a:b])) != words:
                 continue  # the quoted words changed under an edit since the lookup
             fresh.append(StoredMatch.create(match, a, b, words, generation))
+        changed = whole
         if whole:
             known = {(m.start, m.end) for m in self.matches.get(doc.uri)}
             self.matches.replace(doc.uri, fresh)
             new = [m for m in fresh if (m.start, m.end) not in known]
+        elif replace and (span := doc.rebase(start, end, seq)) is not None:
+            new, changed = self.matches.replace_span(doc.uri, span[0], span[1], fresh)
         else:
             new = [m for m in fresh if self.matches.add(doc.uri, m)]
-        shown = self.publish(doc.uri) if new or whole else {}
+        shown = self.publish(doc.uri) if new or changed else {}
         if self.index_usable(scope):
             for m in new:
                 verdict = shown.get(m.id) or self.verdict(scope, doc, m)  # (judged once)
@@ -641,4 +687,5 @@ class RecitationServer(LanguageServer):
                 self.publish_scope(scope)
 
     def shutdown_indexes(self) -> None:
+        self.folder_indexes.close()
         self.indexes.close_all()

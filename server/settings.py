@@ -21,6 +21,9 @@ SeverityName = Literal["error", "warning", "information", "hint", "off"]
 CompletionMode = Literal["warn", "block", "off"]
 AttributionStyle = Literal["comment", "spdx"]
 Underline = Literal["all", "firstLine"]
+# the index of the public code a folder depends on: offered at first run, built at once, or
+# neither (and not used)
+WorkspaceIndexMode = Literal["offer", "auto", "off"]
 
 
 @dataclass
@@ -53,6 +56,7 @@ class Settings:
     completion_mode: CompletionMode = "warn"
     attribution_style: AttributionStyle = "comment"  # the quick fix: a comment or SPDX tags
     underline: Underline = "all"  # "firstLine": only a long quote's first line is underlined
+    workspace_index: WorkspaceIndexMode = "offer"
 
 
 # Limits on numeric settings: (smallest, largest).

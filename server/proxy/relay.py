@@ -6,7 +6,7 @@ the children are renumbered, so the two children's ids never collide at the edit
 | from the editor | goes to |
 | --- | --- |
 | `initialize` | the upstream first, then ours with the encoding the upstream chose; results merged |
-| `shutdown`, `exit`, `initialized`, document and workspace notifications, `$/setTrace` | both |
+| `shutdown`, `exit`, `initialized`, document and workspace notifications (watched files too), `window/workDoneProgress/cancel`, `$/setTrace` | both |
 | `textDocument/hover`, `textDocument/codeAction` | both; answers merged (the upstream's alone, unchanged, when ours has none) |
 | `workspace/executeCommand` for `recitation.*`, `recitation/*` requests | ours |
 | completion, `completionItem/resolve`, inline completion | the upstream; items checked here |
@@ -84,6 +84,10 @@ TO_BOTH = {
     "textDocument/didSave",
     "workspace/didChangeConfiguration",
     "workspace/didChangeWorkspaceFolders",
+    # the file watchers both may have registered (decisions, manifests), and the cancel
+    # button of a progress either may have created (a child ignores a token not its own)
+    "workspace/didChangeWatchedFiles",
+    "window/workDoneProgress/cancel",
 }
 REQUEST_FAILED = -32803
 INFO = 3

@@ -114,12 +114,10 @@ class RecordingClient(LanguageClient):
         self.registrations: list[types.Registration] = []
 
 
-def make_client() -> RecordingClient:
+def make_client(cls: type[RecordingClient] = RecordingClient) -> RecordingClient:
     from pygls.protocol import default_converter
 
-    client = RecordingClient(
-        protocol_cls=LanguageClientProtocol, converter_factory=default_converter
-    )
+    client = cls(protocol_cls=LanguageClientProtocol, converter_factory=default_converter)
     # lsprotocol reads any code action that has a `command` as a Command; a real editor
     # tells them apart by the type of `command` (a string only in a Command)
     converter = client.protocol._converter

@@ -159,12 +159,16 @@ async def test_opening_the_index_reports_progress(client, fixture_index, workspa
 
 async def test_dynamic_registration_of_configuration_changes(client, fixture_index, workspace):
     await start_session(client, index=fixture_index, folders=[workspace["a"]])
-    await wait_for(lambda: len(client.registrations) == 2, what="registrations")
-    configuration, watcher = client.registrations
+    await wait_for(lambda: len(client.registrations) == 3, what="registrations")
+    configuration, watcher, manifests = client.registrations
     assert configuration.method == types.WORKSPACE_DID_CHANGE_CONFIGURATION
     # the decisions file is watched, so that edits to it apply at once
     assert watcher.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
     assert watcher.register_options["watchers"][0]["globPattern"] == "**/.recitation.toml"
+    # and the manifests and lock files that keep a folder's own index current
+    assert manifests.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    globs = [w["globPattern"] for w in manifests.register_options["watchers"]]
+    assert "**/package-lock.json" in globs and "**/poetry.lock" in globs
 
 
 async def test_scan_on_open(client, fixture_index, workspace):

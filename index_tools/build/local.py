@@ -701,10 +701,13 @@ def _replaced(r) -> tuple[str, str, str]:
     """(name, version held, version given) as the summary shows them: a package by its
     registry and name, its versions bare (`npm:ms 2.1.3 → 2.1.2`)."""
     kind, name = getattr(r.source, "kind", ""), r.source.name
-    if kind in ("npm", "pypi") and "," not in r.held + r.given:
-        package = r.held.partition("==")[0]
-        if package and r.given.startswith(package + "=="):
-            return f"{kind}:{package}", r.held[len(package) + 2 :], r.given[len(package) + 2 :]
+    if kind in ("npm", "pypi"):
+        held = [item.partition("==") for item in r.held.split(",")]
+        given = [item.partition("==") for item in r.given.split(",")]
+        names = {n.lower() for n, _, _ in held + given}
+        if len(names) == 1 and all(sep for _, sep, _ in held + given):
+            versions = lambda items: ", ".join(v for _, _, v in items)  # noqa: E731
+            return f"{kind}:{given[0][0]}", versions(held), versions(given)
     return name, r.held, r.given
 
 

@@ -92,7 +92,7 @@ _STDLIB_FROM_MANIFEST = {"go.mod": "go", "Cargo.toml": "rust", "Cargo.lock": "ru
 _LANGUAGE_NAMES = {"python": "Python", "go": "Go", "java": "Java", "rust": "Rust"}
 
 # rough sizes for the estimate an editor shows before it builds (measured, see README)
-WORDS_PER_PACKAGE = {"npm": 40_000, "pypi": 150_000}
+WORDS_PER_PACKAGE = {"npm": 30_000, "pypi": 200_000}
 STDLIB_WORDS = {"python": 6_900_000, "go": 10_500_000, "java": 34_400_000, "rust": 4_700_000}
 BYTES_PER_WORD = 13
 WORDS_PER_SECOND = 400_000  # indexing on 2 cores

@@ -215,12 +215,15 @@ class Index:
             raise IndexOpenError(f"index at {self.root} is damaged ({problems[0]}); rebuild it")
         self._text = b""
         self._docs_env = None
+        self._docs_fd: int | None = None
         self._maps: list = []
+        self._map_names: list[str] = []
         self.vocabulary = None
         self.shards: list[ShardView] = []
         self.renamed_shards: list[ShardView] = []
         try:
             self._docs_env = store.open_shared_env(self.gen / store.DOCS_NAME, max_dbs=8)
+            self._docs_fd = store.open_regular(self.gen / store.DOCS_NAME)  # (its size, later)
             self._dbs = {n.decode(): self._docs_env.open_db(n, create=False) for n in store.DOC_DBS}
             with self._docs_env.begin() as txn:
                 stored = txn.stat(self._dbs["meta"])["entries"]
@@ -265,7 +268,29 @@ class Index:
     def _map(self, name: str, random: bool = False):
         m = store.map_file(self.gen / name, random)
         self._maps.append(m)
+        self._map_names.append(name)
         return m
+
+    def check_files(self, stored_only: bool = False) -> None:
+        """The damaged error when a mapped file is shorter now than when it was mapped (cut
+        short in place): a read past its end would be a bus error, or zeros read as data.
+        One fstat a file (16 µs for 4 shards' files); called before each lookup, and before
+        a document is read for the stored documents' files alone (`stored_only`)."""
+        try:
+            for name, m in zip(self._map_names, self._maps):
+                if stored_only and name != store.TEXT_NAME:
+                    continue
+                if isinstance(m, mmap.mmap) and m.size() < len(m):
+                    raise IndexOpenError(
+                        f"index at {self.root} is damaged ({name} was cut short); rebuild it"
+                    )
+            docs = self.header.file_sizes.get(store.DOCS_NAME)
+            if self._docs_fd is not None and os.fstat(self._docs_fd).st_size < (docs or 0):
+                raise IndexOpenError(
+                    f"index at {self.root} is damaged ({store.DOCS_NAME} was cut short); rebuild it"
+                )
+        except (OSError, ValueError) as e:  # (a closed index: ValueError)
+            raise IndexOpenError(f"index at {self.root} cannot be read ({e})") from None
 
     def _shard(
         self,
@@ -350,7 +375,10 @@ class Index:
             if isinstance(m, mmap.mmap):
                 with contextlib.suppress(BufferError):  # a view still held elsewhere
                     m.close()
-        self._maps = []
+        self._maps, self._map_names = [], []
+        if self._docs_fd is not None:
+            os.close(self._docs_fd)
+            self._docs_fd = None
         if self._docs_env is not None:
             store.release_shared_env(self._docs_env)
             self._docs_env = None
@@ -399,6 +427,7 @@ class Index:
         return doc
 
     def _load_document(self, doc_id: int) -> StoredDocument:
+        self.check_files(stored_only=True)
         key = store.doc_key(doc_id)
         dbs = self._dbs
         with self._docs_env.begin(buffers=False) as txn:
@@ -496,6 +525,7 @@ class Index:
         copies too. See `matcher.find_matches`."""
         from .matcher import find_matches
 
+        self.check_files()
         return find_matches(self, suggestion, context, min_tokens, **options)
 
 

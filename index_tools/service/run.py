@@ -1,7 +1,9 @@
 """`recitation-index serve`: the index service on uvicorn, with N worker processes.
 
-uvicorn binds the socket once and starts the workers (`--workers`), each importing
-`create_app` with the config it finds in the environment; a worker that dies is replaced.
+`serve` binds the socket (a port already taken is one line, before anything says
+"serving") and uvicorn starts the workers on it (`--workers`), each importing `create_app`
+with the config it finds in the environment; a worker that dies is replaced. A service that
+stops without being asked to (its workers cannot serve the index any more) is an error.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ import importlib.util
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass
 
 from ..match.index import open_index
+from ..store.generations import IndexOpenError
 from ..store.small_files import read_small_file
 from .app import CONFIG_ENV, ServiceConfig, read_token
 from .metrics import METRICS_DIR_ENV
@@ -85,6 +89,32 @@ def check_tls(certfile: str, keyfile: str) -> None:
         raise ServeError(f"--certfile {certfile}: cannot read it: {exc.strerror or exc}") from None
 
 
+def bind(listen: Listen) -> socket.socket:
+    """The listening socket, as uvicorn binds it; ServeError in one line when it cannot."""
+    family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
+    sock = socket.socket(family)
+    try:
+        if os.name != "nt":  # (on Windows the flag lets another process take the port)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((listen.host, listen.port))
+    except (OSError, OverflowError) as exc:
+        sock.close()
+        why = getattr(exc, "strerror", None) or exc
+        raise ServeError(f"cannot listen on {listen.host}:{listen.port}: {why}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _why_stopped(config: ServiceConfig) -> str:
+    """Why the workers stopped serving, as far as the index says."""
+    try:
+        with open_index(config.index):
+            pass
+    except IndexOpenError as exc:
+        return f"the service stopped: {exc}"
+    return "the service stopped: its workers could not start (see the messages above)"
+
+
 def serve(config: ServiceConfig, listen: Listen) -> None:
     """Run until interrupted. Checks first what a worker would fail on, with one message."""
     uvicorn = require_uvicorn()
@@ -105,6 +135,13 @@ def serve(config: ServiceConfig, listen: Listen) -> None:
             "give --certfile/--keyfile or put a TLS reverse proxy in front",
             listen.host,
         )
+    from .protocol import http_protocol
+
+    try:
+        protocol = http_protocol(listen.http)
+    except ImportError:
+        raise ServeError("--http httptools needs httptools: pip install httptools") from None
+    sock = bind(listen)
     metrics_dir = tempfile.mkdtemp(prefix="recitation-metrics-")
     os.environ[METRICS_DIR_ENV] = metrics_dir
     os.environ[CONFIG_ENV] = config.to_env()
@@ -114,15 +151,8 @@ def serve(config: ServiceConfig, listen: Listen) -> None:
         f"with {listen.workers} worker(s)",
         flush=True,
     )
-    from .protocol import http_protocol
-
     try:
-        protocol = http_protocol(listen.http)
-    except ImportError:
-        raise ServeError("--http httptools needs httptools: pip install httptools") from None
-
-    try:
-        uvicorn.run(
+        settings = uvicorn.Config(
             "index_tools.service.app:create_app",
             factory=True,
             http=protocol,
@@ -140,5 +170,41 @@ def serve(config: ServiceConfig, listen: Listen) -> None:
             proxy_headers=False,
             server_header=False,
         )
+        if listen.workers > 1:
+            supervisor = _supervisor(settings, sock)
+            supervisor.run()
+            failed = not supervisor.asked_to_stop
+        else:
+            server = uvicorn.Server(settings)
+            server.run(sockets=[sock])
+            failed = not server.started
+    except KeyboardInterrupt:
+        failed = False
     finally:
+        sock.close()
         shutil.rmtree(metrics_dir, ignore_errors=True)
+    if failed:
+        raise ServeError(_why_stopped(config))
+
+
+def _supervisor(settings, sock: socket.socket):
+    """uvicorn's supervisor of the workers, noting whether a signal asked it to stop (it
+    also stops when a replacement worker cannot start)."""
+    from uvicorn.supervisors import Multiprocess
+
+    class Supervisor(Multiprocess):
+        asked_to_stop = False
+
+        def handle_int(self) -> None:
+            self.asked_to_stop = True
+            super().handle_int()
+
+        def handle_term(self) -> None:
+            self.asked_to_stop = True
+            super().handle_term()
+
+        def handle_break(self) -> None:  # (Windows)
+            self.asked_to_stop = True
+            super().handle_break()
+
+    return Supervisor(settings, sockets=[sock])

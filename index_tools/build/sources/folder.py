@@ -184,3 +184,25 @@ class FolderSource(CorpusSource):
                 line_anchor=False,
             )
             yield Document(text=text, origin=origin, language=language)
+
+
+def read_checked(source: CorpusSource, full: str, *, links: bool = True) -> str | None:
+    """The text of a file of a source, or None after counting in `source.skipped` why it
+    is left out (oversize, unreadable, binary...; a symbolic link too unless `links`: one
+    could point anywhere)."""
+    try:
+        if not links and os.path.islink(full):
+            source.skipped[SkipReasons.UNSUPPORTED] += 1
+            return None
+        if is_oversize(os.stat(full).st_size, source.max_file_bytes):
+            source.skipped[SkipReasons.OVERSIZE] += 1
+            return None
+        data = read_limited(full, source.max_file_bytes)
+    except OSError:
+        source.skipped[SkipReasons.UNREADABLE] += 1
+        return None
+    text, reason = text_from_bytes(data, source.max_file_bytes)
+    if reason:
+        source.skipped[reason] += 1
+        return None
+    return text

@@ -176,6 +176,12 @@ class Fetched:
     archive: Path
     meta: PackageMeta
 
+    def describe(self) -> dict:
+        """What an index's header records of the package."""
+        r = self.resolved
+        return {"name": r.name, "version": r.version, "file": r.filename,
+                "license": self.meta.license, "repository_url": self.meta.repository_url}  # fmt: skip
+
 
 class Ecosystem:
     """A registry: resolves what is wanted and knows its archives' layout and metadata."""
@@ -447,16 +453,7 @@ class PackageSource(CorpusSource):
     def describe(self) -> dict:
         return {
             **super().describe(),
-            "packages": [
-                {
-                    "name": f.resolved.name,
-                    "version": f.resolved.version,
-                    "file": f.resolved.filename,
-                    "license": f.meta.license,
-                    "repository_url": f.meta.repository_url,
-                }
-                for f in self.fetched
-            ],
+            "packages": [f.describe() for f in self.fetched],
             "unavailable": [printable(p, 300) for p in self.problems],
         }
 

@@ -15,8 +15,7 @@ from urllib.parse import quote
 from index_tools.model import Document, Origin
 
 from .base import CorpusSource, SkipReasons, SourceError
-from .filters import is_oversize, text_from_bytes
-from .folder import clean_path, read_limited
+from .folder import clean_path, read_checked, read_limited
 from .languages import language_for_path
 from .licenses import (
     NOASSERTION,
@@ -25,24 +24,6 @@ from .licenses import (
     license_from_files,
     license_from_name,
 )
-
-
-def _read_checked(source: CorpusSource, full: str) -> str | None:
-    """The text of a file, or None after counting why it is skipped."""
-    try:
-        if is_oversize(os.stat(full).st_size, source.max_file_bytes):
-            source.skipped[SkipReasons.OVERSIZE] += 1
-            return None
-        data = read_limited(full, source.max_file_bytes)
-    except OSError:
-        source.skipped[SkipReasons.UNREADABLE] += 1
-        return None
-    text, reason = text_from_bytes(data, source.max_file_bytes)
-    if reason:
-        source.skipped[reason] += 1
-        return None
-    return text
-
 
 # ---------------------------------------------------------------- stdlib
 
@@ -119,7 +100,7 @@ class StdlibSource(CorpusSource):
     def _documents(self) -> Iterator[Document]:
         base = f"https://github.com/python/cpython/blob/{self.tag}/Lib/"
         for rel in self.paths():
-            text = _read_checked(self, os.path.join(self.root, *rel.split("/")))
+            text = read_checked(self, os.path.join(self.root, *rel.split("/")))
             if text is None:
                 continue
             path = clean_path(rel)
@@ -264,7 +245,7 @@ class SitePackagesSource(CorpusSource):
                 and not os.path.isabs(str(f))
             )
             for rel in files:
-                text = _read_checked(self, str(dist.locate_file(rel)))
+                text = read_checked(self, str(dist.locate_file(rel)))
                 if text is None:
                     continue
                 origin = Origin(

@@ -62,7 +62,7 @@ from index_tools.model import Document, Origin
 from .archives import ArchiveError, ArchiveLimits, iter_files
 from .base import CorpusSource, SkipReasons, SourceError
 from .filters import is_oversize, text_from_bytes
-from .folder import clean_path, read_limited
+from .folder import clean_path, read_checked, read_limited
 from .languages import language_for_path
 from .licenses import NOASSERTION, detect_license
 
@@ -149,27 +149,6 @@ def _walk_sorted(source: CorpusSource, root: str, skip_dir, want) -> list[str]:
             if want(rel):
                 found.append(rel)
     return sorted(found)
-
-
-def _read_file(source: CorpusSource, full: str) -> str | None:
-    """A file's text, or None after counting why it is left out (symbolic links among
-    them: a link could point anywhere)."""
-    try:
-        if os.path.islink(full):
-            source.skipped[SkipReasons.UNSUPPORTED] += 1
-            return None
-        if is_oversize(os.stat(full).st_size, source.max_file_bytes):
-            source.skipped[SkipReasons.OVERSIZE] += 1
-            return None
-        data = read_limited(full, source.max_file_bytes)
-    except OSError:
-        source.skipped[SkipReasons.UNREADABLE] += 1
-        return None
-    text, reason = text_from_bytes(data, source.max_file_bytes)
-    if reason:
-        source.skipped[reason] += 1
-        return None
-    return text
 
 
 def _wanted(rel: str, only: Sequence[str]) -> bool:
@@ -310,7 +289,7 @@ class GoStdlibSource(_ToolchainSource):
 
     def _documents(self) -> Iterator[Document]:
         for rel in self.paths():
-            text = _read_file(self, os.path.join(self.src, *rel.split("/")))
+            text = read_checked(self, os.path.join(self.src, *rel.split("/")), links=False)
             if text is None:
                 continue
             path = "src/" + clean_path(rel)
@@ -759,7 +738,7 @@ class RustStdlibSource(_ToolchainSource):
 
     def _documents(self) -> Iterator[Document]:
         for rel in self.paths():
-            text = _read_file(self, os.path.join(self.library, *rel.split("/")))
+            text = read_checked(self, os.path.join(self.library, *rel.split("/")), links=False)
             if text is None:
                 continue
             path = "library/" + clean_path(rel)

@@ -605,16 +605,7 @@ class PackageGroup(CorpusSource):
             "name": self.name,
             "kind": self.kind,
             "workspace": self.workspace,
-            "packages": [
-                {
-                    "name": f.resolved.name,
-                    "version": f.resolved.version,
-                    "file": f.resolved.filename,
-                    "license": f.meta.license,
-                    "repository_url": f.meta.repository_url,
-                }
-                for f in self.fetched
-            ],
+            "packages": [f.describe() for f in self.fetched],
         }
 
     def _documents(self) -> Iterator[Document]:

@@ -2,7 +2,7 @@
 and the matcher. Never imports `server`."""
 
 from .build.local import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
-from .build.sources.workspace import WorkspacePlan, plan_workspace
+from .build.sources.workspace_plan import WorkspacePlan, plan_workspace
 from .judge.attribution import (
     Attribution,
     find_attribution,

@@ -188,7 +188,7 @@ def _print_workspaces(path, args) -> None:
 
 def cmd_plan(args) -> int:
     from ..build.sources import SourceError
-    from ..build.sources.workspace import PREFIX, plan_workspace
+    from ..build.sources.workspace_plan import PREFIX, plan_workspace
 
     value = args.workspace.removeprefix(PREFIX)
     try:

@@ -176,14 +176,18 @@ static int finish(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t sk
     if (a == end)
         return RC_OK;
     int c = compare_at(s, a, pat, skip, m, &err);
-    if (err || c != 0)
+    if (err || c > 0)
         return err;
+    if (c < 0) /* the first entry not less than the pattern is less: out of order */
+        return RC_DAMAGED;
     /* galloping: most patterns have few places, found in a few probes past the first */
     uint64_t known = a, step = 1;
     while (known + step < end) {
         c = compare_at(s, known + step, pat, skip, m, &err);
         if (err)
             return err;
+        if (c < 0) /* an entry past one equal to the pattern is less: out of order */
+            return RC_DAMAGED;
         if (c != 0)
             break;
         known += step;
@@ -191,6 +195,23 @@ static int finish(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t sk
     }
     /* upper bound: the first entry > pattern, in (known, known + step] */
     out[1] = bound(s, pat, m, skip, known + 1, known + step < end ? known + step : end, 1, &err);
+    return err;
+}
+
+/* The top table checked against the suffix array it samples, where an answer rests on it:
+ * an interval [out[0], out[1]) (or the empty place of one) at an edge of [a0, b0), the
+ * range the table narrowed [lo, hi) to, is bounded by the entry past that edge only if that
+ * entry is less than the pattern (before a0) or greater (at b0); RC_DAMAGED if it is not.
+ * Inside the range the search's own probes say as much, so an undamaged table costs a read
+ * only where an interval meets an edge (about one search in 500). */
+static int check_edges(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
+                       uint64_t lo, uint64_t hi, uint64_t a0, uint64_t b0, const uint64_t *out)
+{
+    int err = RC_OK;
+    if (out[0] == a0 && a0 > lo && compare_at(s, a0 - 1, pat, skip, m, &err) >= 0)
+        return err ? err : RC_DAMAGED;
+    if (out[1] == b0 && b0 < hi && compare_at(s, b0, pat, skip, m, &err) <= 0)
+        return err ? err : RC_DAMAGED;
     return err;
 }
 
@@ -259,9 +280,12 @@ RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uin
         return RC_ARGS;
     uint64_t a = lo, b = hi;
     narrow(s, pat, m, &a, &b);
+    uint64_t a0 = a;
     /* lower bound: the first entry >= pattern (entries from b on are greater) */
     a = bound(s, pat, m, skip, a, b, 0, &err);
-    return err ? err : finish(s, pat, m, skip, a, b, out);
+    if (!err)
+        err = finish(s, pat, m, skip, a, b, out);
+    return err ? err : check_edges(s, pat, m, skip, lo, hi, a0, b, out);
 }
 
 /* rc_interval over the whole array for `count` patterns of m bytes, pattern i at
@@ -277,12 +301,12 @@ RC_EXPORT int rc_intervals(const rc_shard *s, const uint8_t *q, uint64_t q_len,
             return RC_ARGS;
     for (uint64_t g = 0; g < count; g += GROUP) {
         uint64_t n = count - g < GROUP ? count - g : GROUP;
-        uint64_t a[GROUP], b[GROUP], end[GROUP], mid[GROUP];
+        uint64_t a[GROUP], b[GROUP], begin[GROUP], end[GROUP], mid[GROUP];
         for (uint64_t j = 0; j < n; j++)
             a[j] = 0, b[j] = s->sa_len;
         narrow_group(s, q, offs + g, n, m, a, b);
         for (uint64_t j = 0; j < n; j++)
-            end[j] = b[j];
+            begin[j] = a[j], end[j] = b[j];
         for (;;) {
             int active = 0;
             for (uint64_t j = 0; j < n; j++)
@@ -310,6 +334,9 @@ RC_EXPORT int rc_intervals(const rc_shard *s, const uint8_t *q, uint64_t q_len,
         }
         for (uint64_t j = 0; j < n; j++) {
             int err = finish(s, q + offs[g + j], m, 0, a[j], end[j], out + 2 * (g + j));
+            if (!err)
+                err = check_edges(s, q + offs[g + j], m, 0, 0, s->sa_len, begin[j], end[j],
+                                  out + 2 * (g + j));
             if (err)
                 return err;
         }
@@ -1255,20 +1282,19 @@ static int has_key(const uint8_t *low, uint64_t m, const uint8_t *keys, uint64_t
     return 0;
 }
 
-/* Whether a sequence is `is_repetitive`: few distinct words (under 12%), or, with under 30%
- * distinct words (the numbers counted as one), a pattern of at most 32 words (numbers
- * alike) that 75% of the words repeat. codes[i]: word i's distinct word (from 1), 0 for a
- * number; d distinct words, `numbers` of them numbers. The comparisons are Python's, in
+/* Whether a sequence is `is_repetitive`: a pattern of at most 32 words (numbers alike) that
+ * 75% of the words repeat. codes[i]: word i's distinct word (from 1), 0 for a number, a
+ * sign before a number left out already; d distinct codes among them. With under
+ * most + 25% of the rest distinct, no period can be repeated so (a word first met past the
+ * first p words differs from the word p before it). The comparisons are Python's, in
  * doubles. */
-static int repetitive(const uint32_t *codes, uint64_t n, uint64_t d, uint64_t numbers)
+static int repetitive(const uint32_t *codes, uint64_t n, uint64_t d)
 {
-    if (n == 0)
-        return 0;
-    if ((double)d / (double)n < 0.12)
-        return 1;
-    if ((double)(d - numbers + (numbers > 0)) / (double)n > 0.3)
-        return 0;
     uint64_t most = n / 3 < 32 ? n / 3 : 32;
+    if (most == 0)
+        return 0;
+    if ((double)d > (double)most + 0.25 * (double)(n - most))
+        return 0;
     for (uint64_t p = 1; p <= most; p++) {
         uint32_t same = 0; /* (32-bit: the compiler compares several at once) */
         for (uint64_t i = 0; i + p < n; i++)
@@ -1297,7 +1323,7 @@ RC_EXPORT int rc_span_checks(const uint8_t *words, uint64_t m, uint64_t n, const
     uint64_t *slot = work, *start = work + size;
     uint32_t *codes = (uint32_t *)(work + size + n);
     memset(slot, 0, (size_t)size * sizeof *slot); /* 0: empty, else a word's index + 1 */
-    uint64_t count = 0, d = 0, numbers = 0;
+    uint64_t count = 0, d = 0;
     for (uint64_t a = 0, b; a <= m; a = b + 1) {
         uint64_t h = 0;
         for (b = a; b < m && words[b] != '\n'; b++) {
@@ -1318,7 +1344,6 @@ RC_EXPORT int rc_span_checks(const uint8_t *words, uint64_t m, uint64_t n, const
                 slot[j] = count + 1;
                 d++;
                 int number = words[a] >= '0' && words[a] <= '9';
-                numbers += number;
                 codes[count] = number ? 0 : (uint32_t)d;
                 break;
             }
@@ -1337,6 +1362,21 @@ RC_EXPORT int rc_span_checks(const uint8_t *words, uint64_t m, uint64_t n, const
     if (key < 0)
         return RC_ARGS;
     out[0] = key;
-    out[1] = repetitive(codes, n, d, numbers);
+    /* a sign before a number is the number's: left out, in place; then the distinct codes
+     * left, flagged in the hash table's memory (no longer needed, at least d + 1 entries) */
+    uint64_t kept = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t a = start[i], len = (i + 1 < n ? start[i + 1] : m + 1) - 1 - a;
+        int sign = len == 1 && (words[a] == '-' || words[a] == '+');
+        if (!(sign && i + 1 < n && codes[i + 1] == 0))
+            codes[kept++] = codes[i];
+    }
+    memset(slot, 0, (size_t)(d + 1) * sizeof *slot);
+    uint64_t distinct = 0;
+    for (uint64_t i = 0; i < kept; i++) {
+        distinct += !slot[codes[i]];
+        slot[codes[i]] = 1;
+    }
+    out[1] = repetitive(codes, kept, distinct);
     return RC_OK;
 }

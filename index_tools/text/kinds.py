@@ -2,9 +2,10 @@
 many files hold it: that count is shown on the match, not turned into a kind).
 
 In order:
-- `license`: legal text — a license's or a notice's own wording.
+- `license`: legal text — a license's or a notice's own wording (`legal.py`), as a whole:
+  a module copied with its license header is code.
 - `repetitive`: one short pattern repeated (`\\s+\\d+\\s+...`, `row[0], row[1], ...`,
-  `-1, -1, ...`, a hundred `\\n`).
+  `-1, -1, ...`, a hundred `\\n`), judged on the span's structure at every length.
 - `inventory`: a list or table of literal items (natural numbers, primes, letters, tickers,
   states, column names): literals and separators, distinct short items; or rows of one
   shape (an enum of status codes, the vertices of a cube).
@@ -22,59 +23,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, repeat
-from operator import itemgetter
 from typing import Literal
 
 import numpy as np
 
+from .legal import LEGAL_KEYS, is_license, is_license_text  # noqa: F401 (the kernel's keys)
 from .span_features import SpanFeatures, iter_segments, span_features
 from .templates import is_template
 
 Kind = Literal["recitation", "license", "repetitive", "inventory", "idiom"]
 KINDS: tuple[Kind, ...] = ("recitation", "license", "repetitive", "inventory", "idiom")
-
-# Wording only legal text uses: one of these makes a span legal text.
-_LEGAL_PHRASES = (
-    "permission is hereby granted",
-    "redistribution and use in source and binary forms",
-    "this program is free software",
-    "this library is free software",
-    "distributed in the hope that it will be useful",
-    "without warranty of any kind",
-    "without even the implied warranty",
-    "warranties of merchantability",
-    "unless required by applicable law or agreed to in writing",
-    "you may not use this file except in compliance",
-    "the above copyright notice and this permission notice",
-    "gnu general public license",
-    "gnu lesser general public license",
-    "gnu affero general public license",
-    "mozilla public license",
-    "spdx - license - identifier",
-    "provided that the above copyright",
-    "python software foundation license",
-    "express or implied warranty",
-    "in no event shall",
-    "in no event will",
-    "held liable for any damages",
-    "permission is granted to anyone",
-)
-# Wording common in legal notices; two of them make a notice.
-_NOTICE_PHRASES = (
-    "all rights reserved",
-    "licensed under",
-    "this source code is licensed",
-    "copyright ( c )",
-    "apache license",
-    "the license",
-    "copyrighted material",
-    "terms and conditions",
-    "license agreement",
-    "intellectual property",
-    "open source",
-    "gpl - compatible",
-)
 
 
 @dataclass(frozen=True)
@@ -99,40 +57,31 @@ AUTHORSHIP = Authorship()
 TEMPLATE_SHARE = 0.5  # share of the span's k-grams found in the shipped templates
 
 
-# A word or two of every phrase above: text with none of them holds no phrase (most code).
-LEGAL_KEYS = (
-    "licen", "warrant", "permission", "copyright", "redistribut", "free software", "hope",
-    "applicable law", "compliance", "in no event", "liable", "rights reserved", "terms and",
-    "intellectual", "open source", "gpl",
-)  # fmt: skip
-
-
-def is_license(words: list[str]) -> bool:
-    text = " ".join(words).lower()
-    if not any(k in text for k in LEGAL_KEYS):
-        return False
-    if any(p in text for p in _LEGAL_PHRASES):
-        return True
-    return sum(p in text for p in _NOTICE_PHRASES) >= 2
-
-
 def is_repetitive(words: list[str]) -> bool:
-    """Few distinct words, or a short pattern (numbers counted alike) repeated throughout."""
-    n = len(words)
-    if n == 0:
+    """Made of repetitions of a short period: a pattern of at most `MAX_PERIOD` words that
+    three quarters of the words repeat (the word `p` places on equal to the word), numbers
+    alike and a number's sign part of it (`-1.0, 1.0` and `1.0, -1.0` are one pattern).
+    Judged on the words' structure, whatever their length (a share of distinct words falls
+    as any code grows)."""
+    if not words:
         return False
     distinct = set(words)
-    if len(distinct) / n < 0.12:
-        return True
-    numbers = sum(map(str.isdigit, map(itemgetter(0), distinct)))  # words that are numbers
-    if (len(distinct) - numbers + (numbers > 0)) / n > 0.3:  # distinct words, numbers as one
-        return False
+    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}  # numbers: 0
+    seq = np.fromiter(map(code.__getitem__, words), np.int32, len(words))
+    signs = [code[s] for s in ("-", "+") if s in code]
+    if signs:  # a sign before a number is the number's
+        sign = np.isin(seq[:-1], signs) & (seq[1:] == 0)
+        seq = seq[np.append(~sign, True)]
+    n = len(seq)
     most = min(MAX_PERIOD, n // 3)
     if most == 0:
         return False
-    code = {w: 0 if w[0].isdigit() else i for i, w in enumerate(distinct, 1)}  # numbers: 0
+    # a word first met past the first p words differs from the word p places before it:
+    # with 3/4 of the words repeating at period p, at most p + (n - p) / 4 distinct ones
+    if len(np.unique(seq)) > most + 0.25 * (n - most):
+        return False
     # the sequence, then -1 for `most` words past its end
-    padded = np.fromiter(chain(map(code.__getitem__, words), repeat(-1, most)), np.int32, n + most)
+    padded = np.concatenate((seq, np.full(most, -1, np.int32)))
     # same[p - 1]: positions i with seq[i + p] == seq[i], every period p at once (row p - 1
     # of `shifted` is the sequence p words on: a view of `padded`, rows one word apart)
     shifted = np.ndarray((most, n), np.int32, padded, 4, (4, 4))
@@ -282,7 +231,7 @@ def structural_kind(
     `table`, `template`, `license`, `repetitive`: `is_table`, `is_template`, `is_license`
     and `is_repetitive`, or implementations giving their answers (the search kernel's
     checks; a lookup's templates.QueryTemplates)."""
-    if license(words):
+    if is_license_text(words, text, license):
         return "license"
     if template(words, TEMPLATE_SHARE):
         return "idiom"

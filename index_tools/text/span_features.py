@@ -186,8 +186,19 @@ def is_compound(name: str) -> bool:
 def segments(text: str) -> list[tuple[str, str]]:
     """(kind, text) pieces of `text`: kind is "code", "comment" or "string". A span with an
     odd number of one kind of triple quote starts inside such a string (the end of a
-    docstring): up to its first one is string."""
+    docstring): up to its first one is string; unless that quote opens a string (it follows
+    `:`, `=`, a bracket or a comma, or starts the span): then the span ends inside the last
+    one (a class and the first words of the next function's docstring)."""
     return list(iter_segments(text))
+
+
+_OPENS_AFTER = frozenset(":=([{,")
+
+
+def _opens(text: str, quote: int) -> bool:
+    """Whether the triple quote at `quote` opens a string, by what comes before it."""
+    before = text[:quote].rstrip()
+    return not before or before[-1] in _OPENS_AFTER or before.endswith("return")
 
 
 def iter_segments(text: str) -> Iterator[tuple[str, str]]:
@@ -199,6 +210,7 @@ def iter_segments(text: str) -> Iterator[tuple[str, str]]:
             first >= 0
             and text.count(quote) % 2 == 1
             and text.find("'''" if quote == '"""' else '"""') < 0
+            and not _opens(text, first)
         ):
             pos = first + 3
             yield "string", text[:pos]

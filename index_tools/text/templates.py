@@ -60,7 +60,8 @@ def _reference() -> tuple[frozenset[int], frozenset[str]]:
 def is_template(words: list[str], share: float) -> bool:
     """Whether at least `share` of the span's runs of words are runs of a known template.
     Only runs made of the templates' words can be: they alone are hashed, and none when
-    they are too few (most code)."""
+    they are too few (most code). A run of one word repeated (a separator line, which
+    templates have too) is none."""
     return QueryTemplates(words).is_template(0, len(words), share)
 
 
@@ -74,13 +75,19 @@ class QueryTemplates:
         self._inside: bytes | None = None  # 1 for each of the templates' words
         self._joined: tuple[bytes, list[int]] | None = None  # made when a run is hashed
         self._found: dict[int, bool] = {}  # run start -> a known template's run
+        self._one_word: np.ndarray | None = None  # runs of one word before each run start
 
     def is_template(self, start: int, end: int, share: float) -> bool:
         """`is_template(words[start:end], share)`: the share of runs made of the templates'
-        words bounds it first; those runs hashed until the answer is known."""
-        runs = end - start - TEMPLATE_K + 1
+        words bounds it first; those runs hashed until the answer is known. A run of one
+        word repeated (a separator line) is left out, of the runs and of the hits."""
+        last = end - TEMPLATE_K + 1  # runs start in [start, last)
         ref, known = _reference()
-        if runs <= 0 or not ref:
+        if last <= start or not ref:
+            return False
+        one_word = self._one_word_runs()
+        runs = last - start - int(one_word[last] - one_word[start])
+        if runs <= 0:
             return False
         need = share * runs
         if need <= 0:
@@ -88,9 +95,10 @@ class QueryTemplates:
         if self._inside is None:
             self._inside = bytes(map(known.__contains__, self.words))
         blocks = [m.span() for m in _TEMPLATE_RUN_RE.finditer(self._inside, start, end)]
-        if sum(b - a - TEMPLATE_K + 1 for a, b in blocks) < need:
+        candidates = [i for a, b in blocks for i in range(a, b - TEMPLATE_K + 1)
+                      if one_word[i + 1] == one_word[i]]  # fmt: skip
+        if len(candidates) < need:
             return False
-        candidates = [i for a, b in blocks for i in range(a, b - TEMPLATE_K + 1)]
         found = missed = 0
         spare = len(candidates) - need
         for i in candidates:
@@ -106,6 +114,20 @@ class QueryTemplates:
                 if missed > spare:
                     return False
         return found >= need
+
+    def _one_word_runs(self) -> np.ndarray:
+        """[k]: how many of the runs starting before word k are one word repeated."""
+        if self._one_word is None:
+            words = np.array(self.words, dtype=object)
+            same = np.zeros(len(words) + 1, dtype=np.int64)  # same[k]: words[k-1] == words[k]
+            same[1:-1] = words[1:] == words[:-1]
+            within = np.cumsum(same)  # a run [i, i + K) is one word: K - 1 equal steps in it
+            runs = max(0, len(words) - TEMPLATE_K + 1)
+            steps = within[TEMPLATE_K - 1 : TEMPLATE_K - 1 + runs] - within[:runs]
+            self._one_word = np.zeros(len(words) + 2, dtype=np.int64)
+            np.cumsum(steps == TEMPLATE_K - 1, out=self._one_word[1 : runs + 1])
+            self._one_word[runs + 1 :] = self._one_word[runs]
+        return self._one_word
 
     def _hash(self, i: int) -> int:
         if self._joined is None:

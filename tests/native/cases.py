@@ -176,17 +176,25 @@ def is_table_case(rng: np.random.Generator) -> Case:
 _SPAN_WORDS = [
     "x", "Name", "_y", "self", "0", "1", "42", "3e5", "0x1F", "(", ")", ",", "=", ".", ":",
     "License", "LICENSE", "warranty", "WARRANTIES", "free", "Software", "in", "no", "event",
-    "GPL", "open", "source", "rights", "reserved", "terms", "and", "ap", "licen",
+    "GPL", "open", "source", "rights", "reserved", "terms", "and", "ap", "licen", "-", "+",
 ]  # fmt: skip
 
 
 def span_words(rng: np.random.Generator) -> list[str]:
-    """Words of a span: a short pattern repeated with some noise, or any words."""
+    """Words of a span: a short pattern repeated with some noise, or any words; sometimes
+    with signs put before some of its numbers (`1.0, -1.0`: a sign is its number's)."""
     n = int(rng.choice([1, 2, 3, 7, 40, 97, 300, 700]))
     pattern = rng.choice(_SPAN_WORDS, int(rng.integers(1, 40))).tolist()
     noise = rng.choice([0.0, 0.1, 0.25, 0.5, 1.0])
-    return [str(rng.choice(_SPAN_WORDS)) if rng.random() < noise else pattern[i % len(pattern)]
-            for i in range(n)]  # fmt: skip
+    words = [str(rng.choice(_SPAN_WORDS)) if rng.random() < noise else pattern[i % len(pattern)]
+             for i in range(n)]  # fmt: skip
+    signs = rng.choice([0.0, 0.0, 0.3, 0.7])
+    out = []
+    for w in words:
+        if w[0].isdigit() and rng.random() < signs:
+            out.append(str(rng.choice(["-", "+"])))
+        out.append(w)
+    return out
 
 
 def span_checks_case(rng: np.random.Generator) -> Case:

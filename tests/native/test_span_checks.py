@@ -62,15 +62,26 @@ def test_the_compiled_checks_answer_as_the_reference():
 
 
 def test_the_thresholds_are_decided_alike():
-    """The shares at their bounds: 12% distinct words, 30% with the numbers as one, a
-    period repeated by exactly 75% of the words; numbers alike whatever their digits."""
+    """The bounds met exactly: distinct words at the most a period allows (its length and
+    a quarter of the rest), a period repeated by exactly 75% of the words; numbers alike
+    whatever their digits, a sign before a number left out whatever the number."""
     k = cases.needs_kernel()
     spans = []
     for n in range(1, 120):
-        for distinct in {1, 2, n * 12 // 100, n * 12 // 100 + 1, n * 3 // 10, n * 3 // 10 + 1}:
+        most = min(kinds.MAX_PERIOD, n // 3)
+        bound = int(most + 0.25 * (n - most))
+        for distinct in {1, 2, n * 12 // 100, n * 3 // 10, bound - 1, bound, bound + 1}:
             if 0 < distinct <= n:
                 spans.append([f"w{i % distinct}" for i in range(n)])
                 spans.append([str(i) if i % 2 else f"w{i % distinct}" for i in range(n)])
+                spans.append(["-" if i % 3 == 1 else str(i) if i % 3 else f"w{i % distinct}"
+                              for i in range(n)])  # fmt: skip
+        for signs in (1, 2, 5):  # `f(1, -1, 1)` rows with their signs anywhere
+            row = ["f", "(", "1", ",", "1", ",", "1", ")"]
+            words = [w for r in range(n // 8 + 1) for w in row][:n]
+            spans.append([s for i, w in enumerate(words)
+                          for s in (["-", w] if w == "1" and i % signs == 0 else [w])])  # fmt: skip
+            spans.append([*words[:-1], "-"])  # a sign with no number after it
         for period in (1, 2, 5, 32, 33):
             base = [f"p{i % period}" for i in range(n)]
             for broken in range(0, n // 3 + 2):  # the share repeating falls word by word

@@ -39,7 +39,9 @@ class SourcePackage:
 
 
 def _key(source: Source) -> str:
-    digest = hashlib.sha256(f"{source.repository}\0{source.commit}".encode()).hexdigest()
+    digest = hashlib.sha256(
+        f"{source.repository}\0{source.commit}".encode("utf-8", "surrogatepass")
+    ).hexdigest()
     return digest[:12]
 
 

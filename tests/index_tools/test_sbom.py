@@ -391,3 +391,26 @@ def test_check_help_lists_the_sbom_formats():
     for word in ("spdx", "spdx-tv", "cyclonedx", "--sbom-namespace", "SOURCE_DATE_EPOCH"):
         assert word in r.stdout
     assert "recitation-index references" in run("references", "--help").stdout
+
+
+def test_lone_surrogates_in_a_logged_source_never_fail_a_format(world, tmp_path):
+    """A references log whose source names hold lone surrogates (JSON's "\\ud800", which
+    the extension's log can carry): every format is written, valid, in UTF-8."""
+    r = check(world["index"], world["project"], "--format", "json")
+    (result,) = [x for x in json.loads(r.stdout)["results"] if x["file"] == "src/geo.py"]
+    entry = _log_entry(world, result)
+    for s in entry["sources"]:
+        s["repository"] = "acme/wid\ud800gets"
+        s["commit"] = "abc\udc80def"
+        s["path"] = "src/\udfffgeo.py"
+    log = tmp_path / "refs.json"
+    log.write_text(json.dumps({"format": "recitation-code-references", "references": [entry]}))
+    for fmt in ("spdx", "spdx-tv", "cyclonedx"):
+        out = run("references", log, "--format", fmt, cwd=world["project"], env=EPOCH)
+        assert out.returncode == 0, (fmt, out.stderr)
+        assert "unexpected" not in out.stderr and "\ud800" not in out.stdout
+        if fmt == "cyclonedx":
+            cyclonedx_valid(out.stdout)
+        else:
+            spdx_parsed(out.stdout, ".spdx.json" if fmt == "spdx" else ".spdx", tmp_path)
+        assert "gets" in out.stdout  # the names are kept, the surrogates replaced

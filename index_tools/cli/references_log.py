@@ -237,6 +237,7 @@ def run_references(args, version: str) -> int:
         tool_version=version,
         namespace=pinned_namespace(args.sbom_namespace),
         notes=(note,),
+        root=root,
     )
     text, more = write_sbom(quoted, args.format, options)
     sys.stdout.write(text)

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..safe_text import printable
-from .sbom_facts import Quoted, SbomError, SbomOptions, gather, safe
+from .sbom_facts import Quoted, SbomError, SbomOptions, gather, project_root, safe
 
-__all__ = ["SBOM_FORMATS", "Quoted", "SbomError", "SbomOptions", "write_sbom"]
+__all__ = ["SBOM_FORMATS", "Quoted", "SbomError", "SbomOptions", "project_root", "write_sbom"]
 
 SBOM_FORMATS = {
     "spdx": "SPDX 2.3, JSON",

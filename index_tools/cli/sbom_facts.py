@@ -26,7 +26,7 @@ from ..judge.attribution import (
 )
 from ..judge.verdict import Verdict
 from ..model import Match, Source, count_phrase, describe_kind
-from ..safe_text import clean_link, printable
+from ..safe_text import clean_link, escape_name, printable
 from .code_files import NotText
 from .sbom_packages import SourcePackage, package_of
 from .sbom_places import FileBytes, Place
@@ -56,6 +56,8 @@ class SbomOptions:
     tool_version: str
     namespace: str = ""  # pinned SPDX namespace (CycloneDX serial: a UUID made from it)
     notes: tuple[str, ...] = ()  # said in the document's comment (files checked...)
+    # the project's folder: SPDX names its files relative to it (None: the quoted files')
+    root: Path | None = None
 
 
 @dataclass
@@ -90,6 +92,38 @@ class FileFacts:
     sha1: str
     sha256: str
     quotes: list[QuoteFacts] = field(default_factory=list)
+    in_package: str = ""  # its path in the project's folder (`/` separated), "" outside it
+
+
+def project_root(paths: Iterable[str | os.PathLike] = ()) -> Path:
+    """The folder of the described project, whose files an SBOM names relative to it: the
+    git work tree that holds every path, else the current folder when it holds them, else
+    the folder they have in common."""
+    from .scan import _git_top
+
+    cwd = Path.cwd().resolve()
+    real = [Path(os.path.realpath(p)) for p in paths] or [cwd]
+    folders = [p if p.is_dir() else p.parent for p in real]
+    top = _git_top(folders[0])
+    for root in (top, cwd):
+        if root is not None and all(p == root or p.is_relative_to(root) for p in real):
+            return root
+    try:
+        return Path(os.path.commonpath(folders))
+    except ValueError:  # (drives apart)
+        return cwd
+
+
+def in_package(path: Path, root: Path | None) -> str:
+    """A file's path relative to the project's folder, `/` separated and escaped as reports
+    escape names; "" when it is not inside it (or no folder is known)."""
+    if root is None:
+        return ""
+    try:
+        inside = Path(os.path.realpath(path)).relative_to(Path(os.path.realpath(root)))
+    except ValueError:
+        return ""
+    return escape_name(inside.as_posix())
 
 
 @dataclass
@@ -168,6 +202,7 @@ def gather(quoted: Iterable[Quoted], options: SbomOptions) -> tuple[Facts, list[
     by_file: dict[str, list[Quoted]] = {}
     for q in quoted:
         by_file.setdefault(q.shown, []).append(q)
+    root = options.root or project_root(q[0].path for q in by_file.values())
     files, left_out = [], []
     packages: dict[str, SourcePackage] = {}
     licenses: dict[str, set[str]] = {}
@@ -180,6 +215,7 @@ def gather(quoted: Iterable[Quoted], options: SbomOptions) -> tuple[Facts, list[
             left_out.append(f"{safe(shown)}: cannot read it again: {safe(why, 200)}")
             continue
         f = FileFacts(shown, slug(shown, shown), data.sha1, data.sha256)
+        f.in_package = in_package(items[0].path, root)
         lines = split_lines(data.text) if any(q.verdict for q in items) else []
         used: dict[str, int] = {}
         for q in items:

@@ -142,9 +142,10 @@ def _snippet(q: QuoteFacts, file_id: str):
     )
 
 
-def _file_name(shown: str) -> str:
-    """SPDX names a file by its path in the package (`./src/geo.py`), one printable line."""
-    name = safe(shown, 4000)
+def _file_name(f) -> str:
+    """SPDX names a file by its path in the package (`./src/geo.py`), one printable line:
+    its path in the project's folder wherever the command ran, else as reports show it."""
+    name = safe(f.in_package or f.shown, 4000)
     return name if name.startswith(("/", "./", "../")) else f"./{name}"
 
 
@@ -199,7 +200,7 @@ def _document(facts: Facts):
         file_id = f"SPDXRef-File-{f.ref}"
         files.append(
             File(
-                name=_file_name(f.shown),
+                name=_file_name(f),
                 spdx_id=file_id,
                 checksums=[
                     Checksum(ChecksumAlgorithm.SHA1, f.sha1),

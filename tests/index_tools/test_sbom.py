@@ -414,3 +414,21 @@ def test_lone_surrogates_in_a_logged_source_never_fail_a_format(world, tmp_path)
         else:
             spdx_parsed(out.stdout, ".spdx.json" if fmt == "spdx" else ".spdx", tmp_path)
         assert "gets" in out.stdout  # the names are kept, the surrogates replaced
+
+
+@pytest.mark.parametrize("fmt", ["spdx", "spdx-tv"])
+def test_a_folder_checked_from_elsewhere_names_its_files_in_its_package(world, tmp_path, fmt):
+    """`check /elsewhere/project --format spdx` run outside the project: the files are named
+    relative to the described package (`./src/geo.py`), as when run inside it."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    r = run("check", world["project"], "--index", world["index"], "--format", fmt, cwd=outside,
+            env=EPOCH)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    document = spdx_parsed(r.stdout, ".spdx.json" if fmt == "spdx" else ".spdx", tmp_path)
+    names = sorted(f.name for f in document.files)
+    assert names == ["./src/geo.py", "./src/sessions.py", "./src/table.py"], names
+    sub = run("check", "src", "--index", world["index"], "--format", fmt,
+              cwd=world["project"], env=EPOCH)  # fmt: skip
+    inside = spdx_parsed(sub.stdout, ".spdx.json" if fmt == "spdx" else ".spdx", tmp_path)
+    assert sorted(f.name for f in inside.files) == names

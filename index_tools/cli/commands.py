@@ -7,6 +7,7 @@ Exit status: 0 success (for `check`: nothing found), 1 `check` found quoted code
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import signal
@@ -933,6 +934,32 @@ def _ended(status: int, argv: list[str] | None) -> int:
     return status
 
 
+def _too_long_is_usage(func, args) -> int:
+    """A path longer than the system takes, wherever it is first used (Python's `exists`
+    and `is_dir` raise for it): one line naming it, not an unexpected error."""
+    try:
+        return func(args)
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
+        name = e.filename if e.filename is not None else ""
+        raise UsageError(f"{os.fsdecode(name) if name else 'a path'}: path too long") from None
+
+
+LONG_WORD = 240  # a word of an error longer than this (a path) is shown cut in its middle
+
+
+def _shortened(message: str) -> str:
+    """An error's words over LONG_WORD characters cut in their middle, so that the reason
+    after a 5,000-character path is still on the screen."""
+    if len(message) <= LONG_WORD:
+        return message
+    return " ".join(
+        w if len(w) <= LONG_WORD else f"{w[: LONG_WORD // 2]}\u2026{w[-LONG_WORD // 3 :]}"
+        for w in message.split(" ")
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     reconfigure_output()  # a name the output's encoding cannot hold is escaped, not an error
     parser = _parser()
@@ -945,17 +972,17 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "index_opt", None):
             args.index = args.index_opt
         if args.command == "serve":  # the HTTP server handles its signals itself
-            return args.func(args)
+            return _too_long_is_usage(args.func, args)
         signals = _Signals(args.command)
         with signals:
             try:
-                return args.func(args)
+                return _too_long_is_usage(args.func, args)
             except (UsageError, BuildError, IndexOpenError, WorkerDied, OSError):
                 if signals.received:  # a failure caused by the signal (a killed git...)
                     raise KeyboardInterrupt() from None
                 raise
     except (UsageError, BuildError, IndexOpenError, WorkerDied) as e:
-        msg = printable(e, 4000)  # it can name a file: one printable line
+        msg = printable(_shortened(str(e)), 4000)  # it can name a file: one printable line
         print(
             f"recitation-index: {msg}" if not msg.startswith("recitation-index") else msg,
             file=sys.stderr,

@@ -361,3 +361,33 @@ def test_renamed_stride_trades_size_for_windows(built, tmp_path):
     )
     s = json.loads(run("stats", built["out"], "--json").stdout)
     assert s["renamed_stride"] == 4 and s["shard_id_bytes"] == [3]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["build", "{src}", "--out", "{long}"],
+        ["build", "{src}", "--out", "{deep}"],
+        ["check", "{long}", "--index", "{idx}"],
+        ["check", "{deep}", "--index", "{idx}"],
+        ["references", "{log}", "--root", "{long}"],
+        ["add", "{idx}", "{long}"],
+        ["stats", "{long}"],
+    ],
+)
+def test_a_path_too_long_for_the_system_is_one_line(built, tmp_path, command):
+    """A 5,000-character path (one name, or many folders): one line saying so, exit 2."""
+    log = tmp_path / "refs.json"
+    log.write_text('{"format": "recitation-code-references", "references": []}')
+    names = {
+        "long": "/tmp/" + "a" * 5000,
+        "deep": "b/" * 2500 + "x",
+        "src": str(built["repos"][0]),
+        "idx": str(built["out"]),
+        "log": str(log),
+    }
+    r = run(*[part.format(**names) for part in command], cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stderr[-500:])
+    (line,) = r.stderr.strip().splitlines()
+    assert line.endswith(("path too long", "File name too long")), line[-300:]
+    assert "unexpected" not in line and len(line) < 500, line[-300:]

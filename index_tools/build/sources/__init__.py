@@ -32,6 +32,7 @@ minified, generated and empty files; folders also count non-code files as unsupp
 
 from __future__ import annotations
 
+import errno
 import os
 
 from .base import CorpusSource, SkipReasons, SourceError
@@ -124,6 +125,11 @@ def open_source(
     if path.lower().endswith(DATASET_SUFFIXES) and os.path.isfile(path):
         return DatasetSource(spec, path, max_file_bytes=max_file_bytes)
     if not os.path.exists(path):
+        try:
+            os.stat(path)
+        except OSError as e:  # (os.path.exists is False for a name too long too)
+            if e.errno == errno.ENAMETOOLONG:
+                raise SourceError(f"{spec}: path too long") from None
         raise SourceError(f"{spec}: no such file or directory")
     raise SourceError(f"unknown source {spec!r}; {_EXPECTED}")
 

@@ -528,8 +528,8 @@ class RecitationServer(LanguageServer):
         context_at = context_start(text, start, settings.context_tokens)
         context = text[context_at:start]
         seq = doc.seq
-        if self.folder_indexes.building(scope):
-            # the folder's own index is being built or updated: checked again on it
+        if self.folder_indexes.pending(scope):
+            # the folder's own index is coming (offered, built, updated): checked again on it
             self.checker.defer(uri, PendingCheck(start, end, whole=check.whole, replace=True))
         t0 = time.perf_counter()
         whole = check.whole

@@ -56,6 +56,7 @@ from .workspace_plan import (
     parse_progress,
     plan_parts,
     progress_text,
+    recorded_plan,
     stamp,
 )
 
@@ -184,11 +185,14 @@ class WorkspaceIndexes:
         f = self.folder(scope)
         return f.index if f is not None and index_exists(f.index) else None
 
-    def building(self, scope: Any) -> bool:
-        """A build or an update of the folder's index runs: what is checked meanwhile is
-        checked again once it is published."""
+    def pending(self, scope: Any) -> bool:
+        """The folder's own index is coming: planned, offered, being built or updated.
+        What is checked meanwhile (on the index in use, if any) is checked again on it once
+        it is published."""
         f = self.folders.get(self.key(scope.uri)) if scope.uri else None
-        return f is not None and f.job is not None and not f.job.cancelled
+        if f is None or not self.applies(scope):
+            return False
+        return (f.job is not None and not f.job.cancelled) or f.state in (PLANNING, OFFERED)
 
     # -- the folder's state, as its settings say ------------------------------------------
 
@@ -635,7 +639,7 @@ class WorkspaceIndexes:
             "inUse": in_use,
             "exists": index_exists(f.index),
             "covers": covers(summary) if summary else None,
-            "plan": plan_parts(f.plan),
+            "plan": plan_parts(f.plan or recorded_plan(summary)),
             "progress": {**f.progress, "text": progress_text(f.progress)} if f.progress else None,
             "cancelling": bool(f.job and f.job.cancelled),
             "error": f.error or None,

@@ -166,6 +166,14 @@ def plan_parts(plan: dict | None) -> dict | None:
     }
 
 
+def recorded_plan(summary: dict | None) -> dict | None:
+    """The plan an index of a workspace was built from (its record among the sources)."""
+    for s in (summary or {}).get("sources") or []:
+        if isinstance(s, dict) and s.get("kind") == "workspace" and isinstance(s.get("plan"), dict):
+            return s["plan"]
+    return None
+
+
 def has_something(plan: dict) -> bool:
     return any(
         isinstance(e, dict) and e.get("packages") for e in plan.get("ecosystems") or []

@@ -129,6 +129,7 @@ class Session:
 
     async def close(self) -> None:
         for client in self.clients:
+            client.answers.put_nowait(None)  # (an offer left unanswered by a failed test)
             try:
                 if not client.stopped:
                     await asyncio.wait_for(client.shutdown_session(), 30)
@@ -170,14 +171,22 @@ def js_workspace(root: Path, env: dict, version: str = "2.1.3") -> Path:
     return app
 
 
-def own_index(session: Session, path: Path) -> Path:
-    """Where the folder's own index lives for this session's server."""
-    code = "import sys; from index_tools import workspace_index_path as w; print(w(sys.argv[1]))"
+def in_cache(session: Session, code: str, *args: str) -> Path:
+    """What the engine says of a path for this session's server (its cache folder)."""
     done = subprocess.run(
-        [sys.executable, "-c", code, str(path)],
+        [sys.executable, "-c", f"import sys; import index_tools as t; print({code})", *args],
         env=session.env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return Path(done.stdout.strip())
+
+
+def own_index(session: Session, path: Path) -> Path:
+    """Where the folder's own index lives for this session's server."""
+    return in_cache(session, "t.workspace_index_path(sys.argv[1])", str(path))
+
+
+def default_index(session: Session) -> Path:
+    return in_cache(session, "t.default_index_path()")
 
 
 async def initialize(
@@ -283,6 +292,8 @@ async def test_first_run_offers_builds_with_progress_and_checks_what_came_meanwh
 ):
     app = js_workspace(tmp_path, session.env)
     before = sorted(p.name for p in app.iterdir())
+    # a default index the folder uses meanwhile (the fixture corpus: nothing of ms in it)
+    build_index([str(write_corpus_jsonl(tmp_path / "corpus.jsonl"))], default_index(session))
     client = await session.start()
     await initialize(client, [app])
     # the offer says what was found and what it costs
@@ -291,11 +302,16 @@ async def test_first_run_offers_builds_with_progress_and_checks_what_came_meanwh
     assert "app depends on" in offer.message
     assert "Found 1 npm package (package-lock.json) — about " in offer.message
     offered = await wait_status(client, app, own("offered"), "an offered status")
-    assert offered["state"] == "no-index"
+    assert offered["state"] == "ready"  # on the default index
+    assert not offered["workspaceIndex"]["inUse"]
     assert offered["workspaceIndex"]["plan"]["summary"].startswith("1 npm package")
-    # code pasted before there is an index: nothing to check it against yet
+    # code pasted while the offer waits: checked on the default index, which has none of it
     uri = (app / "duration.js").as_uri()
     await paste(client, uri, ms_parse())
+    found = await client.protocol.send_request_async(
+        "recitation/check", {"text": ms_parse(), "uri": uri}
+    )
+    assert plain(found)["matches"] == []
     await asyncio.sleep(0.5)
     assert not client.diagnostics.get(uri)
     await client.answers.put("Index this workspace")

@@ -15,6 +15,7 @@ from server.workspace_plan import (
     parse_progress,
     plan_parts,
     progress_text,
+    recorded_plan,
     short_version,
 )
 
@@ -40,6 +41,10 @@ def test_what_an_index_holds_in_a_few_words():
     assert covers({"sources": []}) == "nothing yet"
     assert covers(None) == ""
     assert short_version("rust-stdlib", "1.75.0") == "1.75"
+    # what was not indexed, from the plan the index records
+    summary["sources"][6]["plan"] = {"not_indexed": [{"file": "go.mod", "reason": "r"}]}
+    assert recorded_plan(summary) == {"not_indexed": [{"file": "go.mod", "reason": "r"}]}
+    assert recorded_plan({"sources": [{"kind": "npm"}]}) is None
     assert short_version("python-stdlib", "") == ""
 
 

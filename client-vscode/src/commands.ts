@@ -1,6 +1,7 @@
 // The extension's commands: the workspace toggle, the references log (open, export,
 // clear), the folder's decisions, the default index build (with a progress notification,
-// offered while no index exists and withdrawn once one does), the logs and the status menu.
+// offered while no index exists and withdrawn once one does), the folder's own index
+// (index it, update it, stop it: the server runs it), the logs and the status menu.
 
 import { spawn } from 'child_process';
 import * as vscode from 'vscode';
@@ -21,6 +22,8 @@ import type { RecitationServer } from './serverClient';
 import { SECTION } from './settings';
 import { activeFolder, type StatusItem } from './statusItem';
 import { offerWithdrawn } from './statusScope';
+import { STOP_WORKSPACE_INDEXING_COMMAND, defaultOfferApplies, menuEntries } from './workspaceIndex';
+import { WorkspaceIndexUi } from './workspaceIndexUi';
 
 export function registerCommands(
     context: vscode.ExtensionContext,
@@ -28,6 +31,7 @@ export function registerCommands(
     references: ReferencesLog,
     log: vscode.LogOutputChannel,
     status: StatusItem,
+    workspaceIndex: WorkspaceIndexUi,
 ): void {
     const offer = new IndexOffer();
     const register = (id: string, fn: () => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
@@ -41,6 +45,8 @@ export function registerCommands(
     register('recitation.buildDefaultIndex', () => buildDefaultIndex(server, log, offer));
     register('recitation.buildIndexFromOffer', () => buildIndexFromOffer(server, log, offer, status));
     register('recitation.statusMenu', () => statusMenu(status));
+    register('recitation.indexWorkspace', () => onWorkspaceIndex('Index which folder?', (uri) => workspaceIndex.build(uri)));
+    register('recitation.stopWorkspaceIndexing', () => onWorkspaceIndex('Stop indexing which folder?', (uri) => workspaceIndex.cancel(uri)));
 
     context.subscriptions.push(
         offer,
@@ -49,11 +55,24 @@ export function registerCommands(
                 offer.withdraw();
                 return;
             }
-            if (params.state === 'no-index' && server.takeIndexBuildOffer()) {
+            // (a folder that can have an index of its own gets that offer instead)
+            if (params.state === 'no-index' && defaultOfferApplies(params) && server.takeIndexBuildOffer()) {
                 offer.show(params.message ?? '');
             }
         }),
     );
+}
+
+/** "Index This Workspace" and "Stop Workspace Indexing": for the active editor's folder, the only one, or the user's pick. */
+async function onWorkspaceIndex(placeHolder: string, act: (folderUri: string) => Promise<void>): Promise<void> {
+    const folder = await WorkspaceIndexUi.pickFolder(placeHolder);
+    if (!folder) {
+        if ((vscode.workspace.workspaceFolders ?? []).length === 0) {
+            void vscode.window.showInformationMessage('Recitation: open a folder to index the public code it depends on.');
+        }
+        return;
+    }
+    await act(folder.uri.toString());
 }
 
 /** Which folder the toggle acts on: the active editor's, the only one, or the user's pick. */
@@ -238,7 +257,9 @@ async function runIndexBuild(server: RecitationServer, log: vscode.LogOutputChan
 async function statusMenu(status: StatusItem): Promise<void> {
     const folder = activeFolder();
     const enabled = vscode.workspace.getConfiguration(SECTION, folder?.uri).get<boolean>('enable') ?? true;
-    const noIndex = status.current()?.state === 'no-index';
+    const current = status.current();
+    const noIndex = current?.state === 'no-index';
+    const own = menuEntries(current?.workspaceIndex);
     const items: (vscode.QuickPickItem & { command: string })[] = [
         {
             label: enabled ? '$(circle-slash) Turn Off for This Workspace' : '$(check) Turn On for This Workspace',
@@ -249,17 +270,19 @@ async function statusMenu(status: StatusItem): Promise<void> {
         { label: '$(references) Open Code References Log', command: 'recitation.showReferences' },
         { label: '$(diff) Compare a Logged Quote with Its Source…', description: 'offline, from the index', command: 'recitation.compareReference' },
         { label: '$(export) Export Code References…', description: 'CSV, JSON, SPDX or CycloneDX', command: 'recitation.exportReferences' },
+        ...own,
         {
             label: '$(database) Build Default Index',
-            description: noIndex ? 'no index yet: the Python standard library, in a minute or less' : undefined,
+            description: noIndex && own.length === 0 ? 'no index yet: the Python standard library, in a minute or less' : undefined,
             command: 'recitation.buildDefaultIndex',
         },
         { label: '$(output) Show Logs', command: 'recitation.showLogs' },
         { label: '$(debug-restart) Restart Server', command: 'recitation.restart' },
     ];
-    if (noIndex) {
-        // What the status item is warning about comes first.
-        items.unshift(...items.splice(items.findIndex((i) => i.command === 'recitation.buildDefaultIndex'), 1));
+    if (noIndex || own.some((e) => e.command === STOP_WORKSPACE_INDEXING_COMMAND)) {
+        // What the status item is warning about (or busy with) comes first.
+        const first = own.length > 0 ? own[0].command : 'recitation.buildDefaultIndex';
+        items.unshift(...items.splice(items.findIndex((i) => i.command === first), 1));
     }
     const picked = await vscode.window.showQuickPick(items, { title: 'Recitation', placeHolder: 'Recitation' });
     if (picked) {

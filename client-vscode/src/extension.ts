@@ -1,6 +1,7 @@
 // The Recitation extension: starts the language server, shows its status, logs its
 // matches (kept per workspace), lists the folder's decisions, shows a quote beside its
-// source (Compare with Source), and offers the workspace toggle and the default index build.
+// source (Compare with Source), offers the workspace toggle and the default index build, and
+// shows each folder's own index (offered, built and kept current by the server).
 
 import * as vscode from 'vscode';
 
@@ -12,6 +13,7 @@ import { REFERENCES_FILE, ReferencesStore } from './referencesStore';
 import { RecitationServer } from './serverClient';
 import { StatusItem } from './statusItem';
 import { registerCommands } from './commands';
+import { WorkspaceIndexUi } from './workspaceIndexUi';
 
 let server: RecitationServer | undefined;
 
@@ -33,7 +35,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             planReferencesSbom(python.command, python.info, client.layout, logFile, format, root, process.env);
         return exportSbom(plan, logJson, root);
     });
-    registerCommands(context, client, references, log, status);
+    const workspaceIndex = new WorkspaceIndexUi(client, log);
+    context.subscriptions.push(workspaceIndex, client.onStarting.event(() => workspaceIndex.reset()));
+    registerCommands(context, client, references, log, status, workspaceIndex);
     new CompareView(client, references, log).register(context);
 
     await client.start();

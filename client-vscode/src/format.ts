@@ -2,6 +2,7 @@
 // Pure, so that it is tested without VS Code.
 
 import type { IndexSummary, MatchParams, MatchSource, StatusParams } from './protocol';
+import { busy, progressPercent, workspaceLines } from './workspaceIndex';
 
 /** 7100000 → "7.1M", 12300 → "12.3k", 950 → "950". */
 export function formatCount(n: number): string {
@@ -46,10 +47,20 @@ export function statusView(status: StatusParams | undefined): StatusView {
         return { text: '$(sync~spin) Recitation: starting', tooltip: 'The Recitation server is starting.', level: 'normal' };
     }
     const message = status.message ?? '';
+    const ws = status.workspaceIndex ?? null;
+    const own = workspaceLines(ws);
+    const percent = progressPercent(ws);
     switch (status.state) {
         case 'ready': {
-            const label = indexLabel(status.index);
-            const text = '$(shield) Recitation: on' + (label ? ` · ${label}` : '');
+            const label = ws?.inUse && ws.covers ? `Workspace index: ${ws.covers}` : indexLabel(status.index);
+            let text = (busy(ws) ? '$(sync~spin)' : '$(shield)') + ' Recitation: on' + (label ? ` · ${label}` : '');
+            if (ws?.state === 'building') {
+                text += ' · indexing the workspace' + (percent !== undefined ? ` ${percent}%` : '');
+            } else if (ws?.state === 'updating') {
+                text += ' · updating';
+            } else if (ws?.state === 'failed') {
+                text += ' · workspace indexing failed';
+            }
             const lines = ['Recitation is on for this workspace.'];
             if (status.index?.path) {
                 lines.push(`Index: ${status.index.path}`);
@@ -57,10 +68,11 @@ export function statusView(status: StatusParams | undefined): StatusView {
             if (typeof status.index?.documents === 'number') {
                 lines.push(`${formatCount(status.index.documents)} files, ${formatCount(status.index.words ?? 0)} words`);
             }
-            if (message) {
+            if (message && !own.includes(message)) {
                 lines.push(message);
             }
-            return { text, tooltip: lines.join('\n'), level: 'normal' };
+            lines.push(...own);
+            return { text, tooltip: lines.join('\n'), level: ws?.state === 'failed' ? 'warning' : 'normal' };
         }
         case 'disabled':
             return {
@@ -69,6 +81,23 @@ export function statusView(status: StatusParams | undefined): StatusView {
                 level: 'normal',
             };
         case 'no-index':
+            if (ws?.state === 'building') {
+                return {
+                    text: '$(sync~spin) Recitation: indexing the workspace' + (percent !== undefined ? ` ${percent}%` : ''),
+                    tooltip: own.join('\n'),
+                    level: 'normal',
+                };
+            }
+            if (ws?.state === 'planning') {
+                return { text: '$(sync~spin) Recitation: reading the workspace', tooltip: own.join('\n'), level: 'normal' };
+            }
+            if (ws && ws.state !== 'nothing') {
+                return {
+                    text: '$(warning) Recitation: no index',
+                    tooltip: [...own, 'Click to index this workspace (or build the default index, or set recitation.indexPath); code entered meanwhile is checked once it is ready.'].join('\n'),
+                    level: 'warning',
+                };
+            }
             return {
                 text: '$(warning) Recitation: no index',
                 // The standing offer (the notification comes once per session).

@@ -13,12 +13,60 @@ export interface IndexSummary {
     [key: string]: unknown;
 }
 
+/** What a folder's own index is doing (docs/PROTOCOL.md, "A folder's own index"). */
+export type WorkspaceIndexState =
+    | 'planning' | 'offered' | 'declined' | 'nothing' | 'building' | 'updating' | 'ready' | 'failed' | 'cancelled';
+
+export interface WorkspaceIndexProgress {
+    stage: string;
+    done?: number | null;
+    total?: number | null;
+    unit?: string;
+    /** "fetching npm 3/143" */
+    text?: string;
+}
+
+export interface WorkspaceIndexPlan {
+    /** "143 npm packages (package-lock.json), ... — about 90M words, 1 GB, 4 minutes" */
+    summary?: string;
+    ecosystems?: { ecosystem: string; packages: number; files: string[] }[];
+    stdlibs?: { language: string; spec: string; version: string }[];
+    notIndexed?: { file: string; ecosystem: string; reason: string }[];
+    problems?: string[];
+}
+
+export interface WorkspaceIndexStatus {
+    state: WorkspaceIndexState;
+    /** The folder's path. */
+    folder?: string;
+    /** Where its index lives (the user cache folder). */
+    path?: string;
+    /** The folder's warnings come from it. */
+    inUse?: boolean;
+    /** It is on disk (an update failed or was stopped: the one built before). */
+    exists?: boolean;
+    /** "143 npm, 12 PyPI, Python 3.11 stdlib" while it is in use */
+    covers?: string | null;
+    plan?: WorkspaceIndexPlan | null;
+    progress?: WorkspaceIndexProgress | null;
+    cancelling?: boolean;
+    error?: string | null;
+    updated?: string | null;
+}
+
 export interface StatusParams {
     state: StatusState;
     message?: string;
     scopeUri?: string | null;
     index?: IndexSummary | null;
+    /** The folder's own index, when one applies. */
+    workspaceIndex?: WorkspaceIndexStatus | null;
 }
+
+/** The server's commands for a folder's own index (argument: the folder URI). */
+export const BUILD_WORKSPACE_INDEX = 'recitation.buildWorkspaceIndex';
+export const DECLINE_WORKSPACE_INDEX = 'recitation.declineWorkspaceIndex';
+export const CANCEL_WORKSPACE_INDEX = 'recitation.cancelWorkspaceIndex';
 
 export interface MatchSource {
     url?: string | null;

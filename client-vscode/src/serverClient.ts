@@ -44,6 +44,8 @@ export class RecitationServer implements vscode.Disposable {
     private offeredIndexBuild = false;
     /** Listeners for each status the server sends (the index build prompt). */
     readonly onStatus = new vscode.EventEmitter<StatusParams>();
+    /** Fired when the server (re)starts: what the previous one said no longer holds. */
+    readonly onStarting = new vscode.EventEmitter<void>();
 
     constructor(
         private readonly context: vscode.ExtensionContext,
@@ -53,6 +55,7 @@ export class RecitationServer implements vscode.Disposable {
     ) {
         this.disposables.push(
             this.onStatus,
+            this.onStarting,
             vscode.workspace.onDidChangeConfiguration((e) => {
                 if (e.affectsConfiguration(`${SECTION}.interpreter`) || e.affectsConfiguration(`${SECTION}.upstreamCommand`)) {
                     this.log.info('Interpreter or upstream command changed: restarting the server.');
@@ -105,6 +108,7 @@ export class RecitationServer implements vscode.Disposable {
 
     private async doStart(): Promise<void> {
         this.status.reset();
+        this.onStarting.fire();
         const folder = activeFolder() ?? vscode.workspace.workspaceFolders?.[0];
         const launch = resolveLaunchSettings(launchConfig(folder?.uri), pathContext(folder));
         let interpreter: Interpreter;
@@ -343,6 +347,8 @@ function initializationOptions(): InitializationOptions {
     return {
         // commands the extension runs itself, which the server may offer (hover, quick fix)
         clientCommands: [COMPARE_COMMAND],
+        // the offer and progress of a folder's own index are shown by the extension
+        clientFeatures: ['workspaceIndex'],
         recitation: serverSettings(folders.length === 1 ? folders[0].uri : undefined, folders.length === 1 ? folders[0] : undefined),
         folders: folders.map((folder) => ({
             uri: folder.uri.toString(),

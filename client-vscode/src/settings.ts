@@ -9,12 +9,15 @@ export type SeverityName = 'error' | 'warning' | 'information' | 'hint' | 'off';
 export type CompletionMode = 'warn' | 'block' | 'off';
 export type AttributionStyle = 'comment' | 'spdx';
 export type Underline = 'all' | 'firstLine';
+/** A folder's own index of the public code it depends on: offered, built without asking, or neither. */
+export type WorkspaceIndexMode = 'offer' | 'auto' | 'off';
 
 export const KINDS: readonly Kind[] = ['recitation', 'license', 'repetitive', 'inventory', 'idiom'];
 export const SEVERITIES: readonly SeverityName[] = ['error', 'warning', 'information', 'hint', 'off'];
 export const COMPLETION_MODES: readonly CompletionMode[] = ['warn', 'block', 'off'];
 export const ATTRIBUTION_STYLES: readonly AttributionStyle[] = ['comment', 'spdx'];
 export const UNDERLINES: readonly Underline[] = ['all', 'firstLine'];
+export const WORKSPACE_INDEX_MODES: readonly WorkspaceIndexMode[] = ['offer', 'auto', 'off'];
 
 /** What the server reads per folder (camelCase keys, as in the settings). */
 export interface ServerSettings {
@@ -31,6 +34,8 @@ export interface ServerSettings {
     attributionStyle: AttributionStyle;
     /** `firstLine`: a long quote is underlined on its first line only. */
     underline: Underline;
+    /** The folder's own index (ignored while `indexPath` is set). */
+    workspaceIndex: WorkspaceIndexMode;
 }
 
 /** What only the extension reads: how to start the server. */
@@ -51,6 +56,7 @@ export const DEFAULTS: ServerSettings = {
     completionMode: 'warn',
     attributionStyle: 'comment',
     underline: 'all',
+    workspaceIndex: 'offer',
 };
 
 /** The subset of `vscode.WorkspaceConfiguration` used here. */
@@ -170,6 +176,7 @@ export function resolveServerSettings(config: ConfigReader, ctx: PathContext): S
         completionMode: asEnum(config.get('completionMode'), COMPLETION_MODES, DEFAULTS.completionMode),
         attributionStyle: asEnum(config.get('attributionStyle'), ATTRIBUTION_STYLES, DEFAULTS.attributionStyle),
         underline: asEnum(config.get('underline'), UNDERLINES, DEFAULTS.underline),
+        workspaceIndex: asEnum(config.get('workspaceIndex'), WORKSPACE_INDEX_MODES, DEFAULTS.workspaceIndex),
     };
 }
 
@@ -196,6 +203,8 @@ export interface FolderSettings {
 export interface InitializationOptions {
     /** Client-side commands the server may offer (`recitation.compareWithSource`). */
     clientCommands?: string[];
+    /** What the extension shows itself: `workspaceIndex` (the offer and progress of a folder's own index). */
+    clientFeatures?: string[];
     recitation: ServerSettings;
     folders: FolderSettings[];
 }
@@ -203,7 +212,7 @@ export interface InitializationOptions {
 /** Key names of the settings the server reads; a change to any of them is sent live. */
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
     'enable', 'indexPath', 'remoteIndex', 'minTokens', 'contextTokens', 'minInsertWords', 'scanOnOpen', 'severity', 'completionMode',
-    'attributionStyle', 'underline',
+    'attributionStyle', 'underline', 'workspaceIndex',
 ];
 
 /**

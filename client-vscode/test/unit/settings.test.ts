@@ -33,10 +33,11 @@ describe('resolveServerSettings', () => {
         const settings = resolveServerSettings(
             reader({
                 enable: false, minTokens: 40, contextTokens: 0, minInsertWords: 5, scanOnOpen: true, completionMode: 'block',
-                attributionStyle: 'spdx', underline: 'firstLine',
+                attributionStyle: 'spdx', underline: 'firstLine', workspaceIndex: 'auto',
             }),
             ctx,
         );
+        assert.equal(settings.workspaceIndex, 'auto');
         assert.equal(settings.enable, false);
         assert.equal(settings.minTokens, 40);
         assert.equal(settings.contextTokens, 0);
@@ -51,10 +52,11 @@ describe('resolveServerSettings', () => {
         const settings = resolveServerSettings(
             reader({
                 enable: 'yes', minTokens: -3, contextTokens: Number.NaN, minInsertWords: '10', completionMode: 'loud', severity: 'warning',
-                attributionStyle: 'SPDX', underline: 'first',
+                attributionStyle: 'SPDX', underline: 'first', workspaceIndex: 'always',
             }),
             ctx,
         );
+        assert.equal(settings.workspaceIndex, 'offer');
         assert.equal(settings.enable, true);
         assert.equal(settings.minTokens, 60);
         assert.equal(settings.contextTokens, 200);

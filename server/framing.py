@@ -2,9 +2,10 @@
 
 A stream can go wrong: a header line of megabytes, a missing or malformed
 `Content-Length`, a length shorter than the body that follows, output that is not LSP at
-all (a child process printing to stdout). None of it ends the session or makes the reader
-deaf: what cannot be read as a framed message is skipped up to the next `Content-Length:`
-header and reported once per stretch through `on_garbage`. Reading is linear in the input
+all (a child process printing to stdout), a length over the limit (refused at once, its
+body read as what it is: bytes before the next header). None of it ends the session or
+makes the reader deaf: what cannot be read as a framed message is skipped up to the next
+`Content-Length:` header and reported once per stretch through `on_garbage`. Reading is linear in the input
 (no line length limit, no re-scanning of skipped bytes).
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Callable
 
 HEADER = b"Content-Length:"
 MAX_HEADER = 64 * 1024  # bytes of headers before a body; more is skipped as garbage
-MAX_BODY = 256 * 1024 * 1024  # a larger message is skipped (its bytes read and dropped)
+MAX_BODY = 256 * 1024 * 1024  # a larger message is refused, its bytes skipped as garbage
 CHUNK = 256 * 1024
 _LENGTH = re.compile(rb"(?im)^[ \t]*Content-Length:[ \t]*(\d{1,12})[ \t\r]*$")
 
@@ -58,9 +59,11 @@ class FrameReader:
             length = int(found.group(1))
             self._pos = end + 4
             if length > self.max_body:
-                self.on_garbage(f"a message of {length} bytes, over the limit: skipped")
-                if not await self._discard(length):
-                    return None
+                # refused at once: what follows is read for the next header, never waited
+                # for (a length of a terabyte left the reader deaf while it discarded)
+                self.on_garbage(
+                    f"a message of {length} bytes, over the limit of {self.max_body}: refused"
+                )
                 continue
             while len(self._buf) - self._pos < length:
                 if not await self._fill():
@@ -95,19 +98,4 @@ class FrameReader:
         if not chunk:
             return False
         self._buf += chunk
-        return True
-
-    async def _discard(self, length: int) -> bool:
-        have = len(self._buf) - self._pos
-        if have >= length:
-            self._pos += length
-            return True
-        length -= have
-        self._buf.clear()
-        self._pos = 0
-        while length > 0:
-            chunk = await self.stream.read(min(CHUNK, length))
-            if not chunk:
-                return False
-            length -= len(chunk)
         return True

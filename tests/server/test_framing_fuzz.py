@@ -121,6 +121,11 @@ FRAMING_ERRORS = {
     + b"[" * 200_000
     + b"]" * 200_000,
     "junk output without newlines": os.urandom(3_000_000).replace(b"Content-Length", b"x"),
+    # a length over the limit, never sent: refused at once, the next message read, not a
+    # terabyte waited for
+    "Content-Length over the limit": b"Content-Length: 999999999999\r\n\r\n",
+    "Content-Length over the limit, a body after": b"Content-Length: 300000000\r\n\r\n"
+    + b"x" * 100_000,
 }
 
 
@@ -136,7 +141,7 @@ async def test_framing_errors_are_reported_and_skipped(command, damage):
             "textDocument": {"uri": "file:///nowhere.py"},
             "position": {"line": 0, "character": 0},
         })))  # fmt: skip
-        await s.answered([2])
+        await s.answered([2], timeout=20)
         if command is SERVER and damage != "junk output without newlines":
             await asyncio.sleep(0.2)
             assert any("Recitation:" in m for m in s.logs), s.logs

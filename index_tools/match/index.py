@@ -250,6 +250,10 @@ class Index:
                 alive = None if alive.all() else alive
                 width = h.shard_id_bytes[i]
                 view = self._shard(i, "ids", "sa", starts, first, alive, width, 1, "top")
+                # the first document right after the first separator, the last before the
+                # end: every word of the shard is then in a document
+                if len(starts) and (starts[0] != 1 or starts[-1] >= view.size):
+                    raise ValueError(f"{files.shard_file(i, 'docs')}: starts past the words")
                 self.shards.append(view)
                 if h.renamed_languages:
                     width, stride = files.RENAMED_WIDTH, h.renamed_stride

@@ -276,7 +276,7 @@ def across(fn: Callable[[T], R], items: Iterable[T], cost_us: float | None = Non
 
 def damaged(what: str) -> IndexOpenError:
     return IndexOpenError(
-        f"index is damaged ({what}: an entry points outside its file); rebuild it"
+        f"index is damaged ({what}: an entry points outside its file or out of order); rebuild it"
     )
 
 

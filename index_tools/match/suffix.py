@@ -84,9 +84,11 @@ class ShardView:
         self._blocks: np.ndarray | None = None  # see `documents_at`
         self._bounds: np.ndarray | None = None
         # the same arrays as the compiled kernel reads them (None: no library loaded)
-        # and the top table of the suffix array, when the index has one (the kernel's only:
-        # the Python search, the reference, reads the arrays alone)
+        # and the top table of the suffix array, when the index has one: both searches
+        # narrow a search by it, and check it against the suffix array where an answer
+        # rests on it (`_narrow`, `_check_edges`)
         self.top = top  # (keys: uint8, step, bytes a key) or None
+        self._top_keys = top[0].tobytes() if top is not None and top[2] else b""
         self.native = kernel.NativeShard(ids, sa, width, top) if kernel.available() else None
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
@@ -133,20 +135,75 @@ class ShardView:
         k = self.compiled()
         if k is not None:
             return kernel.interval(k, self.native, pattern, skip, lo, hi)
-        pattern = pattern[skip:]
+        a0, b0 = self._narrow(pattern, lo, hi)
+        size = self.size
 
         def key(p):
+            if p >= size:
+                raise kernel.damaged("suffix array")
             return tok[p * width + skip : p * width + n]
 
-        a = bisect_left(self.sa, pattern, lo, hi, key=key)
-        if a == hi or key(self.sa[a]) != pattern:
-            return a, a
-        # galloping: most patterns have few places, found in a few probes past the first
-        known, step = a, 1
-        while known + step < hi and key(self.sa[known + step]) == pattern:
-            known += step
-            step *= 2
-        return a, bisect_right(self.sa, pattern, known + 1, min(known + step, hi), key=key)
+        rest = pattern[skip:]
+        a = bisect_left(self.sa, rest, a0, b0, key=key)
+        out = (a, a)
+        if a < b0:
+            first = key(self.sa[a])
+            if first < rest:  # the first entry not less than the pattern is less
+                raise kernel.damaged("suffix array")
+            if first == rest:
+                # galloping: most patterns have few places, found in a few probes past the first
+                known, step = a, 1
+                while known + step < b0:
+                    here = key(self.sa[known + step])
+                    if here < rest:  # an entry past one equal to the pattern is less
+                        raise kernel.damaged("suffix array")
+                    if here != rest:
+                        break
+                    known += step
+                    step *= 2
+                end = bisect_right(self.sa, rest, known + 1, min(known + step, b0), key=key)
+                out = (a, end)
+        self._check_edges(key, rest, lo, hi, a0, b0, out)
+        return out
+
+    def _narrow(self, pattern: bytes, a: int, b: int) -> tuple[int, int]:
+        """[a, b) narrowed to where the suffixes starting with `pattern` can lie, by the top
+        table when there is one and the range is wide (kernel.c `narrow`: the same steps)."""
+        if self.top is None:
+            return a, b
+        keys, step, nbytes = self._top_keys, self.top[1], self.top[2]
+        entries = len(keys) // nbytes if nbytes else 0
+        m = len(pattern)
+        if not (entries and step and m and b - a > 4 * step):
+            return a, b
+        k = min(m, nbytes)
+        prefix = pattern[:k]
+
+        def key(j: int) -> bytes:
+            return keys[j * nbytes : j * nbytes + k]
+
+        # the first key >= the prefix; the first > it, galloping from there
+        first = past = bisect_left(range(entries), prefix, key=key)
+        if first < entries and key(first) == prefix:
+            known, gallop = first, 1
+            while known + gallop < entries and key(known + gallop) == prefix:
+                known += gallop
+                gallop *= 2
+            end = min(known + gallop, entries)
+            past = bisect_right(range(entries), prefix, known + 1, end, key=key)
+        lo = (first - 1) * step + 1 if first else 0
+        hi = past * step if past < entries else len(self.sa)
+        a, b = max(a, lo), min(b, hi)
+        return min(a, b), b
+
+    def _check_edges(self, key, rest: bytes, lo, hi, a0, b0, out) -> None:
+        """kernel.c `check_edges`: an interval at an edge of the range the top table
+        narrowed [lo, hi) to is bounded there only if the entry past the edge is less
+        (before) or greater (after) than the pattern; the damaged error if not."""
+        if out[0] == a0 and a0 > lo and key(self.sa[a0 - 1]) >= rest:
+            raise kernel.damaged("suffix array")
+        if out[1] == b0 and b0 < hi and key(self.sa[b0]) <= rest:
+            raise kernel.damaged("suffix array")
 
     def places(self, lo: int, hi: int) -> np.ndarray:
         """Entries [lo, hi) of the suffix array, as they are stored (uint32, no copy)."""

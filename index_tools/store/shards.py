@@ -212,6 +212,8 @@ class Vocabulary:
         if len(self.offsets) != size + 1 or len(lookup) != size:
             raise ValueError("vocabulary size differs from the header")
         self.hashes = np.ascontiguousarray(lookup["hash"])  # searched on every lookup
+        if size > 1 and np.any(self.hashes[1:] < self.hashes[:-1]):  # (read whole just now)
+            raise ValueError("vocabulary lookup out of order")  # (its searches would miss)
         self.lookup_ids = lookup["id"]
         self.records = self._lookup_map  # (hash, id) records, as the compiled lookup reads them
         self.size = size

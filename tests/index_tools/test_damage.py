@@ -541,3 +541,24 @@ def test_a_file_cut_short_under_an_open_index_is_the_damaged_error(pristine, tmp
         assert r.returncode == 0, (name, r.returncode, r.stderr[-2000:])
         assert r.stdout.startswith("error:") and "damaged" in r.stdout, (name, r.stdout)
         assert f"{name} was cut short" in r.stdout
+
+
+@pytest.mark.parametrize("search", ["native", "python"])
+@pytest.mark.parametrize("starts", [(0x10000, 0x20000), (1 << 31, (1 << 32) - 1), (2, 0x20)])
+def test_document_starts_past_the_ids_are_the_damaged_error(pristine, tmp_path, search, starts):
+    """A shard's document starts moved, in order (the header resealed): past its words, or
+    the first one after a word of no document. Both searches say the index is damaged,
+    never an IndexError."""
+    from index_tools.match import kernel
+
+    if search == "native" and not kernel.available():
+        pytest.skip("no kernel library for this machine")
+    dest, gen = copy_of(pristine, tmp_path)
+    docs = gen / "shard-000.docs"
+    data = bytearray(docs.read_bytes())
+    assert len(data) == 8  # (two documents)
+    data[:] = struct.pack("<II", *starts)
+    docs.write_bytes(bytes(data))
+    reseal(gen)
+    with kernel.using(search):
+        assert answer(dest) == "error"

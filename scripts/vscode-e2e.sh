@@ -19,6 +19,8 @@ cd "$ROOT"
 SECONDS=0
 
 RECITATION_E2E_CACHE="$CACHE" bash "$ROOT/scripts/vscode-setup.sh"
+# verdaccio and the real npm packages the workspace index steps fetch (cached)
+bash "$ROOT/scripts/registry-servers.sh"
 
 # The .vsix must carry the current server and index code: the fixture index is built
 # from the working tree, and an index of another format version is refused.

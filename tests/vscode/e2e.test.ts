@@ -11,9 +11,14 @@
 // dismissal is written to .recitation.toml and undone from "Recitation: Decisions…", and
 // editing that file by hand (license policy, allowed source) changes the verdicts live;
 // the workspace toggle that clears the warning; code pasted while there is no index is
-// flagged once the default index is built from the status menu, without a restart. Last, with
+// flagged once the default index is built from the status menu, without a restart. Then, with
 // `recitation.upstreamCommand` set to the repository's .venv/bin/pylsp, pylsp's hover reaches
-// the editor through the proxy and the pasted function is still reported by Recitation.
+// the editor through the proxy and the pasted function is still reported by Recitation. Last,
+// a JavaScript workspace whose package-lock.json npm wrote against verdaccio on loopback (ms
+// 2.1.2, tests/vscode/registry.py): at its first start the extension offers to index it (what
+// was found, what it costs), the index is built, a pasted function of ms is underlined naming
+// ms@2.1.2 and MIT; npm moves the lock file to ms 2.1.3 and the same warning names the new
+// version, with no restart.
 //
 // Environment (scripts/vscode-e2e.sh sets it):
 //   RECITATION_E2E_NODE         Node 24 binary that runs code-server
@@ -24,6 +29,8 @@
 //                               python3 with the libraries bundled for the .vsix
 //   RECITATION_E2E_INTERPRETER  optional: recitation.interpreter for the server
 //   RECITATION_E2E_CHROMIUM     the browser (default /usr/bin/chromium)
+//   RECITATION_TEST_PACKAGES    the real npm packages served (default ~/.cache/recitation-test-packages;
+//                               scripts/registry-servers.sh fetches them and installs verdaccio)
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -89,6 +96,48 @@ function secondSnippet(): string {
 /** A function of the Python standard library (in the default index), as python3 has it. */
 function stdlibSnippet(): string {
     return run('python3', ['-c', 'import inspect, textwrap; print(inspect.getsource(textwrap.dedent), end="")']) + '\n';
+}
+
+/** The real npm packages the registry serves (scripts/registry-servers.sh). */
+function testPackages(): string {
+    return env.RECITATION_TEST_PACKAGES ?? path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'recitation-test-packages');
+}
+
+/** ms's `parse` as a version of ms has it (the function a user pastes). */
+function msParse(version: string): string {
+    const code = run('tar', ['-xOzf', path.join(testPackages(), 'npm', `ms-${version}.tgz`), 'package/index.js']);
+    const start = code.indexOf('function parse(str)');
+    const end = code.indexOf('/**\n * Short format');
+    assert.ok(start >= 0 && end > start);
+    return code.slice(start, end).trimEnd() + '\n';
+}
+
+/** verdaccio on loopback with ms 2.1.2 and 2.1.3 (tests/vscode/registry.py); resolves to its URL. */
+function startRegistry(dir: string): Promise<{ url: string; process: ChildProcess }> {
+    const child = spawn('python3', [path.join(repoRoot, 'tests', 'vscode', 'registry.py'), dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => {
+        err += d.toString();
+    });
+    return new Promise((resolve, reject) => {
+        let out = '';
+        child.stdout?.on('data', (d: Buffer) => {
+            out += d.toString();
+            const line = out.split('\n')[0];
+            if (out.includes('\n')) {
+                resolve({ url: line.trim(), process: child });
+            }
+        });
+        child.on('exit', (code) => reject(new Error(`the registry exited (${code}): ${err}`)));
+    });
+}
+
+/** package.json and package-lock.json written by npm itself, against the test's registry. */
+function npmLock(folder: string, registry: string, spec: string): void {
+    run('npm', ['install', '--package-lock-only', '--no-audit', '--no-fund', '--save-exact', '--ignore-scripts', spec], {
+        cwd: folder,
+        env: { ...env, npm_config_registry: registry, npm_config_cache: path.join(folder, '..', 'npm-cache') },
+    });
 }
 
 /** The Python and its path that build the fixture index with the same code as the .vsix. */
@@ -178,6 +227,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
     let consoleLog: string[] = [];
     let shot = 0;
     let failed = false;
+    let baseUrl = '';
+    let registry: { url: string; process: ChildProcess } | undefined;
 
     async function screenshot(name: string): Promise<string> {
         shot += 1;
@@ -395,9 +446,13 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
             // The default index is built here, never in the user's own cache folder.
             XDG_CACHE_HOME: path.join(tmp, 'xdg-cache'),
         };
+        // The npm registry the workspace index of the last steps fetches from.
+        registry = await startRegistry(path.join(tmp, 'verdaccio'));
+        log(`npm registry ${registry.url}`);
+
         const entry = path.join(codeServer, 'out', 'node', 'entry.js');
         const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', path.join(tmp, 'config.yaml')];
-        const csEnv: NodeJS.ProcessEnv = { ...env, ...xdg };
+        const csEnv: NodeJS.ProcessEnv = { ...env, ...xdg, RECITATION_NPM_REGISTRY: registry.url };
         delete csEnv.VSCODE_IPC_HOOK_CLI;
         delete csEnv.RECITATION_INDEX;
 
@@ -439,7 +494,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         consoleLog = [];
         page.on('console', (msg) => consoleLog.push(`[${msg.type()}] ${msg.text()}`));
         page.on('pageerror', (err) => consoleLog.push(`[pageerror] ${err.message}`));
-        await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, { timeout: 60_000 });
+        baseUrl = `http://127.0.0.1:${port}`;
+        await page.goto(`${baseUrl}/?folder=${encodeURIComponent(workspace)}`, { timeout: 60_000 });
         await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
         log('workbench loaded');
     });
@@ -458,6 +514,8 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
             }
         } finally {
             await browser?.close().catch(() => undefined);
+            registry?.process.stdin?.end();
+            registry?.process.kill();
             if (server?.pid) {
                 try {
                     process.kill(-server.pid, 'SIGTERM');
@@ -741,14 +799,16 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
     step('the status item opens the Recitation menu, which turns it on again', async () => {
         await statusItem('Recitation: off').click();
         const rows = page.locator('.quick-input-list .monaco-list-row');
-        const texts = await until('the menu', async () => {
-            const t = await rows.allInnerTexts();
-            return t.length >= 4 ? t : undefined;
+        const expected = ['Turn On for This Workspace', 'Open Code References Log', 'Build Default Index', 'Show Logs'];
+        let joined = '';
+        // (the list draws its rows as it opens: until all of them are there)
+        await until(`the menu with ${expected.join(', ')}`, async () => {
+            joined = (await rows.allInnerTexts()).join(' | ');
+            return expected.every((entry) => joined.includes(entry));
+        }).catch((err: unknown) => {
+            log(`menu rows seen: ${joined}`);
+            throw err;
         });
-        const joined = texts.join(' | ');
-        for (const entry of ['Turn On for This Workspace', 'Open Code References Log', 'Build Default Index', 'Show Logs']) {
-            assert.ok(joined.includes(entry), `${entry} in ${joined}`);
-        }
         await screenshot('status-menu');
         await rows.filter({ hasText: 'Turn On for This Workspace' }).first().click();
         await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: UI_MS });
@@ -770,9 +830,11 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
 
     step('without an index: the offer, code pasted meanwhile is flagged once the index is built from the status menu, no restart', async () => {
         // The user clears recitation.indexPath: the default index (in the cache folder) does not exist yet.
+        // (No index of the workspace's own: that one is offered to the JavaScript workspace below.)
         const settingsFile = path.join(workspace, '.vscode', 'settings.json');
         const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
         settings['recitation.indexPath'] = '';
+        settings['recitation.workspaceIndex'] = 'off';
         fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
         // Focus back in the editor, away from the status bar, so that no tooltip of the
         // status item covers the notification.
@@ -934,5 +996,83 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
         const file = await screenshot('compare-renamed');
         fs.copyFileSync(file, path.join(artifacts, 'screenshot-compare.png'));
         await closeCompare('labels.py');
+    });
+    // -- a JavaScript workspace's own index ------------------------------------------------
+
+    let jsWorkspace = '';
+
+    /** The Problems entry of Recitation naming `what`. */
+    async function problemNaming(what: RegExp, timeoutMs = UI_MS): Promise<string> {
+        return until(`a Problems entry naming ${what}`, async () => {
+            if (!(await page.locator('.markers-panel').isVisible())) {
+                await page.keyboard.press('Control+Shift+M');
+            }
+            const all = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+            return all.find((t) => /recitation/i.test(t) && what.test(t));
+        }, timeoutMs);
+    }
+
+    step('a JavaScript workspace: at its first start the extension offers to index it, saying what it found and what it costs', async () => {
+        assert.ok(registry);
+        jsWorkspace = path.join(tmp, 'clock-app');
+        fs.mkdirSync(jsWorkspace);
+        fs.writeFileSync(path.join(jsWorkspace, 'package.json'), JSON.stringify({ name: 'clock-app', version: '1.0.0' }, null, 2) + '\n');
+        npmLock(jsWorkspace, registry.url, 'ms@2.1.2');
+        fs.writeFileSync(path.join(jsWorkspace, 'durations.js'), "'use strict';\n\nconst ms = require('ms');\n\n");
+        // The Python workspace's files saved, then this folder opened in the window.
+        await runCommand('File: Save All');
+        page.once('dialog', (d) => void d.accept());
+        await page.goto(`${baseUrl}/?folder=${encodeURIComponent(jsWorkspace)}`, { timeout: 60_000 });
+        await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
+        const offer = page.locator('.notification-toast', { hasText: 'Recitation can index the public code clock-app depends on' });
+        await offer.waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+        const text = (await offer.innerText()).replace(/\s+/g, ' ');
+        log(`offer: ${text}`);
+        assert.match(text, /1 npm package \(package-lock\.json\) — about \S+ words, \d+ MB, \d+ seconds/);
+        assert.match(text, /never into the workspace/);
+        await offer.locator('.monaco-button', { hasText: 'Not Now' }).waitFor({ state: 'visible' });
+        await screenshot('workspace-index-offer');
+    });
+
+    step('indexed from the offer: a function of the dependency pasted meanwhile is underlined with ms@2.1.2 and MIT', async () => {
+        const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'durations.js' });
+        await row.waitFor({ state: 'visible', timeout: UI_MS });
+        await row.click();
+        await page.locator('.tab.active', { hasText: 'durations.js' }).waitFor({ state: 'visible' });
+        // Pasted while the offer waits: the default index (the Python standard library) has none of it.
+        await pasteSnippet(msParse('2.1.2'));
+        await holds('no warning before the workspace is indexed', async () => (await squiggles('warning').count()) === 0, 2000);
+        // The offer's button, on its toast or, once the toast has gone, in the notification center.
+        const offerText = 'Recitation can index the public code clock-app depends on';
+        const toast = page.locator('.notification-toast', { hasText: offerText });
+        if (!(await toast.isVisible())) {
+            await runCommand('Notifications: Show Notifications');
+        }
+        const button = page.locator('.notification-toast, .notifications-center .monaco-list-row', { hasText: offerText })
+            .locator('.monaco-button', { hasText: 'Index This Workspace' }).first();
+        await button.click();
+        const problem = await problemNaming(/npm:ms@2\.1\.2/, 5 * 60_000);
+        log(`problem: ${problem.replace(/\s+/g, ' ')}`);
+        assert.match(problem, /MIT/);
+        await squiggles('warning').first().waitFor({ state: 'visible', timeout: UI_MS });
+        const on = statusItem('Workspace index: 1 npm');
+        await on.waitFor({ state: 'visible', timeout: UI_MS });
+        log(`status item: ${(await on.innerText()).trim()}`);
+        const cache = path.join(tmp, 'xdg-cache', 'recitation', 'workspaces');
+        assert.ok(fs.readdirSync(cache).some((f) => f.startsWith('clock-app-')), 'the index is in the cache folder');
+        assert.deepEqual(fs.readdirSync(jsWorkspace).sort(), ['durations.js', 'package-lock.json', 'package.json'], 'nothing written in the workspace');
+        await screenshot('workspace-index-warning');
+    });
+
+    step('npm moves the lock file to ms 2.1.3: the warning names the new version, with no restart', async () => {
+        assert.ok(registry);
+        const starts = serverStarts();
+        npmLock(jsWorkspace, registry.url, 'ms@2.1.3');
+        const problem = await problemNaming(/npm:ms@2\.1\.3/, 3 * 60_000);
+        log(`problem: ${problem.replace(/\s+/g, ' ')}`);
+        assert.match(problem, /MIT/);
+        assert.equal(serverStarts(), starts, 'the server was not restarted');
+        await statusItem('Workspace index: 1 npm').waitFor({ state: 'visible', timeout: UI_MS });
+        await screenshot('workspace-index-updated');
     });
 });

@@ -209,6 +209,8 @@ class WorkspaceIndexes:
         if f is None:
             return
         before, f.mode = f.mode, scope.settings.workspace_index
+        if f.state == READY and f.job is None and not index_exists(f.index):
+            f.state = ""  # removed from the cache meanwhile: as at a first start
         if f.state == "":
             if index_exists(f.index):
                 f.state = READY

@@ -149,21 +149,32 @@ def _pick(report: dict, args) -> tuple[dict, dict, bool] | str:
     if not matches:
         return "no quoted span to show"
     if not 1 <= args.match <= len(matches):
-        return f"there are {len(matches)} matches; --match {args.match} is none of them"
+        return f"there {_are(len(matches), 'match')}; --match {args.match} is none of them"
     m = matches[args.match - 1]
     where = f"match {args.match}"
     span, exact = m, m.get("exact", True) is not False
     if args.part is not None:
         parts = _objects(m.get("parts"), f"`parts` of {where}")
         if not 1 <= args.part <= len(parts):
-            return f"match {args.match} has {len(parts)} parts; --part {args.part} is none"
+            return f"match {args.match} has {_n(len(parts), 'part')}; --part {args.part} is none"
         span = parts[args.part - 1]
         where = f"part {args.part} of {where}"
         exact = span.get("exact", True) is not False
     sources = _objects(span.get("sources"), f"`sources` of {where}")
     if not 1 <= args.source <= len(sources):
-        return f"that span has {len(sources)} sources; --source {args.source} is none of them"
+        return f"that span has {_n(len(sources), 'source')}; --source {args.source} is none of them"
     return m, sources[args.source - 1], exact
+
+
+def _n(count: int, noun: str) -> str:
+    """`1 match`, `3 matches`, `2 parts`."""
+    plural = noun + ("es" if noun.endswith(("ch", "s", "x")) else "s")
+    return f"{count} {noun if count == 1 else plural}"
+
+
+def _are(count: int, noun: str) -> str:
+    """`is 1 match`, `are 3 matches`."""
+    return f"{'is' if count == 1 else 'are'} {_n(count, noun)}"
 
 
 def show_view(args, idx, stdin: str, context: str) -> int:
@@ -232,8 +243,11 @@ def terminal_safe(text: str) -> str:
 def render(view: SourceView, colour: bool) -> str:
     """The header (what, where, license), a note when there is one, then the lines."""
     head = printable(view.title, 1000)
-    if view.commit:
-        head += f" \u00b7 commit {view.commit[:12]}"
+    if view.commit:  # a package's origin holds its version (pypi:name==1.0, npm:name@1.0)
+        package = view.repository.startswith(("pypi:", "npm:"))
+        head += (
+            f" \u00b7 {'version' if package else 'commit'} {view.commit[: 40 if package else 12]}"
+        )
     lines_out = [f"{BOLD_GREEN}{head}{RESET}" if colour else head]
     if view.url:
         lines_out.append(view.url)

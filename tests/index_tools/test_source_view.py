@@ -379,3 +379,29 @@ def test_check_takes_a_token_file_as_query_does(served, tmp_path):
     missing = cli(*args, "--token-file", str(none), env=clean)
     assert missing.returncode == 2
     assert missing.stderr == f"recitation-index: cannot read {none}: No such file or directory\n"
+
+
+@pytest.mark.parametrize(
+    ("repository", "said"),
+    [("pypi:requests==2.32.3", "version"), ("npm:left-pad@1.3.0", "version"), ("acme/w", "commit")],
+)
+def test_show_calls_a_package_version_a_version(tmp_path, repository, said):
+    """A package's origin holds its version where a repository's holds a commit: `show`
+    says which it is."""
+    data = tmp_path / "rows.jsonl"
+    version = repository.rpartition("=")[2] if "==" in repository else "1.3.0"
+    row = {"repository": repository, "path": "api.py", "commit": version, "license": "MIT"}
+    data.write_text(json.dumps({**row, "content": GEO}) + "\n")
+    build_index([str(data)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    shown = cli("show", str(tmp_path / "idx"), input=HAVERSINE)
+    assert shown.returncode == 0, shown.stderr
+    head = shown.stdout.splitlines()[0]
+    assert head.endswith(f"\u00b7 {said} {version}"), head
+    other = "commit" if said == "version" else "version"
+    assert f"\u00b7 {other} " not in head
+
+
+def test_show_counts_one_match_in_the_singular(index):
+    past = cli("show", str(index.root), "--match", "3", input=HAVERSINE)
+    assert past.returncode == 1
+    assert "there is 1 match; --match 3 is none of them" in past.stderr, past.stderr

@@ -19,7 +19,8 @@
 With a language, the same runs are searched in the rename-insensitive view (identifiers
 as one placeholder) where no exact span covers the code, split where the renaming stops
 being consistent, stopped where the copy stops (an edge name whose renaming nothing inside
-supports is the code around it: `_trimmed`), and reported with `exact` false.
+supports is the code around it: `_trimmed`; so is an edge line that only closes brackets,
+or that opens the user's next definition: `_EdgeLines`), and reported with `exact` false.
 """
 
 from __future__ import annotations
@@ -605,13 +606,14 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
         check=opts.check,
     )  # fmt: skip
     kws = keywords(lang) or frozenset()
+    edge = _EdgeLines(words, _word_lines(query), kws) if found else None
     kept = []
     for r in found:
         if new[r[1]] - new[r[0]] < least:
             continue  # exact spans already say it
         opts.check()
         run = Run(*r)
-        for part in _consistent(index, words, query.ids, mask, run, opts.min_tokens):
+        for part in _consistent(index, words, query.ids, mask, run, opts.min_tokens, edge):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
             # code, not a list of names in the same shape: some names kept as they are
@@ -630,7 +632,13 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
 
 
 def _consistent(
-    index, words: list[str], ids: np.ndarray, mask: np.ndarray, run: Run, least: int = 1
+    index,
+    words: list[str],
+    ids: np.ndarray,
+    mask: np.ndarray,
+    run: Run,
+    least: int = 1,
+    edge: _EdgeLines | None = None,
 ) -> list[Run]:
     """Parts of a rename-insensitive run where the renaming is consistent: each name of the
     source maps to one name here and back, every other word is the same (the view gives
@@ -641,7 +649,8 @@ def _consistent(
 
     Each part stops where the copy stops (`_trimmed`): in this view any name equals any
     name, so a part would otherwise take in one name of the code around the copy at each
-    edge, and say it renamed. Parts shorter than `least` words are not made (nor is the
+    edge, and say it renamed; nor does it start or end on a lone word of the code around
+    it (`edge`: `_EdgeLines`). Parts shorter than `least` words are not made (nor is the
     rest of the run looked at once it is shorter). Only the words that differ from the
     source's are visited, in order: a word that is no name ends a part there (the copy
     stops), a renamed name extends it or, renamed otherwise before, starts the next."""
@@ -664,6 +673,11 @@ def _consistent(
         if kept is None:
             return
         s, e, inside = kept
+        if edge is not None:
+            s, e = edge.within(s, e)
+            inside = [r for r in inside if s <= r[0] < e]
+            if e <= s or not inside:
+                return
         pairs = {(t, mine): None for _, t, mine in inside}
         names = names_before[e - first] - names_before[s - first]
         out.append(
@@ -722,3 +736,68 @@ def _trimmed(
     if lo == hi:
         return None
     return start, end, renamed[lo:hi]
+
+
+# words that close what was opened before them: a copy's first line made of them alone is
+# the end of the code before it (the user's previous function's `}`)
+_CLOSERS = frozenset("})];,")
+# words that open a definition (where they are the language's keywords; `@`, a decorator
+# or an annotation, in any): a line opening with one is the head of the user's next one
+DEFINITION_HEADS = frozenset({
+    "def", "class", "function", "fn", "func", "async", "pub", "public", "private",
+    "protected", "internal", "static", "export", "struct", "enum", "union", "impl", "trait",
+    "interface", "abstract", "final", "template", "typedef",
+})  # fmt: skip
+
+
+class _EdgeLines:
+    """Where a renamed copy's edges fall on its edge lines. The code around a copy equals
+    the source's around it where both have a definition's keyword (`def`, `function`, `fn`)
+    or a closing bracket: the user's next definition faces the source's, and a name equals
+    any name in this view. So a part whose words on its last line open with a definition's
+    keyword (or `@`), that line going on past the part, ends before that line (`def` or
+    `function main(`, the rest of the user's next definition past it); and one whose words
+    on its first line are closing brackets alone starts after that line, as many lines as
+    there are (`;` ending the user's line, then its `}`)."""
+
+    def __init__(self, words: list[str], lines: np.ndarray, keywords: frozenset[str]):
+        self.words, self.lines = words, lines.tolist()
+        self.heads = (DEFINITION_HEADS & keywords) | {"@"}
+
+    def within(self, start: int, end: int) -> tuple[int, int]:
+        words, lines = self.words, self.lines
+        while start < end and words[start] in _CLOSERS:  # (line by line)
+            k = start
+            while k < end and lines[k] == lines[start]:
+                k += 1
+            if not all(words[i] in _CLOSERS for i in range(start, k)):
+                break
+            start = k
+        if start < end < len(words) and lines[end] == lines[end - 1]:
+            k = end - 1
+            while k > start and lines[k - 1] == lines[end - 1]:
+                k -= 1
+            if words[k] in self.heads:
+                end = k
+        return start, end
+
+
+def _word_lines(query: Query) -> np.ndarray:
+    """The line of the query (context, then suggestion) that each of its words is on."""
+    kept = query.context_starts[query.context_skipped :]
+    before = _newlines(query.context)
+    context = np.searchsorted(before, kept)
+    suggestion = len(before) + np.searchsorted(
+        _newlines(query.suggestion), np.asarray(query.starts, dtype=np.int64)
+    )
+    return np.concatenate((context, suggestion))
+
+
+def _newlines(text: str) -> np.ndarray:
+    """The offsets of the line breaks of `text` (a \\n; a \\r not before one)."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    breaks = codes == 10
+    breaks[:-1] |= (codes[:-1] == 13) & (codes[1:] != 10)
+    if len(codes):
+        breaks[-1] |= codes[-1] == 13
+    return np.flatnonzero(breaks)

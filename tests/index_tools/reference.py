@@ -8,12 +8,14 @@ report, by the rules `index_tools.match.matcher` states.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import groupby
 
 import numpy as np
 
 from index_tools.match.matcher import (
+    DEFINITION_HEADS,
     MAX_PARTS,
     MIN_KEYWORDS,
     MIN_SAME_NAMES,
@@ -154,16 +156,56 @@ def reference_regions(spans: dict[tuple[int, int], RefSpan]) -> list[RefRegion]:
     return out
 
 
+def _edge_lines(
+    q: list[str], qline: list[int], kws: frozenset[str], lo: int, hi: int
+) -> tuple[int, int]:
+    """A renamed part [lo, hi) without first lines of closing brackets alone (the end of
+    the code before the copy), nor a last line that opens with a definition's keyword (or
+    `@`) and goes on past the part (the head of the user's next definition)."""
+    while lo < hi:  # each first line of closing brackets alone
+        first = [i for i in range(lo, hi) if qline[i] == qline[lo]]
+        if not all(q[i] in {"}", ")", "]", ";", ","} for i in first):
+            break
+        lo = first[-1] + 1
+    if lo < hi < len(q) and qline[hi] == qline[hi - 1]:
+        last = [i for i in range(lo, hi) if qline[i] == qline[hi - 1]]
+        head = q[last[0]]
+        if head == "@" or (head in kws and head in DEFINITION_HEADS):
+            hi = last[0]
+    return lo, hi
+
+
+def _line_breaks(text: str) -> int:
+    return len(re.findall(r"\r\n|\r|\n", text))
+
+
+def _word_lines(text: str, first: int) -> list[int]:
+    """The line each word of `text` is on, counted from `first`."""
+    out, line, at = [], first, 0
+    for m in WORD_RE.finditer(text):
+        line += _line_breaks(text[at : m.start()])
+        at = m.start()
+        out.append(line)
+    return out
+
+
 def _consistent_parts(
-    q: list[str], qmask: list[bool], d: list[str], a: int, b: int, off: int
+    q: list[str],
+    qmask: list[bool],
+    d: list[str],
+    a: int,
+    b: int,
+    off: int,
+    edge=lambda lo, hi: (lo, hi),
 ) -> list[tuple[int, int, tuple[tuple[str, str], ...], float]]:
     """A run [a, b) of the rename-insensitive view on the diagonal where query word i is
     document word i + off, cut where the renaming stops being consistent (a source name
     mapped to a second name here, or a name here to a second source name; the parts start
     at the name that broke it), then each part stopped where the copy stops: while its
     first (last) renamed name is renamed by a pairing found nowhere else in the part, that
-    name and what lies beyond it are left out, at most `SPILL` words at each edge. (start,
-    end, renames, share of names kept) of the parts with a renamed name left."""
+    name and what lies beyond it are left out, at most `SPILL` words at each edge; then
+    its edge lines (`edge`: `_edge_lines`). (start, end, renames, share of names kept) of
+    the parts with a renamed name left."""
     parts = []
     start, fwd, back, names = a, {}, {}, []
 
@@ -181,6 +223,10 @@ def _consistent_parts(
         ):
             hi = pairs.pop()[0]
         if not pairs:
+            return
+        lo, hi = edge(lo, hi)
+        pairs = [(i, p) for i, p in pairs if lo <= i < hi]
+        if hi <= lo or not pairs:
             return
         inside = [kept for i, kept in names if lo <= i < hi]
         renames = tuple(dict.fromkeys(p for _, p in pairs))
@@ -226,6 +272,11 @@ def reference_renamed_spans(
     q = cw + WORD_RE.findall(suggestion)
     qmask = identifier_mask(q, language).tolist()
     kws = keywords(language) or frozenset()
+    qline = _word_lines(context, 0) + _word_lines(suggestion, _line_breaks(context))
+
+    def edge(lo: int, hi: int) -> tuple[int, int]:
+        return _edge_lines(q, qline, kws, lo, hi)
+
     qnames = np.array(qmask, dtype=bool)
 
     def view_equal(d: list[str], dmask: list[bool]) -> np.ndarray:
@@ -250,7 +301,7 @@ def reference_renamed_spans(
         kept = []
         for a, b, off in _diagonal_runs(view_equal(d, dmask)):
             if b - a >= min_tokens and b > len(cw):
-                kept += _consistent_parts(q, qmask, d, a, b, off)
+                kept += _consistent_parts(q, qmask, d, a, b, off, edge)
         good = []
         for s, e, renames, share in kept:
             if e - s < min_tokens or e <= len(cw) or share < MIN_SAME_NAMES:

@@ -171,10 +171,13 @@ def test_agpl_tail_among_its_gpl_twins_is_one_match_in_exactly_700_files(tmp_pat
 
 IDENTS = [f"n{i}" for i in range(40)]
 PUNCT = list("+-*/=()[]{};,.<>")
+# words that open a definition: where a renamed copy's last line opens with one, it ends
+HEADS = ["def", "class", "@"]
 
 
 def random_words(rng: random.Random, n: int) -> list[str]:
-    return [rng.choice(IDENTS) if rng.random() < 0.7 else rng.choice(PUNCT) for _ in range(n)]
+    others = PUNCT + HEADS
+    return [rng.choice(IDENTS) if rng.random() < 0.7 else rng.choice(others) for _ in range(n)]
 
 
 def mutate(rng: random.Random, ws: list[str], edits: int) -> list[str]:

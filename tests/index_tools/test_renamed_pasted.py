@@ -78,8 +78,9 @@ def index(index_dir):
 
 # The user's file around the pasted method: (before, after). `main` and `names` are the
 # user's own `def`s after it: in the rename-insensitive view any name equals any name, so
-# `def main(` faces the source's next `def is_dir(` — the copy ends before `main`, on the
-# `def` both have.
+# `def main(` faces the source's next `def is_dir(` — the renamed copy ends where the copy
+# ends, before the `def` both have (a lone word of the user's next definition); the same
+# paste unrenamed is an exact run, and a run is reported whole: it takes the `def` in.
 AFTER_IMPORT = (
     "import os, stat, time\nfrom zipfile import ZipInfo\n",
     "\ndef main(self):\n    return 1\n",
@@ -92,9 +93,9 @@ MID_LINE = ("import os, stat, time\nx = 1; ", "\n\ndef main(self):\n    return x
 
 CASES = {  # id: (renames, placing, first word, last word, source lines of the primary span,
     # the exact runs of 60 words or more inside it)
-    "one-after-import": (1, AFTER_IMPORT, "def", "def", (DEF_LINE, LAST_LINE + 2), 1),
-    "two-in-class": (2, IN_CLASS, "@", "def", (FIRST, LAST_LINE + 2), 1),
-    "five-mid-line": (5, MID_LINE, "def", "def", (DEF_LINE, LAST_LINE + 2), 0),
+    "one-after-import": (1, AFTER_IMPORT, "def", "info", (DEF_LINE, LAST_LINE), 1),
+    "two-in-class": (2, IN_CLASS, "@", "info", (FIRST, LAST_LINE), 1),
+    "five-mid-line": (5, MID_LINE, "def", "info", (DEF_LINE, LAST_LINE), 0),
 }
 
 
@@ -113,7 +114,7 @@ def test_the_renamed_whole_is_the_quote_and_stops_where_the_copy_stops(index, ca
     (m,) = index.match(file, language="python")  # as `check` reads a file
     assert m.exact is False
     assert m.renamed == pairs_in_order(names)  # no pair of the user's own names
-    # the range: the whole paste (and the `def` both have next), nothing of the code before
+    # the range: the whole paste, nothing of the code before or after
     quoted = tokenize(m.text)
     assert (quoted[0].text, quoted[-1].text) == (first, last)
     start = file.index(text) if first == "def" else file.index("@classmethod")
@@ -134,13 +135,14 @@ def test_the_renamed_whole_is_the_quote_and_stops_where_the_copy_stops(index, ca
         assert m.query_start <= p.query_start and p.query_end <= m.query_end
         assert p.length >= 60 and p.file_count == 1
         assert p.sources[0].path == "zipfile.py"
-    # the same paste unrenamed: one exact match, its edges the same
+    # the same paste unrenamed: one exact match, the common run whole (the `def` both have
+    # next is in it: the guarantee reports every common run maximal)
     back = {b: a for a, b in names.items()}
     (exact,) = index.match(file.replace(text, renamed(text, back)), language="python")
     assert exact.exact is True and exact.renamed == [] and exact.parts == []
     quoted = tokenize(exact.text)
-    assert (quoted[0].text, quoted[-1].text) == (first, back.get(last, last))
-    assert (exact.sources[0].start_line, exact.sources[0].end_line) == lines
+    assert (quoted[0].text, quoted[-1].text) == (first, "def")
+    assert (exact.sources[0].start_line, exact.sources[0].end_line) == (lines[0], LAST_LINE + 2)
 
 
 def test_a_fragment_keeps_a_name_used_once_past_a_spill(index):
@@ -163,7 +165,7 @@ def test_the_renames_are_said_in_text_json_and_sarif(index):
     said = ", ".join(f"{a} \u2192 {b}" for a, b in pairs_in_order(names))
     assert said == "arcname \u2192 name_in_archive, zinfo \u2192 info"
     head = describe_match(m)
-    assert head.startswith(f"Renamed copy: src zipfile.py L{FIRST}\u2013L{LAST_LINE + 2} \u00b7 ")
+    assert head.startswith(f"Renamed copy: src zipfile.py L{FIRST}\u2013L{LAST_LINE} \u00b7 ")
     assert f"renamed {said}" in head
     details = match_details(m)
     assert f"\n  renamed copy: {said}\n" in details
@@ -189,15 +191,13 @@ def test_the_renames_are_said_in_the_diagnostic_and_the_hover(index):
     file, _, names = pasted("five-mid-line")
     (m,) = index.match(file, language="python")
     message = message_for(m)
-    assert message.startswith(
-        f"Renamed copy: src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE + 2} \u00b7 "
-    )
+    assert message.startswith(f"Renamed copy: src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE} \u00b7 ")
     assert "renamed arcname \u2192 name_in_archive, st \u2192 stats" in message
     stored = StoredMatch.create(m, m.char_start, m.char_end, ("x",))
     plain = hover_plaintext([(stored, None)])
     said = ", ".join(f"{a} \u2192 {b}" for a, b in pairs_in_order(names))
     assert f"Renamed copy: {said}" in plain
-    assert f"Sources (1 file):\n- src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE + 2} " in plain
+    assert f"Sources (1 file):\n- src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE} " in plain
     markdown = hover_markdown([(stored, None)])
     assert "**Renamed copy:** arcname \u2192 name\\_in\\_archive" in markdown
     # a renamed copy's exact runs: its parts, copied unchanged
@@ -227,7 +227,7 @@ def test_check_says_the_renamed_copy_first(index_dir, tmp_path):
     assert r.returncode == 1, r.stderr
     head, *details = r.stdout.splitlines()
     assert head.startswith(
-        f"bundle.py:3:1: warning: Renamed copy: src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE + 2} "
+        f"bundle.py:3:1: warning: Renamed copy: src zipfile.py L{DEF_LINE}\u2013L{LAST_LINE} "
     ), head
     assert "\u00b7 renamed zinfo \u2192 info \u00b7 1 nested part (up to 1 file)" in head
     assert "  renamed copy: zinfo \u2192 info" in details
@@ -258,10 +258,10 @@ def test_show_shows_the_renamed_copy_first(index_dir, tmp_path, monkeypatch, how
     r = cli("show", *args, "--color", "never", stdin=file if how == "stdin" else "")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].startswith(f"src zipfile.py L{FIRST}\u2013L{LAST_LINE + 2} \u00b7 ")
+    assert lines[0].startswith(f"src zipfile.py L{FIRST}\u2013L{LAST_LINE} \u00b7 ")
     assert lines[1] == "renamed copy: arcname \u2192 name_in_archive, zinfo \u2192 info"
     marked = [int(line.split("|")[0][1:]) for line in lines[2:] if line.startswith(">")]
-    assert marked[0] == FIRST and marked[-1] == LAST_LINE + 2
+    assert marked[0] == FIRST and marked[-1] == LAST_LINE
     if how == "stdin":  # without renames, the exact view and no renames, as before
         before, after = IN_CLASS
         r = cli("show", index_dir, "--color", "never", stdin=before + METHOD + after)

@@ -58,6 +58,7 @@ from .workspace_plan import (
     progress_text,
     recorded_plan,
     stamp,
+    workspace_record,
 )
 
 __all__ = ["CLIENT_FEATURE", "WATCH_GLOBS", "WorkspaceIndexes"]
@@ -642,6 +643,9 @@ class WorkspaceIndexes:
             "exists": index_exists(f.index),
             "covers": covers(summary) if summary else None,
             "plan": plan_parts(f.plan or recorded_plan(summary)),
+            "leftOut": [
+                printable(x, 300) for x in workspace_record(summary).get("unavailable") or []
+            ][:20],
             "progress": {**f.progress, "text": progress_text(f.progress)} if f.progress else None,
             "cancelling": bool(f.job and f.job.cancelled),
             "error": f.error or None,

@@ -166,12 +166,20 @@ def plan_parts(plan: dict | None) -> dict | None:
     }
 
 
-def recorded_plan(summary: dict | None) -> dict | None:
-    """The plan an index of a workspace was built from (its record among the sources)."""
+def workspace_record(summary: dict | None) -> dict:
+    """What an index of a workspace records of it among its sources: the plan it was built
+    from, and what was left out (packages that could not be fetched, manifests that could
+    not be read)."""
     for s in (summary or {}).get("sources") or []:
-        if isinstance(s, dict) and s.get("kind") == "workspace" and isinstance(s.get("plan"), dict):
-            return s["plan"]
-    return None
+        if isinstance(s, dict) and s.get("kind") == "workspace":
+            return s
+    return {}
+
+
+def recorded_plan(summary: dict | None) -> dict | None:
+    """The plan an index of a workspace was built from."""
+    plan = workspace_record(summary).get("plan")
+    return plan if isinstance(plan, dict) else None
 
 
 def has_something(plan: dict) -> bool:

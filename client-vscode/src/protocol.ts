@@ -48,6 +48,8 @@ export interface WorkspaceIndexStatus {
     /** "143 npm, 12 PyPI, Python 3.11 stdlib" while it is in use */
     covers?: string | null;
     plan?: WorkspaceIndexPlan | null;
+    /** What the index in use left out, and why (a package that could not be fetched, ...). */
+    leftOut?: string[];
     progress?: WorkspaceIndexProgress | null;
     cancelling?: boolean;
     error?: string | null;

@@ -113,6 +113,13 @@ export function workspaceLines(ws: WorkspaceIndexStatus | null | undefined): str
     for (const n of (ws.plan?.notIndexed ?? []).slice(0, 5)) {
         lines.push(`Not indexed: ${n.file || n.ecosystem} (${n.reason})`);
     }
+    const left = ws.leftOut ?? [];
+    for (const line of left.slice(0, 5)) {
+        lines.push(`Left out: ${line}`);
+    }
+    if (left.length > 5) {
+        lines.push(`(${left.length - 5} more left out: \`recitation-index stats\` lists them)`);
+    }
     return lines;
 }
 

@@ -458,3 +458,42 @@ async def test_without_a_client_watcher_the_server_polls_the_lock_file(session, 
     while (got := await source()) != "npm:ms@2.1.2":
         assert asyncio.get_running_loop().time() < deadline, got
         await asyncio.sleep(0.5)
+
+
+# -------------------------------------------------------------------- failures, said
+
+
+async def test_a_failed_build_is_said_with_its_reason(session, tmp_path):
+    """Never "nothing found": the build's own reason, in the status and a message."""
+    app = tmp_path / "tool"
+    app.mkdir()
+    (app / "main.py").write_text("import os\n")  # the Python standard library to index
+    blocked = own_index(session, app)
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("not an index\n")  # where the index goes: a file in the way
+    client = await session.start()
+    await initialize(client, [app], settings={"workspaceIndex": "auto"})
+    failed = await wait_status(client, app, own("failed"), "a failed status", timeout=120)
+    assert "exists and is not a directory" in failed["workspaceIndex"]["error"]
+    assert failed["state"] == "no-index" and not failed["workspaceIndex"]["exists"]
+    (message,) = await wait_for(
+        lambda: [m for m in client.messages if "could not index tool" in m.message],
+        what="the error message",
+    )
+    assert message.type == types.MessageType.Error
+    assert "exists and is not a directory" in message.message
+
+
+@needs_registry
+async def test_a_package_that_cannot_be_fetched_is_left_out_and_said(session, registry, tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "package.json").write_text(
+        json.dumps({"name": "app", "dependencies": {"ms": "2.1.3", "no-such-package": "1.0.0"}})
+    )
+    client = await session.start()
+    await initialize(client, [app], settings={"workspaceIndex": "auto"})
+    ready = await wait_status(client, app, lambda s: s["state"] == "ready", "ready", timeout=180)
+    assert ready["message"] == "Workspace index: 1 npm (1 left out)"
+    (left,) = ready["workspaceIndex"]["leftOut"]
+    assert "no-such-package" in left

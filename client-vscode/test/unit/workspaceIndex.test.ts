@@ -93,6 +93,10 @@ describe('the status item with a folder\'s own index', () => {
         assert.equal(view.text, '$(shield) Recitation: on · Workspace index: 143 npm, 12 PyPI, Python 3.11 stdlib');
         assert.equal(view.tooltip.split('Workspace index: 143 npm').length, 2, 'said once');
         assert.match(view.tooltip, /Kept in \/home\/ada\/\.cache\/recitation\/workspaces\/shop-1f2e/);
+        assert.match(view.tooltip, /Not indexed: tools\/go\.mod \(Go modules dependencies are not fetched yet\)/);
+        const left = statusView(status('ready', ws('ready', { inUse: true, exists: true, covers: '2 npm (7 left out)', leftOut: Array.from({ length: 7 }, (_, i) => `@acme/private-${i}: not found`) })));
+        assert.match(left.tooltip, /Left out: @acme\/private-0: not found/);
+        assert.match(left.tooltip, /\(2 more left out: `recitation-index stats` lists them\)/);
         assert.equal(view.level, 'normal');
     });
 

@@ -281,6 +281,13 @@ async def test_each_folder_uses_its_own_index_unless_another_is_set(session, tmp
     repo = manifest()["geo.py"]["repository"]
     assert repo in diag.message
     assert not client.message_requests  # nothing offered: every folder has an index
+    # settings apply live: alpha's own index turned off, then on again, no restart
+    for mode, state in (("off", "no-index"), ("offer", "ready")):
+        client.set_configuration({"recitation": {"workspaceIndex": mode}}, scope_uri=a.as_uri())
+        client.statuses.clear()
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        now = await wait_status(client, a, lambda s, state=state: s["state"] == state, state)
+        assert (now["workspaceIndex"] is None) == (mode == "off")
 
 
 # -------------------------------------------------------------------- the offer and a build

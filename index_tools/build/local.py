@@ -76,6 +76,8 @@ class BuildSummary:
     documents: int = 0
     duplicates: int = 0
     skipped: Counter = field(default_factory=Counter)
+    unsupported: Counter = field(default_factory=Counter)  # what "unsupported" files were
+    sources: list[str] = field(default_factory=list)  # what was indexed (packages at versions)
     vocabulary: int = 0
     shards: int = 0
     bytes: int = 0
@@ -88,6 +90,7 @@ class BuildSummary:
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
         d["skipped"] = dict(self.skipped)
+        d["unsupported"] = dict(self.unsupported)
         d["replaced"] = [
             {"source": name, "version_held": held, "version_given": given}
             for name, held, given in self.replaced
@@ -96,7 +99,7 @@ class BuildSummary:
         return d
 
     def lines(self) -> list[str]:
-        skipped = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items())) or "none"
+        skipped = ", ".join(self._skipped(r, n) for r, n in sorted(self.skipped.items())) or "none"
         bpw = f"{self.bytes / self.words:.2f}" if self.words else "-"
         rate = self.words / self.seconds if self.seconds else 0
         out = [
@@ -117,7 +120,27 @@ class BuildSummary:
             out.insert(4, f"taken out (no longer in the workspace): {names}{more}")
         if self.replaced:
             out.insert(4, self.replaced_line())
+        if self.sources:
+            out.insert(1, self.sources_line())
         return out
+
+    SOURCES_SHOWN = 12
+
+    def sources_line(self) -> str:
+        """`sources: pypi:requests==2.32.3, acme/widgets` (a package at the version fetched)."""
+        names = [printable(n, 200) for n in self.sources[: self.SOURCES_SHOWN]]
+        more = len(self.sources) - len(names)
+        return "sources: " + ", ".join(names) + (f" and {more:,} more" if more > 0 else "")
+
+    def _skipped(self, reason: str, n: int) -> str:
+        """`12 binary`; unsupported files with their kinds, the most first: `42 unsupported
+        (.md 20, .txt 12, .json 5, no extension 3 and 2 more kinds)`."""
+        if reason != "unsupported" or not self.unsupported:
+            return f"{n:,} {reason}"
+        kinds = sorted(self.unsupported.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = ", ".join(f"{printable(k, 24)} {c:,}" for k, c in kinds[:5])
+        more = f" and {len(kinds) - 5} more kinds" if len(kinds) > 5 else ""
+        return f"{n:,} unsupported ({shown}{more})"
 
     def replaced_line(self) -> str:
         """`replaced: acme/widgets 1a2b3c4d → 5e6f7a8b (2 files of the old version out)`"""
@@ -422,6 +445,8 @@ def _documents(
             n += 1
             yield doc
         summary.skipped.update(src.skipped)
+        summary.unsupported.update(src.unsupported)
+        summary.sources += src.indexed()
         if files_per_source is not None:
             files_per_source.append(n)
 

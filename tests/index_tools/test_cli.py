@@ -391,3 +391,19 @@ def test_a_path_too_long_for_the_system_is_one_line(built, tmp_path, command):
     (line,) = r.stderr.strip().splitlines()
     assert line.endswith(("path too long", "File name too long")), line[-300:]
     assert "unexpected" not in line and len(line) < 500, line[-300:]
+
+
+def test_build_names_what_it_indexed_and_the_kinds_it_left_out(tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "a.py").write_text("def f(x):\n    return x + 1\n")
+    for name, text in (("README.md", "# x\n"), ("notes.txt", "x\n"), ("a.json", "{}\n"),
+                       ("b.json", "{}\n"), ("LICENSE", "MIT\n")):  # fmt: skip
+        (src / name).write_text(text)
+    r = run("build", src, "--out", tmp_path / "idx")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "sources: proj" in lines, r.stdout  # (a folder by its name, as its files are)
+    assert "skipped: 5 unsupported (.json 2, .md 1, .txt 1, no extension 1)" in lines, r.stdout
+    summary = json.loads(run("build", src, "--out", tmp_path / "idx", "--json").stdout)
+    assert summary["unsupported"] == {".json": 2, ".md": 1, ".txt": 1, "no extension": 1}

@@ -57,7 +57,8 @@ class CorpusSource:
     """A stream of documents from one corpus.
 
     `documents()` yields `Document`s and, while it runs, counts what it leaves out in
-    `skipped` (reason -> count; reset at the start of each run). Whatever the source, a
+    `skipped` (reason -> count; reset at the start of each run), the files that are not
+    source code by their kind too (`unsupported`: `.md` -> count). Whatever the source, a
     document's link leaves here as a clean http(s) link (no credentials, no secret query
     parameters) or "", and its names carry no credentials (`model.clean_origin`).
     """
@@ -68,15 +69,31 @@ class CorpusSource:
         self.spec = spec
         self.max_file_bytes = max_file_bytes
         self.skipped: Counter[str] = Counter()
+        self.unsupported: Counter[str] = Counter()
         self.name = spec
 
     def describe(self) -> dict:
         return {"spec": self.spec, "name": self.name, "kind": self.kind}
 
+    def indexed(self) -> list[str]:
+        """What the build summary names this source by: its name (a package list's own
+        source names each package it fetched, at its version)."""
+        return [self.name]
+
+    def skip_unsupported(self, name: str, kind: str = "") -> None:
+        """A file left out as not source code, counted by its kind: `kind` ("link",
+        "special file"), else its name's extension (`.md`), else "no extension"."""
+        self.skipped[SkipReasons.UNSUPPORTED] += 1
+        if not kind:
+            base = name.replace("\\", "/").rsplit("/", 1)[-1]
+            dot = base.rfind(".")
+            kind = base[dot:].lower() if dot > 0 else "no extension"
+        self.unsupported[kind] += 1
+
     def documents(self, own_licenses: bool = True) -> Iterator[Document]:
         """The documents; with `own_licenses` false, each file's own license is left to
         the caller (`with_own_license`: a builder finds them in its worker processes)."""
-        self.skipped = Counter()
+        self.skipped, self.unsupported = Counter(), Counter()
         for doc in self._documents():
             origin = clean_origin(doc.origin)
             if origin is not doc.origin:

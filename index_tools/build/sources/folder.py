@@ -153,19 +153,19 @@ class FolderSource(CorpusSource):
         for full, rel in self._files():
             language = language_for_path(rel)
             if not language or os.path.islink(full):
-                self.skipped[SkipReasons.UNSUPPORTED] += 1
+                self.skip_unsupported(rel, "" if not language else "link")
                 continue
             try:
                 st = os.stat(full)
                 if not stat.S_ISREG(st.st_mode):
-                    self.skipped[SkipReasons.UNSUPPORTED] += 1  # a pipe, device or socket
+                    self.skip_unsupported(rel, "special file")  # a pipe, device or socket
                     continue
                 if is_oversize(st.st_size, self.max_file_bytes):
                     self.skipped[SkipReasons.OVERSIZE] += 1
                     continue
                 data = read_limited(full, self.max_file_bytes)
             except NotRegularFile:
-                self.skipped[SkipReasons.UNSUPPORTED] += 1
+                self.skip_unsupported(rel, "special file")
                 continue
             except OSError as e:
                 reason = SkipReasons.LONG_PATH if too_long(e) else SkipReasons.UNREADABLE
@@ -192,7 +192,7 @@ def read_checked(source: CorpusSource, full: str, *, links: bool = True) -> str 
     could point anywhere)."""
     try:
         if not links and os.path.islink(full):
-            source.skipped[SkipReasons.UNSUPPORTED] += 1
+            source.skip_unsupported(full, "link")
             return None
         if is_oversize(os.stat(full).st_size, source.max_file_bytes):
             source.skipped[SkipReasons.OVERSIZE] += 1

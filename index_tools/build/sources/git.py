@@ -305,7 +305,7 @@ class GitSource(CorpusSource):
                     continue
                 language = language_for_path(path)
                 if not language or mode == "120000":  # not code, or a symlink
-                    self.skipped[SkipReasons.UNSUPPORTED] += 1
+                    self.skip_unsupported(path, "" if not language else "link")
                     continue
                 if is_oversize(size, self.max_file_bytes):
                     self.skipped[SkipReasons.OVERSIZE] += 1

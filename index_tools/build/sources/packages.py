@@ -277,6 +277,9 @@ class PackageSource(CorpusSource):
         names = [f"{self.ecosystem.repository(f.resolved)}" for f in self.fetched]
         self.name = names[0] if len(names) == 1 and not listed else spec
 
+    def indexed(self) -> list[str]:
+        return [self.ecosystem.repository(f.resolved) for f in self.fetched]
+
     # ------------------------------------------------------------------ fetching
 
     def _fetch_all(self) -> list[Fetched]:
@@ -474,7 +477,7 @@ class PackageSource(CorpusSource):
             rel = eco.relative(r, member)
             parts = rel.split("/") if rel else []
             if not rel or any(skip_dir(p) for p in parts[:-1]) or not language_for_path(rel):
-                self.skipped[SkipReasons.UNSUPPORTED] += 1
+                self.skip_unsupported(rel or member)
                 return False
             relatives[member] = rel
             return True

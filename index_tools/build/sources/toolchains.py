@@ -552,7 +552,7 @@ class JavaStdlibSource(_ToolchainSource):
 
         def want(name: str) -> bool:
             if not language_for_path(name):
-                self.skipped[SkipReasons.UNSUPPORTED] += 1
+                self.skip_unsupported(name)
                 return False
             return _wanted(name, self.only)
 

@@ -55,8 +55,11 @@ class PackageGroup(CorpusSource):
             "packages": [f.describe() for f in self.fetched],
         }
 
+    def indexed(self) -> list[str]:
+        return [self.parent.ecosystem.repository(f.resolved) for f in self.fetched]
+
     def _documents(self) -> Iterator[Document]:
-        self.parent.skipped = self.skipped
+        self.parent.skipped, self.parent.unsupported = self.skipped, self.unsupported
         for f in self.fetched:
             yield from self.parent.package_documents(f)
 

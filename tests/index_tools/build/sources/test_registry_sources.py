@@ -11,6 +11,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -617,3 +618,15 @@ def test_npm_ranges(spec, expected):
     versions = ["0.2.3", "0.2.9", "0.3.0", "1.2.3", "1.2.5", "1.9.0", "2.0.0", "2.1.0-rc.1",
                 "3.0.0-beta.1", "3.0.0-beta.2"]  # fmt: skip
     assert best_match(versions, spec) == expected
+
+
+def test_cli_build_names_the_versions_fetched_and_what_it_left_out(pypi, tmp_path):
+    """`build pypi:demo` (no version given) says which version it indexed, and the kinds of
+    the files it left out as not source code."""
+    out = tmp_path / "idx"
+    r = cli("build", "pypi:demo", "--out", out, *_registries(pypi, "http://127.0.0.1:9/", tmp_path))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "sources: pypi:demo==1.1.0" in lines, r.stdout
+    (skipped,) = [line for line in lines if line.startswith("skipped:")]
+    assert re.search(r"\d+ unsupported \((no extension|\.\w+) \d+", skipped), skipped

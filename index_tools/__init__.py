@@ -52,6 +52,7 @@ from .service.remote import IndexServiceError, RemoteIndex, is_remote, open_loca
 from .store.generations import FORMAT_VERSION, IndexOpenError
 from .store.generations import current_name as current_generation
 from .store.paths import default_index_path, workspace_index_path
+from .text.language_guess import guess_language
 from .text.words import TOKENIZER_VERSION, Word, tokenize, word_bounds, word_spans, word_texts
 
 __all__ = [
@@ -103,6 +104,7 @@ __all__ = [
     "describe_kind",
     "describe_match",
     "find_attribution",
+    "guess_language",
     "is_remote",
     "judge",
     "license_category",

@@ -342,20 +342,37 @@ def cmd_query(args) -> int:
         raise UsageError("--min-tokens must be at least 1")
     from ..text.words import count_words
 
+    language, how = _query_language(args, context, suggestion)
     with _open(_index_path(args.index), args.token_file) as idx:
-        language = args.language or (
-            language_for_path(args.context_file) if args.context_file else None
-        )
         matches = idx.match(suggestion, context, min_tokens=args.min_tokens, language=language)
     sug_words = count_words(suggestion)
+    if how in ("shebang", "parse"):  # said: the renamed copies found depend on it
+        what = "its shebang" if how == "shebang" else "a parse of the text"
+        print(f"recitation-index: read as {language} ({what}; --language sets it)", file=sys.stderr)
     if args.json:
         report = query_report(suggestion, context, matches)
+        report["language"] = {"name": language, "from": how} if language else None
         print(json_text(report))
     elif not matches:
         print(f"no quoted span of {args.min_tokens}+ words ({sug_words} words checked)")
     else:
         print("\n\n".join(_match_text(m) for m in matches))
     return 0
+
+
+def _query_language(args, context: str, suggestion: str) -> tuple[str | None, str | None]:
+    """The language of the rename-insensitive view for `query`, and where it comes from:
+    --language, else --context-file's name, else the text (its shebang or a parse)."""
+    from ..text.language_guess import guess_language
+
+    if args.language:
+        return args.language, "--language"
+    if args.context_file:
+        by_name = language_for_path(args.context_file)
+        if by_name:
+            return by_name, "file name"
+    guess = guess_language(context + suggestion)
+    return (guess.language, guess.how) if guess else (None, None)
 
 
 def cmd_show(args) -> int:
@@ -747,7 +764,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="LANG",
         help="the suggestion's language (python, javascript, typescript, java, go, "
         "c, cpp, rust): also report copies with renamed identifiers; default: "
-        "from --context-file's extension",
+        "from --context-file's extension, else read from the text (a shebang, a parse), "
+        "said on stderr",
     )
     q.add_argument("--json", action="store_true")
     add_token_file_option(q)

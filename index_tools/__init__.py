@@ -52,7 +52,7 @@ from .service.remote import IndexServiceError, RemoteIndex, is_remote, open_loca
 from .store.generations import FORMAT_VERSION, IndexOpenError
 from .store.generations import current_name as current_generation
 from .store.paths import default_index_path, workspace_index_path
-from .text.language_guess import guess_language
+from .text.language_guess import guess_language, pick_language
 from .text.words import TOKENIZER_VERSION, Word, tokenize, word_bounds, word_spans, word_texts
 
 __all__ = [
@@ -113,6 +113,7 @@ __all__ = [
     "merge_matches",
     "open_location",
     "open_index",
+    "pick_language",
     "plan_workspace",
     "plain_attribution",
     "printable",

@@ -20,7 +20,7 @@ import textwrap
 from functools import cache
 from typing import NamedTuple
 
-from .normalize import GRAMMARS
+from .normalize import GRAMMARS, canonical, supported
 
 # the order ties are broken in: a language before the ones that parse it too
 ORDER = ("python", "javascript", "typescript", "java", "go", "rust", "c", "cpp")
@@ -49,7 +49,18 @@ _INDENT_RE = re.compile(r"[ \t]*")
 
 class Guess(NamedTuple):
     language: str
-    how: str  # "shebang" or "parse"
+    how: str  # "named", "shebang" or "parse"
+
+
+def pick_language(named: str | None, text: str) -> Guess | None:
+    """The rename-insensitive view's language for `text`: the one `named` (an editor's
+    language id: `python`, `typescriptreact`) when the engine parses it, else read from
+    the text (`guess_language`: a document the editor calls plain text, or names in a
+    language it has no grammar of)."""
+    language = canonical(named)
+    if language is not None and supported(language):
+        return Guess(language, "named")
+    return guess_language(text)
 
 
 def guess_language(text: str) -> Guess | None:

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from index_tools import BuildOptions, build_index
-from index_tools.text.language_guess import guess_language
+from index_tools.text.language_guess import guess_language, pick_language
 
 SAMPLES = {
     "python": '''
@@ -221,6 +221,25 @@ def test_a_shebang_names_the_language(shebang, language):
 )
 def test_prose_and_nothing_are_read_as_no_language(text):
     assert guess_language(text) is None
+
+
+@pytest.mark.parametrize(
+    ("named", "picked"),
+    [
+        ("python", ("python", "named")),
+        ("typescriptreact", ("typescript", "named")),
+        ("plaintext", ("javascript", "parse")),  # plain text to the editor, code to us
+        ("", ("javascript", "parse")),
+        ("ruby", ("javascript", "parse")),  # a language with no grammar here
+        (None, ("javascript", "parse")),
+    ],
+)
+def test_a_named_language_is_kept_when_parsed_else_read_from_the_text(named, picked):
+    assert pick_language(named, SAMPLES["javascript"]) == picked
+
+
+def test_nothing_is_picked_for_prose_in_a_plain_text_document():
+    assert pick_language("plaintext", "Notes for Tuesday: call the bank, then lunch.\n") is None
 
 
 FUNCTION = textwrap.dedent('''

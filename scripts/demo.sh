@@ -4,9 +4,12 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+echo "demo: setting up .venv (scripts/setup.sh)"
 bash scripts/setup.sh
 BIN=.venv/bin
 if ! $BIN/recitation-index stats >/dev/null 2>&1; then
+  echo "demo: building the default index, the Python standard library ($($BIN/python -c \
+'import sys; print(".".join(map(str, sys.version_info[:3])))'))"
   $BIN/recitation-index build --default
 else
   echo "default index already built:"

@@ -1,7 +1,8 @@
 """Kinds of quotes, measured: the research note's recited snippets, labelled by hand
 (`bench/labels/`), each indexed in as many files as the note counted, queried through the
 real matcher; plus real text that should stay quiet (templates, license files and headers,
-standard tables from the stdlib and installed packages).
+standard tables from the stdlib and installed packages); plus the same kinds across
+lengths, 60 to 50,000 words (`kinds_lengths.py`).
 
     .venv/bin/python bench/bench_kinds.py --out bench/results/kinds.md
 """
@@ -24,6 +25,7 @@ from index_tools.text.kinds import classify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kinds_heldout import heldout  # noqa: E402
+from kinds_lengths import length_cases, render_lengths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT.parent / "shared" / "data" / "matched_snippets.csv"
@@ -123,7 +125,7 @@ def sphinx_templates() -> list[dict]:
     return out
 
 
-def write_corpus(path: Path, snippets: list[dict], quiet: list[dict]) -> None:
+def write_corpus(path: Path, snippets: list[dict], quiet: list[dict], lengths: list[dict]) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for s in snippets:
             for i in range(s["files"]):
@@ -132,6 +134,10 @@ def write_corpus(path: Path, snippets: list[dict], quiet: list[dict]) -> None:
         for j, q in enumerate(quiet):
             for i in range(3):
                 f.write(json.dumps({"content": q["text"], "repository": f"quiet/{j}",
+                                    "path": f"copy{i}.py", "language": "python"}) + "\n")  # fmt: skip
+        for j, c in enumerate(lengths):
+            for i in range(3):
+                f.write(json.dumps({"content": c["indexed"], "repository": f"lengths/{j}",
                                     "path": f"copy{i}.py", "language": "python"}) + "\n")  # fmt: skip
 
 
@@ -160,9 +166,10 @@ def main() -> int:
     args = ap.parse_args()
     snippets = load_snippets()
     quiet = quiet_texts()
+    lengths = length_cases()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
-        write_corpus(corpus, snippets, quiet)
+        write_corpus(corpus, snippets, quiet, lengths)
         out = Path(tmp) / "index"
         build_index([str(corpus)], out, BuildOptions(jobs=1, progress=False))
         with open_index(out) as idx:
@@ -170,7 +177,9 @@ def main() -> int:
                 s["kind"], s["span"] = kind_of(idx, s["text"])
             for q in quiet:
                 q["kind"], _ = kind_of(idx, q["text"])
-    Path(args.out).write_text(render(snippets, quiet), encoding="utf-8")
+            for c in lengths:
+                c["kinds"] = [(n, kind_of(idx, text)[0]) for n, text in c["lengths"]]
+    Path(args.out).write_text(render(snippets, quiet, lengths), encoding="utf-8")
     print(Path(args.out).read_text())
     return 0
 
@@ -209,7 +218,7 @@ def render_heldout(snippets: list[dict]) -> list[str]:
     return [*lines, ""]
 
 
-def render(snippets: list[dict], quiet: list[dict]) -> str:
+def render(snippets: list[dict], quiet: list[dict], lengths: list[dict]) -> str:
     pairs = [(s["label"], s["kind"]) for s in snippets]
     p, r, tp, fp, fn = precision_recall(pairs)
     # one vote per group of near-identical snippets (variants of one quote)
@@ -267,6 +276,7 @@ def render(snippets: list[dict], quiet: list[dict]) -> str:
         lines.append(f"| {q['what']} | {q['expect']} | {q['kind']} |")
     loud = sum(q["kind"] == "recitation" for q in quiet)
     lines += ["", f"{loud} of {len(quiet)} of them called a recitation.", ""]
+    lines += render_lengths(lengths)
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ import argparse
 import errno
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -952,9 +953,13 @@ def _ended(status: int, argv: list[str] | None) -> int:
     return status
 
 
+_LINK_LOOP = re.compile(r"Symlink loop from (.*)")
+
+
 def _too_long_is_usage(func, args) -> int:
-    """A path longer than the system takes, wherever it is first used (Python's `exists`
-    and `is_dir` raise for it): one line naming it, not an unexpected error."""
+    """A path longer than the system takes, or a loop of links, wherever it is first met
+    (Python's `exists` and `is_dir` raise for the one, `resolve` for the other): one line
+    naming it, not an unexpected error."""
     try:
         return func(args)
     except OSError as e:
@@ -962,6 +967,11 @@ def _too_long_is_usage(func, args) -> int:
             raise
         name = e.filename if e.filename is not None else ""
         raise UsageError(f"{os.fsdecode(name) if name else 'a path'}: path too long") from None
+    except RuntimeError as e:
+        loop = _LINK_LOOP.fullmatch(str(e))
+        if loop is None:
+            raise
+        raise UsageError(f"{loop.group(1).strip(chr(39))}: a loop of symbolic links") from None
 
 
 LONG_WORD = 240  # a word of an error longer than this (a path) is shown cut in its middle

@@ -407,3 +407,31 @@ def test_build_names_what_it_indexed_and_the_kinds_it_left_out(tmp_path):
     assert "skipped: 5 unsupported (.json 2, .md 1, .txt 1, no extension 1)" in lines, r.stdout
     summary = json.loads(run("build", src, "--out", tmp_path / "idx", "--json").stdout)
     assert summary["unsupported"] == {".json": 2, ".md": 1, ".txt": 1, "no extension": 1}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["plan", "{loop}"], ["query", "{idx}", "--context-file", "{loop}"], ["build", "{loop}", "--out", "o"],
+     ["references", "{log}", "--root", "{loop}"], ["stats", "{loop}"]],
+)  # fmt: skip
+def test_a_loop_of_links_is_one_line(built, tmp_path, command):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    log = tmp_path / "refs.json"
+    log.write_text('{"format": "recitation-code-references", "references": []}')
+    names = {"loop": str(loop), "idx": str(built["out"]), "log": str(log)}
+    r = run(*[part.format(**names) for part in command], cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    (line,) = r.stderr.strip().splitlines()
+    assert "unexpected" not in line and str(loop) in line, line
+
+
+def test_a_file_limit_of_a_terabyte_reads_small_files(tmp_path):
+    """`--max-file-bytes 999999999999` (found by the CLI fuzz: a MemoryError reading a 2 KB
+    file, the read sized by the limit)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text("def f(x):\n    return x + 1\n" * 50)
+    r = run("build", src, "--out", tmp_path / "idx", "--max-file-bytes", "999999999999", "-j", "1")
+    assert r.returncode == 0, r.stderr
+    assert "files: 1 " in r.stdout

@@ -87,7 +87,18 @@ def read_limited(path: str, max_bytes: int) -> bytes:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegularFile(f"{path} is not a regular file")
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(max_bytes + 1 if max_bytes > 0 else -1)
+            if max_bytes <= 0:
+                return f.read()
+            # a chunk at a time: a read of max_bytes + 1 at once allocates that much first
+            # (--max-file-bytes of a terabyte: a MemoryError for a file of 2 KB)
+            chunks, left = [], max_bytes + 1
+            while left > 0:
+                chunk = f.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
     finally:
         os.close(fd)
 

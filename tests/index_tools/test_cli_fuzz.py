@@ -80,6 +80,10 @@ def world(tmp_path_factory) -> dict:
     loop.symlink_to(loop)
     (files / "folder").mkdir()
     (files / "folder" / "a.py").write_text(CODE)
+    # a workspace of no language: one with Python files indexes the standard library (2.6M
+    # words: minutes in shards of 20 words, a slow case, not a hang)
+    (files / "ws").mkdir()
+    (files / "ws" / "README.md").write_text("# ws\n")
     paths = [
         idx, scratch, src, files / "code.py", files / "empty.py", files / "binary.bin",
         files / "utf16.py", files / "log.json", files / "nested.json", files / "report.json",
@@ -88,7 +92,7 @@ def world(tmp_path_factory) -> dict:
         "/dev/null", "/dev/zero", "/tmp/" + "a" * 5000, "b/" * 2500 + "x", "-",
         "http://127.0.0.1:9", "https://127.0.0.1:9/x", "http://10.0.0.1:1", "ftp://x",
         "pypi:", "pypi:left-pad==1.0", "npm:@", "npm:left-pad@^1", "python:nope",
-        f"workspace:{files / 'folder'}", "popular:pypi:3", "popular:npm:99999",
+        f"workspace:{files / 'ws'}", "popular:pypi:3", "popular:npm:99999",
         str(files / "folder") + "\\..\\..", "~nobody/x", "",
     ]  # fmt: skip
     return {"root": root, "paths": [str(p) for p in paths], "files": files}

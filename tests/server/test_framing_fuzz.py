@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from server_helpers import server_env
 
+from server.framing import _LENGTH as LENGTH
+from server.framing import MAX_BODY
+
 HERE = Path(__file__).resolve().parent
 SNIPPET_SERVER = [sys.executable, str(HERE.parent / "proxy" / "snippet_server.py")]
 SERVER = [sys.executable, "-m", "server"]
@@ -195,30 +198,51 @@ async def test_fuzzed_messages_leave_no_request_unanswered(command):
         s.send(frame(INIT))
         await s.answered([1])
         s.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-        clean = []
+        clean, exposed = [], set()
+        swallow = 0  # bytes after damaged ones that a length in them may take as their body
         uri = "file:///fuzz.py"
+
+        def send(data: bytes, msg_id: str | None = None) -> None:
+            nonlocal swallow
+            if msg_id is not None and swallow > 0:  # its header may be read as that body
+                exposed.add(msg_id)
+            s.send(data)
+            swallow = max(0, swallow - len(data))
+
+        def damaged(data: bytes) -> None:
+            """Damaged bytes sent: what follows them, up to the length they declare past
+            their own body (and the next message at least), may be swallowed."""
+            nonlocal swallow
+            send(data)
+            found = LENGTH.search(data)
+            body = data.find(b"\r\n\r\n")
+            declared = int(found.group(1)) if found else 0
+            own = len(data) - (body + 4) if body >= 0 else 0
+            if declared <= MAX_BODY:
+                swallow = max(swallow, declared - own, 1)
+
         s.send(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
             "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": ""}}}))  # fmt: skip
         for n in range(FUZZ_MESSAGES):
             msg_id = f"f{n}"
             roll = rng.random()
             if roll < 0.55:  # a well-framed request with odd params: must be answered
-                s.send(frame(request(msg_id, rng.choice(methods), fuzz_value(rng))))
+                send(frame(request(msg_id, rng.choice(methods), fuzz_value(rng))), msg_id)
                 clean.append(msg_id)
             elif roll < 0.7:  # a notification with odd params
                 method = rng.choice(["textDocument/didChange", "workspace/didChangeConfiguration",
                                      "$/cancelRequest", "textDocument/didSave"])  # fmt: skip
-                s.send(frame({"jsonrpc": "2.0", "method": method, "params": fuzz_value(rng)}))
+                send(frame({"jsonrpc": "2.0", "method": method, "params": fuzz_value(rng)}))
             elif roll < 0.85:  # a request whose bytes were damaged
                 data = bytearray(frame(request(msg_id, rng.choice(METHODS), fuzz_value(rng))))
                 for _ in range(rng.randrange(1, 4)):
                     data[rng.randrange(len(data))] = rng.randrange(256)
-                s.send(bytes(data) + b"\r\n\r\n")
+                damaged(bytes(data) + b"\r\n\r\n")
             elif roll < 0.95:  # not JSON-RPC at all
-                s.send(rng.choice([b"garbage\r\n\r\n", b"Content-Length: 2\r\n\r\n[]",
-                                   b"Content-Length: 4\r\n\r\nnull", os.urandom(64)]))  # fmt: skip
+                damaged(rng.choice([b"garbage\r\n\r\n", b"Content-Length: 2\r\n\r\n[]",
+                                    b"Content-Length: 4\r\n\r\nnull", os.urandom(64)]))  # fmt: skip
             else:  # a response to a request we never sent
-                s.send(frame({"jsonrpc": "2.0", "id": rng.randrange(10**6), "result": {}}))
+                send(frame({"jsonrpc": "2.0", "id": rng.randrange(10**6), "result": {}}))
             if n % 50 == 0:
                 await s.proc.stdin.drain()
         # damaged bytes may have swallowed the header of the request after them: a fresh
@@ -235,8 +259,13 @@ async def test_fuzzed_messages_leave_no_request_unanswered(command):
                 s.send(frame({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}}))
         await asyncio.sleep(2.5)
         unanswered = [i for i in clean if i not in s.responses]
-        # a request right after damaged bytes can lose its header to them; no more
-        assert len(unanswered) <= len(clean) * 0.15, unanswered[:10]
+        print(f"\n{FUZZ_MESSAGES} messages: {len(clean)} well-formed requests, "
+              f"{len(clean) - len(unanswered)} answered; {len(exposed)} sent within the length "
+              f"damaged bytes before them declared, {len(unanswered)} of them unanswered (read "
+              "as the damaged message's body)")  # fmt: skip
+        # every well-formed request is answered but one whose header the damaged bytes
+        # before it swallowed (a length changed to a larger one reads it as their body)
+        assert not [i for i in unanswered if i not in exposed], unanswered[:10]
         assert s.proc.returncode is None
         # the editor goes away: the process (and a relay's children) end
         s.proc.stdin.close()

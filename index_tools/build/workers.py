@@ -147,7 +147,7 @@ class _Pool:
                         try:  # it waits for it: the send never blocks for good
                             w.conn.send((sent, chunk))
                         except OSError:
-                            raise WorkerDied("a worker process ended unexpectedly") from None
+                            raise _died(w) from None
                         w.busy, sent = sent, sent + 1
                 while taken in done:
                     if not self._put(("chunk", done.pop(taken))):
@@ -167,15 +167,12 @@ class _Pool:
                         try:
                             number, ok, value = w.conn.recv()
                         except (EOFError, OSError):
-                            raise WorkerDied("a worker process ended unexpectedly") from None
+                            raise _died(w) from None
                         if not ok:
                             raise value
                         done[number], w.busy = value, None
                     elif w.process.sentinel in ready:
-                        code = w.process.exitcode
-                        raise WorkerDied(
-                            f"a worker process ended unexpectedly (exit status {code})"
-                        )
+                        raise _died(w)
         except BaseException as e:
             if not self.stopping.is_set():
                 self._put(("error", e))
@@ -194,6 +191,19 @@ class _Pool:
                 w.process.join(timeout=10)
             with contextlib.suppress(Exception):
                 w.conn.close()
+
+
+def _died(w: _Worker) -> WorkerDied:
+    """What became of a worker whose pipe closed: its exit status once it is reaped (a
+    negative one: killed by that signal)."""
+    with contextlib.suppress(Exception):
+        w.process.join(timeout=5)
+    code = w.process.exitcode
+    if code is None:
+        return WorkerDied("a worker process ended unexpectedly")
+    if code < 0:
+        return WorkerDied(f"a worker process ended unexpectedly (killed by signal {-code})")
+    return WorkerDied(f"a worker process ended unexpectedly (exit status {code})")
 
 
 def _serve(conn, func, parent: int, initializer, initargs) -> None:

@@ -14,7 +14,6 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..build.sources.languages import language_for_path
 from ..judge.attribution import split_lines
 from ..judge.decisions import ACTIONS, Action, DecisionsError
 from ..judge.quote_identity import QuoteIdentity
@@ -22,15 +21,13 @@ from ..judge.verdict import Verdict, at_least, judge
 from ..model import MATCH_JSON_VERSION, Match, describe_match
 from ..safe_text import printable
 from ..service.remote import RemoteIndex
+from .check_work import FileEnd, FileStart, WindowRead, check_jobs, matched, read_files
 from .code_files import (
     MARGIN_CHARS,
     REMOTE_MARGIN_CHARS,
     REMOTE_WINDOW_CHARS,
     WINDOW_CHARS,
-    NotText,
     Window,
-    read_windows,
-    window_matches,
 )
 from .output import json_text
 from .scan import (
@@ -38,7 +35,6 @@ from .scan import (
     DecisionsFinder,
     Skipped,
     collect_files,
-    display_path,
     real_parent,
     relative_path,
 )
@@ -95,7 +91,9 @@ class NotChecked:
         return {"file": self.skipped.shown, "reason": self.skipped.why, "allowed": self.allowed}
 
 
-def run_check(args, idx, version: str) -> int:
+def run_check(args, idx, version: str, location=None, token: str | None = None) -> int:
+    """Check the files of `args` against `idx`; with `location` (where `idx` was opened,
+    with `token`), on `args.jobs` cores (0: every core)."""
     from .sarif import sarif_report
 
     kind_actions = parse_severities(args.severity or [])
@@ -127,31 +125,33 @@ def run_check(args, idx, version: str) -> int:
     results: list[CheckResult] = []
     skipped = list(collected.skipped)
     n_checked = 0
-    for f in collected.files:
-        shown = display_path(f)
-        try:
-            _, decisions = finder.for_file(f)
-        except DecisionsError as e:
-            raise CheckUsageError(str(e)) from None
-        found: list[CheckResult] = []
-        language = args.language or language_for_path(str(f))
-        seen: Window | None = None
-        try:
-            for window, m in window_matches(
-                idx, read_windows(f, *sizes), min_tokens=args.min_tokens, language=language
-            ):
-                if window is not seen:
-                    seen, lines = window, split_lines(window.context + window.text)
+    jobs = check_jobs(getattr(args, "jobs", 0), collected.files)
+    events = read_files(collected.files, finder, args.language, sizes)
+    found: list[CheckResult] = []
+    for event, matches in matched(events, idx, args.min_tokens, jobs, location, token):
+        if isinstance(event, FileStart):
+            f, shown, decisions = event.path, event.shown, event.decisions
+        elif isinstance(event, WindowRead):
+            window = event.window
+            lines = split_lines(window.context + window.text) if matches else []
+            for m in matches:
                 found.append(_judged(f, shown, window, lines, m, decisions, kind_actions))
-            n_checked += 1
-        except NotText as e:
-            skipped.append(Skipped(f, shown, str(e)))
-        except OSError as e:  # what was read before is reported too
-            skipped.append(Skipped(f, shown, f"cannot read it: {e.strerror or e}"))
-        for r in found:
-            if baseline is not None and r.verdict.state == "open" and baseline.covers(f, r.quote):
-                r.verdict = replace(r.verdict, state="baseline", reason="in the baseline")
-        results += found
+        elif isinstance(event, FileEnd):
+            if event.why is None:
+                n_checked += 1
+            else:  # what was read before is reported too
+                skipped.append(Skipped(f, shown, event.why))
+            for r in found:
+                if (
+                    baseline is not None
+                    and r.verdict.state == "open"
+                    and baseline.covers(f, r.quote)
+                ):
+                    r.verdict = replace(r.verdict, state="baseline", reason="in the baseline")
+            results += found
+            found = []
+        else:
+            raise CheckUsageError(str(event.error)) from None
     not_checked = [NotChecked(s, _skipping_allowed(args, finder, s)) for s in skipped]
 
     if args.update_baseline:

@@ -157,9 +157,14 @@ def window_matches(idx, windows: Iterator[Window], **options) -> Iterator[tuple[
     """(window, match) of each match of a file read in windows, once (`Window.keeps`); the
     match as the window saw it (`Window.placed` puts it in the file)."""
     for w in windows:
-        for m in idx.match(w.text, w.context, **options):
-            if w.keeps(m):
-                yield w, m
+        for m in kept_matches(idx, w, **options):
+            yield w, m
+
+
+def kept_matches(idx, window: Window, **options) -> list[Match]:
+    """The matches of a window that are its own to report (`Window.keeps`), as the window
+    saw them."""
+    return [m for m in idx.match(window.text, window.context, **options) if window.keeps(m)]
 
 
 def open_code(path: str | os.PathLike) -> int:

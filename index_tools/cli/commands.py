@@ -873,8 +873,8 @@ what the project quotes, for compliance (a bill of materials; decisions marked):
         type=int,
         default=0,
         metavar="N",
-        help="files matched on N cores at once (default 0: every core); the report is "
-        "the same with any N",
+        help="files matched on N cores at once (default 0: every core, one for each "
+        "512 KiB of code to read); the report is the same with any N",
     )
     add_sbom_options(c)
     c.set_defaults(func=cmd_check)

@@ -1,17 +1,24 @@
 """The local builder: documents -> worker processes -> word ids -> suffix-array shards.
 
-Workers tokenize, compress and number each document's distinct words; the main process
-deduplicates identical files by content hash, stores documents, maps words to the
-vocabulary's ids (in order of first appearance) and gathers the ids of unique documents
-into a shard. A full shard (`shard_words`) has its suffix arrays built in a thread (the sort
-releases the interpreter, so it runs beside the workers) while the next one fills: memory
-is bounded by the shard size. Everything goes into a new generation published atomically.
+Workers tokenize, compress and number each document's distinct words (packed: the words'
+bytes and hashes); the main process deduplicates identical files by content hash, stores
+documents, maps words to the vocabulary's ids (in order of first appearance) and streams
+the ids of unique documents to a file of the shard being filled. A full shard
+(`shard_words`) is read back and has its suffix arrays built in a thread (the sort releases
+the interpreter, so it runs beside the workers) while the next one fills on disk.
+
+Memory is bounded by the shard, not the corpus: one shard sorted at a time (about 18 bytes
+a word, the two views one after the other), the rest on disk; what grows with the corpus
+is the vocabulary (about 40 bytes a distinct word, `Vocabulary`) and 4 bytes a document
+and a file (`_Writer.occurrences`, `shares`). Everything goes into a new generation
+published atomically.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
@@ -33,6 +40,7 @@ from ..safe_text import printable
 from ..store import generations as store
 from ..store import shards as files
 from ..store.lock import IndexBusyError, WriterLock
+from ..store.shards import renamed_ids
 from ..store.small_files import NotRegularFile, writable_target
 from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
@@ -40,7 +48,7 @@ from . import progress
 from .held import described, sort_sources
 from .process import ProcessedDoc, process
 from .sources.base import with_own_license
-from .suffix import write_shard
+from .suffix import JoinedShard, write_joined
 from .workers import ordered_map
 
 DEFAULT_SHARD_WORDS = 1 << 27  # words per shard: its suffix array's memory (~20 bytes/word)
@@ -170,11 +178,11 @@ def _init_worker(renamed: bool = True) -> None:
 
 
 def _work(doc: Document) -> tuple[Document, ProcessedDoc]:
-    return with_own_license(doc), process(doc.text, doc.language, _R)
+    return with_own_license(doc), process(doc.text, doc.language, _R).pack()
 
 
 def _run_one(doc: Document, opts: BuildOptions) -> tuple[Document, ProcessedDoc]:
-    return with_own_license(doc), process(doc.text, doc.language, opts.renamed)
+    return with_own_license(doc), process(doc.text, doc.language, opts.renamed).pack()
 
 
 # --- main side ---------------------------------------------------------------------------
@@ -233,28 +241,184 @@ class DocStore:
 
 
 class Vocabulary:
-    """Word -> id, ids given in order of first appearance (documents in id order)."""
+    """Word -> id, ids given in order of first appearance (documents in id order).
 
-    def __init__(self, words: list[str] | None = None):
-        self.words = list(words or [])
-        self.ids = {w: files.FIRST_WORD_ID + i for i, w in enumerate(self.words)}
+    Held as the vocabulary's files hold it, not as a word object each (a dict of str took
+    about 150 bytes a word: 1.6 GB for the 10.7M words of 1.5B): the words packed one after
+    the other (`shards.packed_words`, the words file), their offsets and lookup hashes, and
+    an open-addressing table of ids by hash (at most half full), about 40 bytes a word in
+    all. A document's words are found together with array operations, each found word's
+    bytes compared with the stored ones (equal hashes never make two words one)."""
+
+    def __init__(self, packed: bytes = b"", hashes: np.ndarray | None = None):
+        self.blob = bytearray(packed)  # the words file
+        ends = np.flatnonzero(np.frombuffer(self.blob, dtype=np.uint8) == 0x0A) + 1
+        self.offsets = array("Q", [0])  # each word's start in `blob`, then the end
+        self.offsets.frombytes(ends.astype(np.uint64).tobytes())
+        if hashes is None:
+            hashes = files.packed_words(packed.decode("utf-8", "surrogatepass").split("\n")[:-1])[1]
+        self.hashes = array("Q", np.asarray(hashes, dtype=np.uint64).tobytes())
+        if len(self.hashes) != len(self):
+            raise ValueError("vocabulary words and hashes differ")
+        self._slots = np.zeros(0, dtype=np.uint32)  # word ids by hash (0: empty)
+        self._salt = np.uint64(int.from_bytes(os.urandom(8), "little"))
+        self._rehash(max(1 << 10, 4 * len(self)))  # at most half full
+
+    @classmethod
+    def of_generation(cls, gen: Path) -> Vocabulary:
+        """The vocabulary of a published generation (for `add`, which extends it); a
+        damaged one is a ValueError."""
+        packed = (gen / files.WORDS_NAME).read_bytes()
+        if packed and not packed.endswith(b"\n"):
+            raise ValueError("vocabulary cut short")
+        return cls(packed)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def words(self) -> list[str]:
+        return self.blob.decode("utf-8", "surrogatepass").split("\n")[:-1]
 
     def map(self, pd: ProcessedDoc) -> np.ndarray:
         """The document's word ids (new words get the next ids)."""
-        ids, words = self.ids, self.words
-        table = np.empty(len(pd.vocabulary), dtype=np.uint32)
-        for i, w in enumerate(pd.vocabulary):
-            word_id = ids.get(w)
-            if word_id is None:
-                word_id = ids[w] = files.FIRST_WORD_ID + len(words)
-                words.append(w)
-            table[i] = word_id
+        packed, hashes = pd.pack().packed
+        q = np.frombuffer(packed, dtype=np.uint8)
+        ends = np.flatnonzero(q == 0x0A) + 1
+        starts = np.concatenate(([0], ends[:-1])) if len(ends) else ends
+        table = self._find(hashes, q, starts, ends - starts)
+        new = np.flatnonzero(table == 0)  # in order of appearance: the next ids
+        if len(new):
+            table[new] = self._add(q, starts[new], ends[new], hashes[new])
         return table[pd.local_ids]
+
+    def write(self, gen: Path) -> None:
+        """The vocabulary's three files."""
+        files.write_packed_vocabulary(
+            gen, self.blob, np.frombuffer(self.offsets, dtype=np.uint64),
+            np.frombuffer(self.hashes, dtype=np.uint64),
+        )  # fmt: skip
+
+    def _find(
+        self, hashes: np.ndarray, q: np.ndarray, starts: np.ndarray, sizes: np.ndarray
+    ) -> np.ndarray:
+        """The id of each word (`q[starts[j] : starts[j] + sizes[j]]`, its line break
+        included), 0 where the vocabulary lacks it: the table probed by hash for all the
+        words at once, then each word found compared with the stored one byte for byte."""
+        out = np.zeros(len(hashes), dtype=np.uint32)
+        if not len(self) or not len(hashes):
+            return out
+        slots, mask = self._slots, len(self._slots) - 1
+        stored = np.frombuffer(self.hashes, dtype=np.uint64)
+        at = self._home(hashes)
+        todo = np.arange(len(hashes))
+        while len(todo):
+            held = slots[at[todo]]
+            filled = np.flatnonzero(held)
+            same = np.zeros(len(todo), dtype=bool)
+            same[filled] = stored[held[filled] - files.FIRST_WORD_ID] == hashes[todo[filled]]
+            out[todo[same]] = held[same]
+            go = same.copy()  # a slot of another word: on to the next
+            go[filled] = ~same[filled]
+            todo = todo[go]
+            at[todo] = (at[todo] + 1) & mask
+        found = np.flatnonzero(out)
+        k = out[found].astype(np.int64) - files.FIRST_WORD_ID
+        offsets = np.frombuffer(self.offsets, dtype=np.uint64).astype(np.int64)
+        equal = _same_bytes(
+            np.frombuffer(self.blob, dtype=np.uint8), offsets[k], offsets[k + 1] - offsets[k],
+            q, starts[found], sizes[found],
+        )  # fmt: skip
+        for j in found[~equal].tolist():  # another word of the same hash: probed on
+            out[j] = self._probe(bytes(q[starts[j] : starts[j] + sizes[j]]), int(hashes[j]))
+        return out
+
+    def _probe(self, word: bytes, h: int) -> int:
+        """The id of `word` (its line break included) of hash `h`, or 0: slot by slot."""
+        slots, mask = self._slots, len(self._slots) - 1
+        at = int(self._home(np.array([h], dtype=np.uint64))[0])
+        while word_id := int(slots[at]):
+            i = word_id - files.FIRST_WORD_ID
+            if self.hashes[i] == h and self.blob[self.offsets[i] : self.offsets[i + 1]] == word:
+                return word_id
+            at = (at + 1) & mask
+        return 0
+
+    def _add(
+        self, q: np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray
+    ) -> np.ndarray:
+        """Give the words (`q[starts[j] : ends[j]]`, new and distinct) the next ids."""
+        first = files.FIRST_WORD_ID + len(self)
+        if 2 * (len(self) + len(hashes)) > len(self._slots):
+            self._rehash(4 * (len(self) + len(hashes)))
+        sizes = ends - starts
+        within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        self.blob += q[np.repeat(starts, sizes) + within].tobytes()
+        self.offsets.frombytes((np.cumsum(sizes) + self.offsets[-1]).astype(np.uint64).tobytes())
+        self.hashes.frombytes(np.asarray(hashes, dtype=np.uint64).tobytes())
+        ids = np.arange(first, first + len(hashes), dtype=np.uint32)
+        self._place(ids, hashes)
+        return ids
+
+    def _home(self, hashes: np.ndarray) -> np.ndarray:
+        """Each hash's first slot: its bits mixed with this table's secret (words crafted
+        to share low bits do not share slots) and multiplied, the top bits taken."""
+        bits = np.uint64(64 - (len(self._slots).bit_length() - 1))
+        mixed = (np.asarray(hashes, dtype=np.uint64) ^ self._salt) * _GOLDEN
+        return (mixed >> bits).astype(np.int64) if bits < 64 else np.zeros(len(mixed), np.int64)
+
+    def _rehash(self, size: int) -> None:
+        """A table of at least `size` slots (a power of two) of every word."""
+        self._slots = np.zeros(1 << max(0, (size - 1).bit_length()), dtype=np.uint32)
+        ids = np.arange(files.FIRST_WORD_ID, files.FIRST_WORD_ID + len(self), dtype=np.uint32)
+        self._place(ids, np.frombuffer(self.hashes, dtype=np.uint64))
+
+    def _place(self, ids: np.ndarray, hashes: np.ndarray) -> None:
+        """Each of `ids` at the first free slot from its hash's on (linear probing: the
+        slots passed are taken, so a lookup passes them too); rounds in which each free
+        slot wanted takes the first of the words that want it."""
+        slots, mask = self._slots, len(self._slots) - 1
+        at = self._home(hashes)
+        todo = np.arange(len(ids))
+        while len(todo):
+            want = at[todo]
+            free = np.flatnonzero(slots[want] == 0)
+            _, pick = np.unique(want[free], return_index=True)
+            placed = np.zeros(len(todo), dtype=bool)
+            placed[free[pick]] = True
+            slots[want[placed]] = ids[todo[placed]]
+            todo = todo[~placed]
+            at[todo] = (at[todo] + 1) & mask
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / the golden ratio, odd
+
+
+def _same_bytes(
+    blob: np.ndarray, b_starts: np.ndarray, b_sizes: np.ndarray,
+    q: np.ndarray, q_starts: np.ndarray, q_sizes: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """Whether each stored word (`blob` at `b_starts`) is the query's (`q` at `q_starts`):
+    of the same size, byte for byte."""
+    equal = b_sizes == q_sizes
+    pick = np.flatnonzero(equal)
+    if not len(pick):
+        return equal
+    sizes = q_sizes[pick]
+    firsts = np.cumsum(sizes) - sizes
+    within = np.arange(int(sizes.sum())) - np.repeat(firsts, sizes)
+    stored = blob[np.repeat(b_starts[pick], sizes) + within]
+    differ = stored != q[np.repeat(q_starts[pick], sizes) + within]
+    equal[pick[np.add.reduceat(differ, firsts) > 0]] = False
+    return equal
 
 
 class ShardBuffer:
-    """The unique documents of the shards being written; a full shard is written (its
-    suffix arrays sorted) in a thread while the next one fills."""
+    """The unique documents of the shard being filled, streamed to two files beside the
+    generation's (their word ids back to back with a separator before, between and after
+    them, and which words are identifiers): in memory only a count of words a document.
+    A full shard is read back whole and written (its suffix arrays sorted) in a thread while
+    the next one fills, so memory holds one shard at a time, never the corpus."""
 
     def __init__(
         self, gen: Path, first_shard: int, limit: int, renamed: bool, stride: int, top: int
@@ -265,31 +429,52 @@ class ShardBuffer:
         self.limit = max(1, min(limit, files.MAX_SHARD_WORDS))
         self.renamed = renamed
         self.stride = stride  # of the rename-insensitive view's suffix arrays
-        self.docs: list[np.ndarray] = []
-        self.masks: list[np.ndarray | None] = []
+        self.sizes = array("I")  # words of each document of the shard being filled
         self.words = 0
+        self._ids = self._marks = None  # the files it is streamed to
         # (words, documents, id bytes, renamed places) per shard written
         self.written: list[tuple[int, int, int, int]] = []
         self._pool = ThreadPoolExecutor(1)
         self._pending: Future | None = None
 
+    def _filling(self, part: str) -> Path:
+        return self.gen / f"{files.shard_file(self.next_shard, part)}.filling.tmp"
+
     def add(self, ids: np.ndarray, mask: np.ndarray | None) -> None:
-        if self.docs and self.words + len(ids) > self.limit:
+        if self.sizes and self.words + len(ids) > self.limit:
             self.flush()
-        self.docs.append(ids)
-        self.masks.append(mask)
+        if self._ids is None:
+            self._ids = open(self._filling("ids"), "wb", buffering=1 << 20)  # noqa: SIM115
+            self._ids.write(_SEPARATOR)
+            if self.renamed:
+                self._marks = open(self._filling("marks"), "wb", buffering=1 << 20)  # noqa: SIM115
+                self._marks.write(b"\0")
+        self._ids.write(np.asarray(ids, dtype=np.uint32).tobytes())
+        self._ids.write(_SEPARATOR)
+        if self._marks is not None:
+            self._marks.write(bytes(len(ids)) if mask is None else mask.astype(np.bool_).tobytes())
+            self._marks.write(b"\0")
+        self.sizes.append(len(ids))
         self.words += len(ids)
 
     def flush(self) -> None:
-        if not self.docs:
+        if not self.sizes:
             return
         self._wait()
-        docs, masks = self.docs, self.masks if self.renamed else None
+        ids, marks = self._filling("ids"), self._filling("marks") if self.renamed else None
+        self._close_files()
         self._pending = self._pool.submit(
-            write_shard, self.gen, self.next_shard, docs, masks, self.stride, self.top
-        )
+            _write_filled, self.gen, self.next_shard, ids, marks, self.sizes, self.stride,
+            self.top,
+        )  # fmt: skip
         self.next_shard += 1
-        self.docs, self.masks, self.words = [], [], 0
+        self.sizes, self.words = array("I"), 0
+
+    def _close_files(self) -> None:
+        for f in (self._ids, self._marks):
+            if f is not None:
+                f.close()
+        self._ids = self._marks = None
 
     def _wait(self) -> None:
         if self._pending is not None:
@@ -301,8 +486,58 @@ class ShardBuffer:
             self.flush()
             self._wait()
         finally:
+            self._close_files()
             self._pool.shutdown(wait=True)
         return self.written
+
+
+_SEPARATOR = np.zeros(1, dtype=np.uint32).tobytes()
+
+
+def _write_filled(
+    gen: Path, index: int, ids_file: Path, marks_file: Path | None, sizes: array, stride: int,
+    top: int,
+) -> tuple[int, int, int, int]:  # fmt: skip
+    """Write shard `index` of the documents streamed to `ids_file` (and `marks_file`), as
+    `write_shard` writes them of the documents in memory; the files are removed."""
+    ids = np.fromfile(ids_file, dtype=np.uint32)
+    ids_file.unlink()
+    lengths = np.frombuffer(sizes, dtype=np.uint32).astype(np.int64) + 1
+    starts = np.cumsum(lengths) - lengths + 1
+    renamed = None
+    if marks_file is not None:
+        marked = np.fromfile(marks_file, dtype=np.bool_)
+        marks_file.unlink()
+        renamed = renamed_ids(ids, marked)
+        del marked
+    # the views one after the other, each array let go once written: a shard sorts in about
+    # 18 bytes a word (both at once: 27)
+    shard = JoinedShard(ids, starts, renamed)
+    del ids, renamed
+    try:
+        return write_joined(gen, index, shard, stride, top, at_once=False)
+    finally:
+        del shard
+        give_back_memory()
+
+
+def give_back_memory() -> None:
+    """Return the memory a shard's sort freed to the system where the C library keeps it
+    (glibc holds it for the thread that freed it: the documents' side could not reuse it,
+    and the peak grew shard after shard)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim():
+    try:
+        import ctypes
+
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)
+    except Exception:  # no C library to name (Windows): nothing to trim
+        return None
 
 
 class _Writer:
@@ -327,7 +562,10 @@ class _Writer:
         self.next_doc = header.documents
         self.docs = DocStore(gen)
         self.vocabulary = vocabulary or Vocabulary()
-        self.occurrences = list(occurrences.tolist()) if occurrences is not None else []
+        # the files of each document (4 bytes a document)
+        self.occurrences = array("I")
+        if occurrences is not None:
+            self.occurrences.frombytes(occurrences.astype("=u4").tobytes())
         self.shards = ShardBuffer(
             gen, header.shards, opts.shard_words, opts.renamed, header.renamed_stride,
             header.top_step,
@@ -420,10 +658,11 @@ class _Writer:
             if h.renamed_languages:
                 h.shard_renamed_places.append(renamed_places)
         h.shards = len(h.shard_words)
-        h.vocabulary = len(self.vocabulary.words)
-        files.write_vocabulary(self.gen, self.vocabulary.words)
+        h.vocabulary = len(self.vocabulary)
+        self.vocabulary.write(self.gen)
         files.write_array(
-            self.gen / files.OCCURRENCES_NAME, np.asarray(self.occurrences, dtype="<u4")
+            self.gen / files.OCCURRENCES_NAME,
+            np.frombuffer(self.occurrences, dtype="=u4").astype("<u4"),
         )
         if self.shares is not None:
             if sum(self.source_files) != len(self.shares):
@@ -768,11 +1007,11 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
             if name not in rewritten:  # the vocabulary is written anew, extended
                 _copy_checked(old_gen / name, gen / name, header.file_hashes[name], root)
         try:
-            vocabulary = Vocabulary(files.read_vocabulary(old_gen))
+            vocabulary = Vocabulary.of_generation(old_gen)
             occurrences = np.fromfile(gen / files.OCCURRENCES_NAME, dtype="<u4")
         except (ValueError, UnicodeDecodeError) as e:
             raise BuildError(f"index at {root} is damaged ({e}); rebuild it") from None
-        if len(vocabulary.words) != header.vocabulary or len(occurrences) != header.documents:
+        if len(vocabulary) != header.vocabulary or len(occurrences) != header.documents:
             raise BuildError(f"index at {root} is damaged (vocabulary); rebuild it")
         shares = _shares(gen, header, occurrences, root)
         summary = BuildSummary(path=str(root), skipped=Counter({HELD: held} if held else {}))

@@ -8,6 +8,7 @@ import numpy as np
 import xxhash
 import zstandard
 
+from ..store.shards import packed_words
 from ..text.normalize import identifier_mask_of_ids
 from ..text.words import WORD_RE
 
@@ -27,6 +28,15 @@ class ProcessedDoc:
     vocabulary: list[str]  # the document's distinct words, in order of first appearance
     local_ids: np.ndarray  # per word: its index in `vocabulary` (uint32)
     identifiers: np.ndarray | None = None  # per word: an identifier (rename-insensitive view)
+    # `vocabulary` packed (`shards.packed_words`: the words file's bytes and each word's
+    # lookup hash), as a worker hands it to the builder, which keeps no word as an object
+    packed: tuple[bytes, np.ndarray] | None = None
+
+    def pack(self) -> ProcessedDoc:
+        """This document with its vocabulary packed (the list let go)."""
+        if self.packed is None:
+            self.packed, self.vocabulary = packed_words(self.vocabulary), []
+        return self
 
 
 def content_hash(text: str) -> bytes:

@@ -9,7 +9,8 @@
                       joined with them: the document of each file, the sources' shares
     pass 2 (Spark)    chunk -> `process()` of each first occurrence -> a document record, its
                       distinct words and their places; each word reduced to its first
-                      (document, place): the vocabulary's ids in the local builder's order
+                      (document, place): the vocabulary's ids in the local builder's order,
+                      joined back to each document's words (no task holds the vocabulary)
     docs (driver)     document records in id order, joined with their occurrences ->
                       docs.mdb and text.zst, as the local builder writes them; the words of
                       each document decide the shards (the local builder's rule)
@@ -154,10 +155,25 @@ def _first_places(item):
     return ((w, (doc_id, i)) for i, w in enumerate(vocabulary))
 
 
-def _shard_docs(item, vocabulary: dict, shard_of_doc: np.ndarray):
-    doc_id, (_record, words, local, mask) = item
-    table = np.fromiter((vocabulary[w] for w in words), dtype=np.uint32, count=len(words))
-    return int(shard_of_doc[doc_id]), (doc_id, table[local], mask)
+def _word_places(item):
+    """(word, (document, its place among the document's distinct words))."""
+    doc_id, (_record, words, _local, _mask) = item
+    return ((w, (doc_id, i)) for i, w in enumerate(words))
+
+
+def _table(places) -> np.ndarray:
+    """A document's distinct words' ids, from (place, index in the vocabulary) pairs."""
+    places = list(places)
+    table = np.empty(len(places), dtype=np.uint32)
+    for i, index in places:
+        table[i] = files.FIRST_WORD_ID + index
+    return table
+
+
+def _shard_docs(item, shard_of_doc: np.ndarray):
+    doc_id, ((local, mask), table) = item
+    ids = table[local] if table is not None else np.empty(0, dtype=np.uint32)
+    return int(shard_of_doc[doc_id]), (doc_id, ids, mask)
 
 
 def _write_shard_task(index: int, items, gen: str, first_shard: int, stride: int, top: int):
@@ -337,7 +353,7 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     )
     firsts_of_words = processed.flatMap(_first_places).reduceByKey(min, parallel)
     ordered_words = firsts_of_words.sortBy(lambda kv: kv[1], numPartitions=parallel).keys()
-    words = list(ordered_words.toLocalIterator())
+    numbered_words = ordered_words.zipWithIndex().persist(StorageLevel.MEMORY_AND_DISK)
 
     # docs (driver): documents in id order, with their occurrences
     docs = processed.map(lambda r: (r[0], r[1][0]))
@@ -360,13 +376,23 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     # shards (Spark): each shard's documents, ids and suffix arrays, in parallel
     shard_of_doc = shard_cuts(words_per_doc, opts.shard_words)
     shards = int(shard_of_doc.max()) + 1 if documents else 0
-    vocabulary = sc.broadcast({w: files.FIRST_WORD_ID + i for i, w in enumerate(words)})
     cuts = sc.broadcast(shard_of_doc)
     gen_dir = str(gen)
     stride = header.renamed_stride  # 0: no rename-insensitive view
     top = header.top_step
+    # each document's words' ids by a join with the numbered vocabulary: no executor (and
+    # not the driver) holds the whole vocabulary
+    tables = (
+        processed.flatMap(_word_places)
+        .join(numbered_words, parallel)
+        .map(lambda kv: (kv[1][0][0], (kv[1][0][1], kv[1][1])))
+        .groupByKey(parallel)
+        .mapValues(_table)
+    )
+    local_ids = processed.map(lambda item: (item[0], (item[1][2], item[1][3])))
     written = dict(
-        processed.map(lambda item: _shard_docs(item, vocabulary.value, cuts.value))
+        local_ids.leftOuterJoin(tables, parallel)
+        .map(lambda item: _shard_docs(item, cuts.value))
         .partitionBy(max(shards, 1), lambda shard: shard)
         .mapPartitionsWithIndex(lambda i, it: _write_shard_task(i, it, gen_dir, 0, stride, top))
         .collect()
@@ -377,13 +403,12 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     if renamed:
         header.shard_renamed_places = [written[i][3] for i in range(shards)]
     header.shards = shards
-    header.vocabulary = len(words)
-    files.write_vocabulary(gen, words)
+    header.vocabulary = files.write_vocabulary_of(gen, numbered_words.keys().toLocalIterator())
     files.write_array(gen / files.OCCURRENCES_NAME, counts)
     files.write_array(gen / files.SHARES_NAME, shares)
     summary.vocabulary, summary.shards = header.vocabulary, header.shards
     processed.unpersist()
     numbered.unpersist()
+    numbered_words.unpersist()
     table.unpersist()
-    vocabulary.unpersist()
     cuts.unpersist()

@@ -27,7 +27,7 @@ from ..store.shards import (
     write_array,
 )
 
-_CHUNK = 1 << 22  # ids encoded, and suffix array entries mapped, at a time (bounds temporaries)
+_CHUNK = 1 << 20  # ids encoded, and suffix array entries mapped, at a time (bounds temporaries)
 
 
 def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:
@@ -212,7 +212,10 @@ def write_shard(
                 marked[s : s + len(d)] = mask
         renamed = renamed_ids(ids, marked)
         del marked
-    return write_joined(gen, index, JoinedShard(ids, starts, renamed), stride, top_step)
+    # the views one after the other, each array let go once written (less memory)
+    shard = JoinedShard(ids, starts, renamed)
+    del ids, renamed
+    return write_joined(gen, index, shard, stride, top_step, at_once=False)
 
 
 @dataclass
@@ -248,6 +251,8 @@ def write_joined(
         exact = pool.submit(suffix_array, ids, width) if at_once else None
         tok = id_bytes(ids, width)
         write_array(gen / shard_file(index, "ids"), tok)
+        if exact is None:  # read back from its file for the top table: no copy held
+            del tok
         write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
         rplaces = 0
         if shard.renamed is not None:
@@ -267,7 +272,6 @@ def write_joined(
         if exact is not None:
             sa = exact.result()
         else:
-            del tok  # read back from its file for the top table: no copy held while sorting
             shard.ids = None
             sa = suffix_array(ids, width)
             del ids

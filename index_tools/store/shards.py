@@ -39,8 +39,11 @@ rename-insensitive view, words from 2 in order of first appearance (documents in
 from __future__ import annotations
 
 import contextlib
+import itertools
 import mmap
 import os
+from array import array
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -171,23 +174,62 @@ def write_array(path: Path, array: np.ndarray) -> None:
 # --- vocabulary --------------------------------------------------------------------------
 
 
+def packed_words(words: list[str]) -> tuple[bytes, np.ndarray]:
+    """`words` as the words file holds them (UTF-8, each followed by a line break, which no
+    word holds) and each one's lookup hash (xxh3-64 of its bytes)."""
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+    hashes = np.fromiter(map(xxhash.xxh3_64_intdigest, encoded), np.uint64, len(encoded))
+    return b"".join(b + b"\n" for b in encoded), hashes
+
+
 def write_vocabulary(gen: Path, words: list[str]) -> None:
     """The three vocabulary files of `words` (id FIRST_WORD_ID + index)."""
-    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
-    sizes = np.fromiter((len(b) + 1 for b in encoded), dtype=np.uint64, count=len(encoded))
-    offsets = np.zeros(len(encoded) + 1, dtype="<u8")
-    np.cumsum(sizes, out=offsets[1:])
+    packed, hashes = packed_words(words)
+    ends = np.flatnonzero(np.frombuffer(packed, dtype=np.uint8) == 0x0A) + 1
+    offsets = np.zeros(len(words) + 1, dtype="<u8")
+    offsets[1:] = ends
+    write_packed_vocabulary(gen, packed, offsets, hashes)
+
+
+def write_vocabulary_of(gen: Path, words: Iterable[str], chunk: int = 1 << 16) -> int:
+    """The three vocabulary files of `words` as they come (a chunk at a time: the words
+    are never held together); returns their number."""
+    offsets, hashes = array("Q", [0]), array("Q")
     with open(gen / WORDS_NAME, "wb") as f:
-        for i in range(0, len(encoded), 1 << 16):
-            f.write(b"".join(b + b"\n" for b in encoded[i : i + (1 << 16)]))
+        for part in _chunks(iter(words), chunk):
+            packed, h = packed_words(part)
+            ends = np.flatnonzero(np.frombuffer(packed, dtype=np.uint8) == 0x0A) + 1
+            offsets.frombytes((ends + offsets[-1]).astype(np.uint64).tobytes())
+            hashes.frombytes(h.tobytes())
+            f.write(packed)
         f.flush()
         os.fsync(f.fileno())
-    write_array(gen / OFFSETS_NAME, offsets)
-    lookup = np.empty(len(words), dtype=LOOKUP_DTYPE)
-    lookup["hash"] = np.fromiter(
-        (xxhash.xxh3_64_intdigest(b) for b in encoded), dtype=np.uint64, count=len(encoded)
+    _write_offsets_and_lookup(
+        gen, np.frombuffer(offsets, dtype=np.uint64), np.frombuffer(hashes, dtype=np.uint64)
     )
-    lookup["id"] = np.arange(FIRST_WORD_ID, FIRST_WORD_ID + len(words), dtype=np.uint32)
+    return len(hashes)
+
+
+def _chunks(items: Iterator, size: int) -> Iterator[list]:
+    while part := list(itertools.islice(items, size)):
+        yield part
+
+
+def write_packed_vocabulary(gen: Path, packed, offsets: np.ndarray, hashes: np.ndarray) -> None:
+    """The three vocabulary files of words already packed (`packed_words`: the words file),
+    their offsets in it (each word's start, then the end) and their lookup hashes."""
+    with open(gen / WORDS_NAME, "wb") as f:
+        f.write(packed)
+        f.flush()
+        os.fsync(f.fileno())
+    _write_offsets_and_lookup(gen, offsets, hashes)
+
+
+def _write_offsets_and_lookup(gen: Path, offsets: np.ndarray, hashes: np.ndarray) -> None:
+    write_array(gen / OFFSETS_NAME, np.asarray(offsets, dtype="<u8"))
+    lookup = np.empty(len(hashes), dtype=LOOKUP_DTYPE)
+    lookup["hash"] = hashes
+    lookup["id"] = np.arange(FIRST_WORD_ID, FIRST_WORD_ID + len(hashes), dtype=np.uint32)
     write_array(gen / LOOKUP_NAME, np.sort(lookup, order=("hash", "id")))
 
 

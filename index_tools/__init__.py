@@ -2,7 +2,12 @@
 and the matcher. Never imports `server`."""
 
 from .build.local import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
+from .build.sources.languages import EXTENSIONS as CODE_EXTENSIONS
+from .build.sources.languages import FILENAMES as CODE_FILENAMES
+from .build.sources.languages import language_for_path
 from .build.sources.workspace_plan import WorkspacePlan, plan_workspace
+from .cli.code_files import NotText, open_code
+from .cli.code_files import sniff as sniff_encoding
 from .judge.attribution import (
     Attribution,
     find_attribution,
@@ -58,6 +63,8 @@ from .text.words import TOKENIZER_VERSION, Word, tokenize, word_bounds, word_spa
 __all__ = [
     "ACTIONS",
     "CATEGORIES",
+    "CODE_EXTENSIONS",
+    "CODE_FILENAMES",
     "DECISIONS_FILE",
     "FORMAT_VERSION",
     "KINDS",
@@ -81,6 +88,7 @@ __all__ = [
     "IndexServiceError",
     "Kind",
     "Match",
+    "NotText",
     "Origin",
     "Part",
     "Position",
@@ -107,11 +115,13 @@ __all__ = [
     "guess_language",
     "is_remote",
     "judge",
+    "language_for_path",
     "license_category",
     "literal_pattern",
     "load_decisions",
     "merge_matches",
     "open_location",
+    "open_code",
     "open_index",
     "pick_language",
     "plan_workspace",
@@ -119,6 +129,7 @@ __all__ = [
     "printable",
     "query_report",
     "search_status",
+    "sniff_encoding",
     "source_groups",
     "source_view",
     "spdx_snippet_tags",

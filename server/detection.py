@@ -31,6 +31,7 @@ class PendingCheck:
     whole: bool = False  # a whole-document scan replaces the document's matches
     # checked again on another index (or generation): replaces the matches inside the span
     replace: bool = False
+    disk: bool = False  # code written to the file outside the editor (file_watch.py)
     created: float = field(default_factory=time.perf_counter)  # for latency logging
 
 
@@ -56,8 +57,11 @@ def merge_checks(checks: list[PendingCheck]) -> list[PendingCheck]:
         if out and c.start <= out[-1].end:
             out[-1].end = max(out[-1].end, c.end)
             out[-1].replace = out[-1].replace or c.replace
+            out[-1].disk = out[-1].disk or c.disk
         else:
-            out.append(PendingCheck(c.start, c.end, replace=c.replace, created=c.created))
+            out.append(
+                PendingCheck(c.start, c.end, replace=c.replace, disk=c.disk, created=c.created)
+            )
     return out
 
 
@@ -116,6 +120,10 @@ class Checker:
                 self.add(uri, check)
                 n += 1
         return n
+
+    def busy(self) -> bool:
+        """Whether the editor's own checks are queued or running."""
+        return bool(self._tasks)
 
     def cancel(self, uri: str) -> None:
         self._deferred.pop(uri, None)

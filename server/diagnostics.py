@@ -35,6 +35,7 @@ class StoredMatch:
     words: tuple[str, ...]  # the words of the quoted range when it was found
     identity: QuoteIdentity  # what identifies the quote by its content (dismissals)
     generation: str | None = None  # the index generation that found it, when known
+    outside: bool = False  # found in code written to the file outside the editor
 
     @classmethod
     def create(
@@ -44,9 +45,10 @@ class StoredMatch:
         end: int,
         words: tuple[str, ...],
         generation: str | None = None,
+        outside: bool = False,
     ) -> StoredMatch:
         identity = QuoteIdentity.of_words(words)
-        return cls(uuid.uuid4().hex[:12], match, start, end, words, identity, generation)
+        return cls(uuid.uuid4().hex[:12], match, start, end, words, identity, generation, outside)
 
     @property
     def kind(self) -> str:
@@ -172,6 +174,12 @@ class MatchStore:
 
     def clear(self, uri: str) -> None:
         self._by_uri.pop(uri, None)
+
+    def move(self, old_uri: str, new_uri: str) -> None:
+        """The document's matches, now under another URI."""
+        items = self._by_uri.pop(old_uri, None)
+        if items is not None:
+            self._by_uri[new_uri] = items
 
     def on_edit(self, doc: TextDocument, edit: Edit) -> bool:
         """Move the document's matches with `edit`; drop those whose words changed.

@@ -1,4 +1,6 @@
-"""Open documents as the server sees them: text, version, language and the edits applied.
+"""Open documents as the server sees them: text, version, language and the edits applied;
+and files that are not open but hold code written outside the editor (`opened` false: their
+text as read from disk, kept while warnings are shown on them, see file_watch.py).
 
 Positions are converted in the position encoding negotiated with the client (UTF-16 unless
 the client asked for UTF-8 or UTF-32). Offsets are Python string indices.
@@ -116,6 +118,7 @@ class TextDocument:
     language_id: str = ""
     encoding: str = UTF16
     seq: int = 0  # number of edits applied so far
+    opened: bool = True  # false: a file on disk the editor has not opened (file_watch.py)
     edits: deque[Edit] = field(default_factory=lambda: deque(maxlen=EDIT_LOG_SIZE))
     _line_starts: list[int] | None = None
 
@@ -226,7 +229,7 @@ def _diff(old: str, new: str) -> tuple[int, int, str]:
 
 
 class DocumentStore:
-    """The open documents, by URI."""
+    """The open documents, and the files on disk with warnings (`opened` false), by URI."""
 
     def __init__(self) -> None:
         self._docs: dict[str, TextDocument] = {}
@@ -245,6 +248,30 @@ class DocumentStore:
 
     def get(self, uri: str) -> TextDocument | None:
         return self._docs.get(uri)
+
+    def get_open(self, uri: str) -> TextDocument | None:
+        """The document the editor has open at `uri` (not a file only read from disk)."""
+        doc = self._docs.get(uri)
+        return doc if doc is not None and doc.opened else None
+
+    def add_from_disk(self, uri: str, text: str, language_id: str) -> TextDocument:
+        """A file that is not open, as read from disk."""
+        doc = TextDocument(
+            uri=uri, text=text, language_id=language_id, encoding=self.encoding, opened=False
+        )
+        self._docs[uri] = doc
+        return doc
+
+    def adopt(self, doc: TextDocument, item: types.TextDocumentItem) -> TextDocument:
+        """A file read from disk, now opened by the editor under `item.uri`: the same
+        document (its matches and pending checks stay with it); its text is the caller's
+        to bring up to the editor's."""
+        if doc.uri != item.uri:
+            self._docs.pop(doc.uri, None)
+        doc.uri, doc.version, doc.opened = item.uri, item.version, True
+        doc.language_id = item.language_id or doc.language_id
+        self._docs[item.uri] = doc
+        return doc
 
     def close(self, uri: str) -> TextDocument | None:
         return self._docs.pop(uri, None)

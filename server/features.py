@@ -22,6 +22,7 @@ from .compare import (
 )
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
+from .file_watch import code_globs
 from .hover import hover_markdown, hover_plaintext
 from .indexes import LookupFailed, unusable_file_uri, uri_to_path
 from .protocol import (
@@ -143,6 +144,19 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
                 ),
             ),
         )
+        # the folders' code files, so that code written outside the editor is checked
+        # (without this watcher, the server polls them)
+        ls.file_watch.client_watches = await register_dynamically(
+            ls,
+            "workspace.did_change_watched_files.dynamic_registration",
+            types.Registration(
+                id="recitation-files",
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern=g) for g in code_globs()]
+                ),
+            ),
+        )
         await ls.refresh_settings()
         ls.refresh_decisions()
         ls.start_watching()
@@ -154,6 +168,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         ls.refresh_decisions()  # polling also sees it; this is sooner
         paths = [uri_to_path(c.uri) for c in params.changes]
         ls.folder_indexes.on_files_changed([p for p in paths if p is not None])
+        ls.file_watch.on_client_events(params.changes)
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def work_done_progress_cancel(
@@ -189,7 +204,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RecitationServer, params: types.DidOpenTextDocumentParams) -> None:
-        doc = ls.documents.open(params.text_document)
+        doc = ls.open_document(params.text_document)
         scope = ls.scopes.for_uri(doc.uri)
         if scope is ls.scopes.global_scope and ls.scopes.folders and not ls.global_pulled:
             # the first document outside the folders: read the settings that apply to it
@@ -199,7 +214,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: RecitationServer, params: types.DidChangeTextDocumentParams) -> None:
-        doc = ls.documents.get(params.text_document.uri)
+        doc = ls.documents.get_open(params.text_document.uri)
         if doc is None:
             return
         settings = ls.settings_for(doc.uri)
@@ -218,28 +233,20 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
     def did_save(ls: RecitationServer, params: types.DidSaveTextDocumentParams) -> None:
         if params.text_document.uri.endswith("/" + DECISIONS_FILE):
             ls.refresh_decisions()
-        doc = ls.documents.get(params.text_document.uri)
+        doc = ls.documents.get_open(params.text_document.uri)
         settings = ls.settings_for(params.text_document.uri)
         if doc is not None and settings.enable and settings.scan_on_open and doc.text.strip():
             ls.checker.add(doc.uri, PendingCheck(0, len(doc.text), whole=True))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RecitationServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.checker.cancel(uri)
-        ls.matches.clear(uri)
-        if ls.not_checked.pop(uri, None) is not None:
-            ls.send_status(ls.scopes.for_uri(uri))
-        if ls.documents.close(uri) is not None:
-            ls.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-            )
+        ls.close_document(params.text_document.uri)
 
     # -- hover and code actions ----------------------------------------------------------
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: RecitationServer, params: types.HoverParams) -> types.Hover | None:
-        doc = ls.documents.get(params.text_document.uri)
+        doc = ls.documents.get_open(params.text_document.uri)
         if doc is None:
             return None
         offset = doc.offset_at(params.position)
@@ -270,7 +277,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
     def code_action(
         ls: RecitationServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        doc = ls.documents.get(params.text_document.uri)
+        doc = ls.documents.get_open(params.text_document.uri)
         if doc is None:
             return None
         start = doc.offset_at(params.range.start)
@@ -339,7 +346,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         args = tuple(plain(list(args)))
         if len(args) != 1 or not isinstance(args[0], str):
             raise JsonRpcInvalidParams("recitation.rescan expects [uri]")
-        doc = ls.documents.get(args[0])
+        doc = ls.documents.get_open(args[0])
         if doc is None:
             raise JsonRpcInvalidParams(f"document is not open: {args[0]}")
         count = await ls.run_check(doc.uri, PendingCheck(0, len(doc.text), whole=True))

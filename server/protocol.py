@@ -95,22 +95,31 @@ def status_payload(
     scope_uri: str | None,
     index: dict | None,
     workspace_index: dict | None = None,
+    watch_files: dict | None = None,
 ) -> dict[str, Any]:
-    """`workspace_index`: the folder's own index, when one applies (workspace_index.py)."""
+    """`workspace_index`: the folder's own index, when one applies (workspace_index.py);
+    `watch_files`: what watching the folder's files does (file_watch.py), when it is on."""
     return {
         "state": state,
         "message": message,
         "scopeUri": scope_uri,
         "index": jsonable(index) if index is not None else None,
         "workspaceIndex": jsonable(workspace_index) if workspace_index is not None else None,
+        "watchFiles": jsonable(watch_files) if watch_files is not None else None,
     }
 
 
 def match_payload(
-    uri: str, range_: dict, match: dict, match_id: str, text: str | None = None
+    uri: str,
+    range_: dict,
+    match: dict,
+    match_id: str,
+    text: str | None = None,
+    outside: bool = False,
 ) -> dict[str, Any]:
     """`text`: the flagged text in the document (the match's own `text` also holds the part
-    of the quote that reaches back into the context)."""
+    of the quote that reaches back into the context); `outside`: found in code written to
+    the file outside the editor (file_watch.py)."""
     return {
         "uri": uri,
         "id": match_id,
@@ -132,6 +141,7 @@ def match_payload(
             for p in match.get("parts") or []
             if isinstance(p, dict)
         ],
+        "outsideEditor": outside,
         "time": now_iso(),
     }
 

@@ -31,6 +31,7 @@ from . import __version__
 from .detection import Checker, PendingCheck
 from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import DocumentStore, TextDocument
+from .file_watch import FileWatch
 from .folders import Scope, Scopes
 from .framing import FrameReader
 from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager, LookupFailed
@@ -79,6 +80,7 @@ class RecitationServer(LanguageServer):
         self.scopes = Scopes()
         self.indexes = IndexManager()
         self.folder_indexes = WorkspaceIndexes(self)  # each folder's own index
+        self.file_watch = FileWatch(self)  # code written to the folders' files outside the editor
         self.checker = Checker(self.run_check)
         self.init_options: Any = None
         self.client_commands: set[str] = set()  # client-side commands it declared (compare)
@@ -283,6 +285,7 @@ class RecitationServer(LanguageServer):
             )
         scope.problems_shown = tuple(problems)
         self.folder_indexes.consider(scope)
+        self.file_watch.consider(scope)
         if settings.enable:
             self.use_index(scope)
         else:
@@ -386,7 +389,8 @@ class RecitationServer(LanguageServer):
                     state, message = ERROR, f"error: {note}"
                 else:
                     message = f"{message}; {note}" if message else note
-            payload = status_payload(state, message, scope.uri, summary, own)
+            watch = self.file_watch.status(scope)
+            payload = status_payload(state, message, scope.uri, summary, own, watch)
         self.protocol.notify(STATUS, payload)
 
     async def workspace_index_published(self, scope: Scope, first: bool) -> None:
@@ -550,7 +554,18 @@ class RecitationServer(LanguageServer):
         else:
             self.mark_checked(uri, scope, check.whole)
         stored = self.accept(
-            doc, scope, found, text, context_at, start, end, seq, whole, generation, check.replace
+            doc,
+            scope,
+            found,
+            text,
+            context_at,
+            start,
+            end,
+            seq,
+            whole,
+            generation,
+            check.replace,
+            outside=check.disk or not doc.opened,
         )
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
@@ -577,11 +592,13 @@ class RecitationServer(LanguageServer):
         whole: bool,
         generation: str | None = None,
         replace: bool = False,
+        outside: bool = False,
     ) -> int:
         """Store matches computed on `text_then`, the text at edit `seq` (the query began
         at its offset `query_at`, the suggestion was `[start, end)`), re-based onto the
         current text; those whose words have changed since are dropped. With `replace`
-        (a check again on another index), they replace the matches inside the span."""
+        (a check again on another index), they replace the matches inside the span;
+        `outside`: the text was written to the file outside the editor."""
         fresh: list[StoredMatch] = []
         for match in found:
             # the engine's offsets in the query, clipped to the suggestion
@@ -596,7 +613,7 @@ class RecitationServer(LanguageServer):
             a, b, touched = rebased
             if touched and tuple(words_of(doc.text[a:b])) != words:
                 continue  # the quoted words changed under an edit since the lookup
-            fresh.append(StoredMatch.create(match, a, b, words, generation))
+            fresh.append(StoredMatch.create(match, a, b, words, generation, outside))
         changed = whole
         if whole:
             known = {(m.start, m.end) for m in self.matches.get(doc.uri)}
@@ -621,9 +638,51 @@ class RecitationServer(LanguageServer):
                         m.match.to_dict(),
                         m.id,
                         doc.text[m.start : m.end],
+                        outside=m.outside,
                     ),
                 )
         return len(fresh)
+
+    # -- documents -----------------------------------------------------------------------
+
+    def open_document(self, item: types.TextDocumentItem) -> TextDocument:
+        """A document the editor opens. A file with warnings of code written outside the
+        editor is the same document, opened: its warnings (and checks under way) stay with
+        it, moved to the editor's text where it differs from what was read on disk."""
+        disk = self.file_watch.disk_document(item.uri)
+        if disk is None or disk.opened:
+            return self.documents.open(item)
+        old_uri = disk.uri
+        self.documents.adopt(disk, item)
+        if old_uri != item.uri:  # (the same file spelled another way)
+            self.matches.move(old_uri, item.uri)
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=old_uri, diagnostics=[])
+            )
+        if disk.text != item.text:
+            edit = disk.apply(types.TextDocumentContentChangeWholeDocument(text=item.text))
+            self.matches.on_edit(disk, edit)
+            self.checker.on_edit(disk, edit)
+        self.publish(item.uri)
+        return disk
+
+    def close_document(self, uri: str) -> None:
+        """The editor closed a document. One with warnings of code written outside the
+        editor, whose file on disk holds its text, stays as a file not open (its warnings
+        too); any other goes with its warnings."""
+        self.checker.cancel(uri)
+        doc = self.documents.get(uri)
+        if doc is not None and doc.opened and self.file_watch.keeps(doc):
+            doc.opened, doc.version = False, None
+            self.publish(uri)
+            return
+        self.matches.clear(uri)
+        if self.not_checked.pop(uri, None) is not None:
+            self.send_status(self.scopes.for_uri(uri))
+        if self.documents.close(uri) is not None:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
 
     # -- commands ------------------------------------------------------------------------
 
@@ -687,5 +746,6 @@ class RecitationServer(LanguageServer):
                 self.publish_scope(scope)
 
     def shutdown_indexes(self) -> None:
+        self.file_watch.close()
         self.folder_indexes.close()
         self.indexes.close_all()

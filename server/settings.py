@@ -57,6 +57,9 @@ class Settings:
     attribution_style: AttributionStyle = "comment"  # the quick fix: a comment or SPDX tags
     underline: Underline = "all"  # "firstLine": only a long quote's first line is underlined
     workspace_index: WorkspaceIndexMode = "offer"
+    # the folder's code files are watched: code written outside the editor (another program
+    # writing files) is checked too (file_watch.py)
+    watch_files: bool = True
 
 
 # Limits on numeric settings: (smallest, largest).

@@ -42,7 +42,7 @@ async def still_answers(client, uri: str) -> None:
 async def test_missing_index_reports_no_index_and_keeps_running(client, workspace):
     a = workspace["a"]
     await start_session(client, index=a / "no-such-index", folders=[a])
-    (status,) = await wait_for(lambda: client.statuses, what="status")
+    status = (await wait_for(lambda: client.statuses, what="status"))[0]
     assert status["state"] == "no-index"
     assert "no-such-index" in status["message"] and status["scopeUri"] == a.as_uri()
     assert status["index"] is None
@@ -64,7 +64,7 @@ async def test_an_index_built_later_is_picked_up_on_a_configuration_change(
     a = workspace["a"]
     later = a / "built-later"
     await start_session(client, index=later, folders=[a])
-    (status,) = await wait_for(lambda: client.statuses, what="status")
+    status = (await wait_for(lambda: client.statuses, what="status"))[0]
     assert status["state"] == "no-index"
     later.symlink_to(fixture_index, target_is_directory=True)
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
@@ -78,7 +78,7 @@ async def test_broken_index_reports_error(client, workspace, tmp_path):
     (broken / "CURRENT").write_text("garbage\n")
     (broken / "data.mdb").write_bytes(b"\x00not an index\x00" * 10)
     await start_session(client, index=broken, folders=[a])
-    (status,) = await wait_for(lambda: client.statuses, what="status")
+    status = (await wait_for(lambda: client.statuses, what="status"))[0]
     assert status["state"] == "error"
     assert str(broken) in status["message"]
     await still_answers(client, (a / "x.py").as_uri())
@@ -88,7 +88,7 @@ async def test_relative_index_path_resolves_against_the_folder(client, fixture_i
     a = workspace["a"]
     (a / "idx").symlink_to(fixture_index, target_is_directory=True)
     await start_session(client, index="idx", folders=[a])
-    (status,) = await wait_for(lambda: client.statuses, what="status")
+    status = (await wait_for(lambda: client.statuses, what="status"))[0]
     assert status["state"] == "ready"
 
 
@@ -158,7 +158,7 @@ def plain_result(value):
 async def test_an_index_path_too_long_for_the_system_gives_an_error_status(client, workspace):
     a = workspace["a"]
     await start_session(client, index="x" * 5000, folders=[a])
-    (status,) = await wait_for(lambda: client.statuses, what="status")
+    status = (await wait_for(lambda: client.statuses, what="status"))[0]
     assert status["state"] == "error", status
     assert os.strerror(errno.ENAMETOOLONG) in status["message"]
     assert len(status["message"]) < 500

@@ -159,8 +159,8 @@ async def test_opening_the_index_reports_progress(client, fixture_index, workspa
 
 async def test_dynamic_registration_of_configuration_changes(client, fixture_index, workspace):
     await start_session(client, index=fixture_index, folders=[workspace["a"]])
-    await wait_for(lambda: len(client.registrations) == 3, what="registrations")
-    configuration, watcher, manifests = client.registrations
+    await wait_for(lambda: len(client.registrations) == 4, what="registrations")
+    configuration, watcher, manifests, code = client.registrations
     assert configuration.method == types.WORKSPACE_DID_CHANGE_CONFIGURATION
     # the decisions file is watched, so that edits to it apply at once
     assert watcher.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
@@ -169,6 +169,10 @@ async def test_dynamic_registration_of_configuration_changes(client, fixture_ind
     assert manifests.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
     globs = [w["globPattern"] for w in manifests.register_options["watchers"]]
     assert "**/package-lock.json" in globs and "**/poetry.lock" in globs
+    # and the code files, so that code written outside the editor is checked
+    assert code.id == "recitation-files"
+    globs = [w["globPattern"] for w in code.register_options["watchers"]]
+    assert globs[0].startswith("**/*.{") and ",py," in globs[0] and ",rs," in globs[0]
 
 
 async def test_scan_on_open(client, fixture_index, workspace):

@@ -1,7 +1,7 @@
 // Text shown to the user: the status item and the code references log.
 // Pure, so that it is tested without VS Code.
 
-import type { IndexSummary, MatchParams, MatchSource, StatusParams } from './protocol';
+import type { IndexSummary, MatchParams, MatchSource, StatusParams, WatchFilesStatus } from './protocol';
 import { busy, progressPercent, workspaceLines } from './workspaceIndex';
 
 /** 7100000 → "7.1M", 12300 → "12.3k", 950 → "950". */
@@ -71,7 +71,7 @@ export function statusView(status: StatusParams | undefined): StatusView {
             if (message && !own.includes(message)) {
                 lines.push(message);
             }
-            lines.push(...own);
+            lines.push(...own, ...watchLines(status.watchFiles));
             return { text, tooltip: lines.join('\n'), level: ws?.state === 'failed' ? 'warning' : 'normal' };
         }
         case 'disabled':
@@ -113,6 +113,24 @@ export function statusView(status: StatusParams | undefined): StatusView {
                 level: 'error',
             };
     }
+}
+
+/** What the tooltip says of watching the folder's code files. */
+export function watchLines(watch: WatchFilesStatus | null | undefined): string[] {
+    if (!watch) {
+        return [];
+    }
+    if (watch.state !== 'on') {
+        return ["Reading the workspace's code files, to check what is written outside the editor."];
+    }
+    const files = typeof watch.files === 'number' ? `${formatCount(watch.files)} code files` : 'the code files';
+    const lines = [`Watching ${files}: code written outside the editor is checked.`];
+    const last = watch.lastTakenAsKnown;
+    if (last && typeof last.files === 'number') {
+        const why = last.why.startsWith('git ') ? ` changed by ${last.why}` : ` (${last.why})`;
+        lines.push(`${last.files} file${last.files === 1 ? '' : 's'}${why} ${last.files === 1 ? 'was' : 'were'} taken as ${last.files === 1 ? 'it is' : 'they are'}, not checked.`);
+    }
+    return lines;
 }
 
 /** "2026-11-22 09:30:12" in local time. */
@@ -178,7 +196,8 @@ export function formatMatch(match: MatchParams, label: PathLabeler, now: Date = 
     const files = typeof match.fileCount === 'number'
         ? ` · found in ${match.fileCountExact === false ? 'at least ' : ''}${match.fileCount} file${match.fileCount === 1 ? '' : 's'}`
         : '';
-    const head = `${time} [${match.kind}] ${where} · ${match.length} words match public code${files}`;
+    const outside = match.outsideEditor ? ' · written outside the editor' : '';
+    const head = `${time} [${match.kind}] ${where} · ${match.length} words match public code${files}${outside}`;
     const lines = [head];
     if (match.text) {
         lines.push(`    excerpt: ${excerpt(match.text)}`);

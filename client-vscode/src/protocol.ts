@@ -56,6 +56,22 @@ export interface WorkspaceIndexStatus {
     updated?: string | null;
 }
 
+/** What watching the folder's code files does (docs/PROTOCOL.md, "Code written outside the editor"). */
+export interface WatchFilesStatus {
+    /** `starting`: its files are being read; `on`: what changes on disk is checked. */
+    state: 'starting' | 'on';
+    /** Whose watcher reports the changes: the editor's, or the server's polling. */
+    how?: 'client' | 'polling';
+    /** Code files watched. */
+    files?: number;
+    /** Files checked since the server started, and the lookups that took. */
+    checked?: number;
+    lookups?: number;
+    /** Files changed at once or by git (a checkout, a pull...): taken as they are, not checked. */
+    takenAsKnown?: number;
+    lastTakenAsKnown?: { files: number; why: string } | null;
+}
+
 export interface StatusParams {
     state: StatusState;
     message?: string;
@@ -63,6 +79,8 @@ export interface StatusParams {
     index?: IndexSummary | null;
     /** The folder's own index, when one applies. */
     workspaceIndex?: WorkspaceIndexStatus | null;
+    /** Watching the folder's code files, when it is on. */
+    watchFiles?: WatchFilesStatus | null;
 }
 
 /** The server's commands for a folder's own index (argument: the folder URI). */
@@ -97,5 +115,7 @@ export interface MatchParams {
     fileCountExact?: boolean;
     text?: string;
     sources?: MatchSource[];
+    /** Found in code written to the file outside the editor (by another program). */
+    outsideEditor?: boolean;
     time?: string;
 }

@@ -10,7 +10,7 @@ import type { ReferenceEntry } from './referencesStore';
 
 export const CSV_COLUMNS = [
     'time', 'file', 'line', 'endLine', 'kind', 'words', 'fileCount', 'fileCountExact',
-    'license', 'repository', 'path', 'sourceLines', 'commit', 'url', 'otherSources', 'quote',
+    'license', 'repository', 'path', 'sourceLines', 'commit', 'url', 'otherSources', 'quote', 'outsideEditor',
 ] as const;
 
 /**
@@ -53,6 +53,7 @@ export function referencesToCsv(entries: readonly ReferenceEntry[], label: PathL
             best.url ?? '',
             Math.max(0, e.sources.length - 1),
             e.text ?? '',
+            e.outsideEditor === true,
         ];
         rows.push(row.map(csvField).join(','));
     }

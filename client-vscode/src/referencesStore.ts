@@ -26,6 +26,8 @@ export interface ReferenceEntry {
     text?: string;
     sources: MatchSource[];
     id?: string;
+    /** The code was written to the file outside the editor. */
+    outsideEditor?: boolean;
 }
 
 export function toEntry(match: MatchParams, now: Date = new Date()): ReferenceEntry {
@@ -49,6 +51,9 @@ export function toEntry(match: MatchParams, now: Date = new Date()): ReferenceEn
     }
     if (typeof match.id === 'string') {
         entry.id = match.id;
+    }
+    if (match.outsideEditor === true) {
+        entry.outsideEditor = true;
     }
     return entry;
 }

@@ -36,6 +36,8 @@ export interface ServerSettings {
     underline: Underline;
     /** The folder's own index (ignored while `indexPath` is set). */
     workspaceIndex: WorkspaceIndexMode;
+    /** Code files written outside the editor (by an agent, a script) are checked too. */
+    watchFiles: boolean;
 }
 
 /** What only the extension reads: how to start the server. */
@@ -57,6 +59,7 @@ export const DEFAULTS: ServerSettings = {
     attributionStyle: 'comment',
     underline: 'all',
     workspaceIndex: 'offer',
+    watchFiles: true,
 };
 
 /** The subset of `vscode.WorkspaceConfiguration` used here. */
@@ -177,6 +180,7 @@ export function resolveServerSettings(config: ConfigReader, ctx: PathContext): S
         attributionStyle: asEnum(config.get('attributionStyle'), ATTRIBUTION_STYLES, DEFAULTS.attributionStyle),
         underline: asEnum(config.get('underline'), UNDERLINES, DEFAULTS.underline),
         workspaceIndex: asEnum(config.get('workspaceIndex'), WORKSPACE_INDEX_MODES, DEFAULTS.workspaceIndex),
+        watchFiles: asBool(config.get('watchFiles'), DEFAULTS.watchFiles),
     };
 }
 
@@ -212,7 +216,7 @@ export interface InitializationOptions {
 /** Key names of the settings the server reads; a change to any of them is sent live. */
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
     'enable', 'indexPath', 'remoteIndex', 'minTokens', 'contextTokens', 'minInsertWords', 'scanOnOpen', 'severity', 'completionMode',
-    'attributionStyle', 'underline', 'workspaceIndex',
+    'attributionStyle', 'underline', 'workspaceIndex', 'watchFiles',
 ];
 
 /**

@@ -40,6 +40,20 @@ describe('statusView', () => {
         assert.equal(statusView(undefined).text, '$(sync~spin) Recitation: starting');
     });
 
+    it('says that files written outside the editor are checked', () => {
+        const view = statusView({
+            state: 'ready',
+            index: { name: 'stdlib 3.11' },
+            watchFiles: { state: 'on', how: 'client', files: 1234, checked: 2, lookups: 2, takenAsKnown: 500,
+                lastTakenAsKnown: { files: 500, why: 'git checkout: moving from main to other' } },
+        });
+        assert.match(view.tooltip, /Watching 1\.2k code files: code written outside the editor is checked\./);
+        assert.match(view.tooltip, /500 files changed by git checkout: moving from main to other were taken as they are, not checked\./);
+        const starting = statusView({ state: 'ready', watchFiles: { state: 'starting', how: 'polling', files: 0 } });
+        assert.match(starting.tooltip, /Reading the workspace's code files, to check what is written outside the editor\./);
+        assert.doesNotMatch(statusView({ state: 'ready' }).tooltip, /outside the editor/);
+    });
+
     it('copes with an index summary without name or size', () => {
         assert.equal(statusView({ state: 'ready', index: null }).text, '$(shield) Recitation: on');
         assert.equal(indexLabel({ words: 1000 }), '1k words');
@@ -87,6 +101,12 @@ describe('the code references log', () => {
         );
         assert.equal(lines[3], '    [unknown license] other/repo geo.py L7');
         assert.equal(lines.length, 4);
+    });
+
+    it('marks code written outside the editor', () => {
+        const first = formatMatch({ ...match, outsideEditor: true }, () => 'src/geo.py').split('\n')[0];
+        assert.match(first, / · found in 132 files · written outside the editor$/);
+        assert.doesNotMatch(formatMatch(match, () => 'a.py'), /outside the editor/);
     });
 
     it('marks a lower bound on the file count and a match without sources', () => {

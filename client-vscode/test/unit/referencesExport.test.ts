@@ -103,11 +103,13 @@ describe('referencesToCsv', () => {
             time: '2026-11-22T09:30:00.000+00:00', file: 'src/app.py', line: '12', endLine: '41', kind: 'recitation',
             words: '219', fileCount: '3', fileCountExact: 'false', license: 'MIT', repository: 'acme/widgets', path: 'src/geo.py',
             sourceLines: 'L17-L38', commit: '4f2a9c1', url: 'https://github.com/acme/widgets/blob/4f2a9c1/src/geo.py#L17-L38',
-            otherSources: '1', quote: 'def f():\n    return "a, b"\n',
+            otherSources: '1', quote: 'def f():\n    return "a, b"\n', outsideEditor: 'false',
         });
         assert.equal(rows[2][CSV_COLUMNS.indexOf('license')], '');
         assert.equal(rows[2][CSV_COLUMNS.indexOf('otherSources')], '0');
         assert.ok(rows.every((r) => r.length === CSV_COLUMNS.length));
+        const outside = parseCsv(referencesToCsv([entry({ outsideEditor: true })], label));
+        assert.equal(outside[1][CSV_COLUMNS.indexOf('outsideEditor')], 'true');
     });
 
     it('keeps hostile corpus metadata from becoming formulas or breaking rows', () => {

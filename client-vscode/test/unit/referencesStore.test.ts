@@ -119,6 +119,12 @@ describe('toEntry', () => {
         assert.equal(entry.sources[0].repository, 'r/0');
     });
 
+    it('keeps whether the code was written outside the editor', () => {
+        assert.equal(toEntry(match(1, { outsideEditor: true })).outsideEditor, true);
+        assert.equal('outsideEditor' in toEntry(match(1, { outsideEditor: false })), false);
+        assert.equal('outsideEditor' in toEntry(match(1)), false);
+    });
+
     it('keeps only the fields of the log, whatever else the notification carries', () => {
         const entry = toEntry({ ...match(1), id: 'abc', parts: [{ big: true }] } as MatchParams);
         assert.equal(entry.id, 'abc');

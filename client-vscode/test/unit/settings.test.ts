@@ -33,11 +33,12 @@ describe('resolveServerSettings', () => {
         const settings = resolveServerSettings(
             reader({
                 enable: false, minTokens: 40, contextTokens: 0, minInsertWords: 5, scanOnOpen: true, completionMode: 'block',
-                attributionStyle: 'spdx', underline: 'firstLine', workspaceIndex: 'auto',
+                attributionStyle: 'spdx', underline: 'firstLine', workspaceIndex: 'auto', watchFiles: false,
             }),
             ctx,
         );
         assert.equal(settings.workspaceIndex, 'auto');
+        assert.equal(settings.watchFiles, false);
         assert.equal(settings.enable, false);
         assert.equal(settings.minTokens, 40);
         assert.equal(settings.contextTokens, 0);
@@ -52,11 +53,12 @@ describe('resolveServerSettings', () => {
         const settings = resolveServerSettings(
             reader({
                 enable: 'yes', minTokens: -3, contextTokens: Number.NaN, minInsertWords: '10', completionMode: 'loud', severity: 'warning',
-                attributionStyle: 'SPDX', underline: 'first', workspaceIndex: 'always',
+                attributionStyle: 'SPDX', underline: 'first', workspaceIndex: 'always', watchFiles: 'no',
             }),
             ctx,
         );
         assert.equal(settings.workspaceIndex, 'offer');
+        assert.equal(settings.watchFiles, true);
         assert.equal(settings.enable, true);
         assert.equal(settings.minTokens, 60);
         assert.equal(settings.contextTokens, 200);

@@ -68,7 +68,7 @@ class BuildOptions:
     jobs: int = 0  # 0: all cores
     max_file_bytes: int = 1_000_000
     shard_words: int = DEFAULT_SHARD_WORDS  # a shard holds at most this many words
-    progress: bool | None = None  # None: when stderr is a terminal
+    progress: bool | str | None = None  # None: when stderr is a terminal; "json": JSON lines
     renamed: bool = True  # also index the rename-insensitive view (supported languages)
     # that view's suffix arrays sort one position in this many: 4 bytes a word over this
     # stride, and as many windows searched per anchor there

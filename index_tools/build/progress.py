@@ -1,5 +1,5 @@
 """Progress of long work: a bar on a terminal, or JSON lines for a program that shows its
-own (`--progress json`, or `RECITATION_PROGRESS=json`: an editor running a build).
+own (`--progress-json`: `show="json"`; or `RECITATION_PROGRESS=json` in the environment).
 
 A JSON line is one object on stderr: `{"stage": "fetching npm", "done": 3, "total": 143,
 "unit": "pkg"}` (total null when unknown), at most a few a second and once when a stage
@@ -24,10 +24,10 @@ def json_progress() -> bool:
     return os.environ.get(ENV_PROGRESS, "").strip().lower() == "json"
 
 
-def bar(desc: str, *, total: int | None = None, unit: str = "", show: bool | None = None):
+def bar(desc: str, *, total: int | None = None, unit: str = "", show: bool | str | None = None):
     """A progress bar: tqdm on stderr (shown when `show`, or when stderr is a terminal if
-    None), or JSON lines when `RECITATION_PROGRESS=json`."""
-    if json_progress():
+    None), or JSON lines when `show` is "json" or `RECITATION_PROGRESS=json`."""
+    if show == "json" or json_progress():
         return JsonBar(desc, total, unit)
     visible = show if show is not None else sys.stderr.isatty()
     return tqdm(
@@ -38,8 +38,7 @@ def bar(desc: str, *, total: int | None = None, unit: str = "", show: bool | Non
 
 def done() -> None:
     """The last line of a run's JSON progress."""
-    if json_progress():
-        _write({"stage": "done"})
+    _write({"stage": "done"})
 
 
 def _write(record: dict) -> None:

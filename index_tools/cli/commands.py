@@ -81,12 +81,16 @@ def _index_path(value: str | None) -> Path | str:
     return Path(value).expanduser() if value else default_index_path()
 
 
+def _progress(args) -> bool | str | None:
+    """How a build shows its progress: "json" lines, a bar (True), none (False), or a bar
+    when stderr is a terminal (None)."""
+    if getattr(args, "progress_json", False):
+        return "json"
+    return False if args.quiet else (True if args.progress else None)
+
+
 def _build_options(args):
     from ..build.local import BuildOptions
-    from ..build.progress import ENV_PROGRESS
-
-    if getattr(args, "progress_json", False):
-        os.environ[ENV_PROGRESS] = "json"  # (read by every bar, and the workers inherit it)
 
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be 0 (all cores) or more")
@@ -96,7 +100,7 @@ def _build_options(args):
         shard_words=args.shard_words,
         renamed=getattr(args, "renamed", True),
         renamed_stride=getattr(args, "renamed_stride", RENAMED_STRIDE),
-        progress=False if args.quiet else (True if args.progress else None),
+        progress=_progress(args),
         registry=_registry_options(args),
     )
 
@@ -120,16 +124,17 @@ def _registry_options(args):
             limits=ArchiveLimits(max_expanded_bytes=args.max_unpacked_mb << 20),
             max_download_bytes=args.max_download_mb << 20,
             download_timeout=args.download_timeout,
-            progress=False if args.quiet else (True if args.progress else None),
+            progress=_progress(args),
         )
     except SourceError as e:
         raise UsageError(str(e)) from None
 
 
-def _print_summary(summary, as_json: bool) -> None:
+def _print_summary(summary, as_json: bool, args=None) -> None:
     from ..build import progress
 
-    progress.done()  # (the last JSON progress line, when asked for)
+    if args is not None and _progress(args) == "json":
+        progress.done()  # the last JSON progress line
     if as_json:
         print(json_text(summary.to_dict()))
     else:
@@ -157,7 +162,7 @@ def cmd_build(args) -> int:
         summary = build_index_spark(sources, out, _build_options(args), master=args.master)
     else:
         summary = build_index(sources, out, _build_options(args))
-    _print_summary(summary, args.json)
+    _print_summary(summary, args.json, args)
     _print_workspaces(out, args)
     return 0
 
@@ -171,7 +176,7 @@ def cmd_add(args) -> int:
         summary = build_index(args.sources, path, _build_options(args))
     else:
         summary = add_to_index(path, args.sources, _build_options(args))
-    _print_summary(summary, args.json)
+    _print_summary(summary, args.json, args)
     _print_workspaces(path, args)
     return 0
 

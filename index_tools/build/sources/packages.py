@@ -88,7 +88,7 @@ class RegistryOptions:
     cache: str = ""
     jobs: int = 4
     keep_going: bool = False
-    progress: bool | None = None
+    progress: bool | str | None = None  # as BuildOptions.progress
     limits: ArchiveLimits = dataclasses.field(default_factory=ArchiveLimits)
     timeout: float = 60.0
     retries: int = 3

@@ -263,3 +263,28 @@ def test_popular_packages_are_held_one_by_one_as_a_workspace_s(registries, tmp_p
         ("npm", "npm:ms@2.1.3"),
         ("workspace", "the 1 most downloaded npm packages"),
     ]
+
+
+def test_json_progress_is_asked_for_and_never_leaks_into_the_next_command(
+    workspace, tmp_path, monkeypatch
+):
+    """`--progress-json` writes one JSON object a line on stderr ending with done; a command
+    run after it in the same process (an editor's server runs several) writes none."""
+    from index_tools.cli import main
+
+    folder, index, env, _ = workspace
+    copy = tmp_path / "idx"
+    shutil.copytree(index, copy)
+    done = cli("add", str(copy), f"workspace:{folder}", "--progress-json", env=env)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    assert lines[-1] == {"stage": "done"}
+    assert any(line.get("stage") == "fetching npm" and line.get("total") == 2 for line in lines)
+    # in one process: the option of one command is not the next one's
+    for key, value in env.items():
+        if key.startswith("RECITATION_"):
+            monkeypatch.setenv(key, value)
+    assert main(["add", str(copy), f"workspace:{folder}", "--progress-json", "--json"]) == 0
+    assert "RECITATION_PROGRESS" not in os.environ
+    again = cli("add", str(copy), f"workspace:{folder}", env=env)
+    assert again.returncode == 0 and '"stage"' not in again.stderr, again.stderr

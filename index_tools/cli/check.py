@@ -20,12 +20,9 @@ from ..judge.quote_identity import QuoteIdentity
 from ..judge.verdict import Verdict, at_least, judge
 from ..model import MATCH_JSON_VERSION, Match, describe_match
 from ..safe_text import printable
-from ..service.remote import RemoteIndex
 from .check_work import FileEnd, FileStart, WindowRead, check_jobs, matched, read_files
 from .code_files import (
     MARGIN_CHARS,
-    REMOTE_MARGIN_CHARS,
-    REMOTE_WINDOW_CHARS,
     WINDOW_CHARS,
     Window,
 )
@@ -117,11 +114,10 @@ def run_check(args, idx, version: str, location=None, token: str | None = None) 
         except ValueError as e:
             raise CheckUsageError(str(e)) from None
     finder = DecisionsFinder(args.decisions)
-    sizes = (
-        (REMOTE_WINDOW_CHARS, REMOTE_MARGIN_CHARS)
-        if isinstance(idx, RemoteIndex)
-        else (WINDOW_CHARS, MARGIN_CHARS)
-    )
+    # the same windows for an index service: its client sends each in requests under the
+    # service's limit and puts the matches back in the window (service/remote_windows.py),
+    # so that word offsets are the window's as a local index gives them
+    sizes = (WINDOW_CHARS, MARGIN_CHARS)
     results: list[CheckResult] = []
     skipped = list(collected.skipped)
     n_checked = 0

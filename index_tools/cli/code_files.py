@@ -30,10 +30,6 @@ CHUNK_BYTES = 1 << 20
 SAMPLE_BYTES = 64 << 10  # what the encoding and binary tests look at
 WINDOW_CHARS = 1 << 20  # characters matched at once (files up to WINDOW + MARGIN: one window)
 MARGIN_CHARS = 256 << 10  # context before a window and lookahead past its end
-# an index service takes requests of 1 MiB by default: text JSON-escaped up to 6 bytes a
-# character, windows and margins sent to one are smaller
-REMOTE_WINDOW_CHARS = 96 << 10
-REMOTE_MARGIN_CHARS = 32 << 10
 BINARY_SHARE = 0.3  # control bytes and undecodable bytes in the sample: more is binary
 
 _BOMS = (  # UTF-32 first: its little-endian mark begins with UTF-16's

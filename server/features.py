@@ -196,6 +196,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         for f in params.event.removed:
             ls.scopes.remove(f.uri)
             ls.folder_indexes.forget(f.uri)
+            ls.file_watch.forget(f.uri)
         for f in params.event.added:
             ls.scopes.add(f.uri, f.name)
         await ls.refresh_settings()

@@ -377,9 +377,8 @@ class FileWatch:
         fw = self.folders.pop(self.key(uri), None)
         if fw is None:
             return
-        for task in (fw.starting,):
-            if task is not None:
-                task.cancel()
+        if fw.starting is not None:
+            fw.starting.cancel()
         for handle in (fw.timer, fw.status_timer):
             if handle is not None:
                 handle.cancel()

@@ -305,3 +305,22 @@ async def test_a_file_not_open_keeps_its_warnings_current(client, fixture_index,
     path.unlink()
     reported(client, "client", [path], types.FileChangeType.Deleted)
     await wait_for(lambda: len(client.diagnostics.get(path.as_uri(), [1])) == 0, what="withdrawn")
+
+
+async def test_a_folder_that_leaves_takes_its_warnings_with_it(client, fixture_index, workspace):
+    a, b = workspace["a"], workspace["b"]
+    await start_session(client, index=fixture_index, folders=[a, b])
+    await watching_started(client, a, "client")
+    path = a / "agent.py"
+    write(client, "client", path, "import math\n\n\n" + HULL)
+    await wait_for(lambda: client.diagnostics.get(path.as_uri()), what="the warning")
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[], removed=[types.WorkspaceFolder(uri=a.as_uri(), name=a.name)]
+            )
+        )
+    )
+    await wait_for(
+        lambda: len(client.diagnostics.get(path.as_uri(), [1])) == 0, what="the warning withdrawn"
+    )

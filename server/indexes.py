@@ -231,8 +231,12 @@ class IndexHandle(WorkerHandle):
             return await loop.run_in_executor(
                 self._executor, self._match, suggestion, context, min_tokens, language
             )
-        except RuntimeError:  # the handle was retired (settings changed): nothing to say
-            return []
+        except RuntimeError as exc:
+            if self._closed and not isinstance(exc, RecursionError):
+                return []  # the handle was retired (settings changed): nothing to say
+            raise LookupFailed(
+                f"The lookup failed: {type(exc).__name__}: {printable(exc, 200)}", retry=False
+            ) from None
 
     def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[Match]:
         found = self._with_index(
@@ -240,6 +244,8 @@ class IndexHandle(WorkerHandle):
                 suggestion, context=context, min_tokens=min_tokens, language=language or None
             )
         )
+        if found is None and self.state == ERROR:  # damage met by this very lookup
+            raise LookupFailed(self.message, retry=False)
         return list(found) if found is not None else []
 
     @property

@@ -32,6 +32,7 @@ from index_tools import (
     is_remote,
     merge_matches,
     open_location,
+    printable,
 )
 
 from .indexes import (
@@ -112,8 +113,12 @@ class RemoteHandle(WorkerHandle):
             return await loop.run_in_executor(
                 self._executor, self._match, suggestion, context, min_tokens, language
             )
-        except RuntimeError:  # retired meanwhile
-            return []
+        except RuntimeError as exc:
+            if self._closed and not isinstance(exc, RecursionError):
+                return []  # retired meanwhile
+            raise LookupFailed(
+                f"The lookup failed: {type(exc).__name__}: {printable(exc, 200)}", retry=False
+            ) from None
 
     def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[Match]:
         if not self.ready or self._client is None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 from server_helpers import diagnostics_for, insert, open_doc, plain, start_session, wait_for
 
@@ -82,7 +83,8 @@ async def test_a_broken_new_generation_is_an_error_status(client, tmp_path, work
     gen = idx / (idx / "CURRENT").read_text().strip()
     (gen / "HEADER.json").write_text("{")
     await asyncio.sleep(1.1)
-    await check(client, uri, snippet("new"))
+    with pytest.raises(Exception, match="not checked: .*damaged"):  # never "nothing found"
+        await check(client, uri, snippet("new"))
     status = await wait_for(
         lambda: [s for s in client.statuses if s.get("state") == "error"], what="error status"
     )
@@ -125,3 +127,32 @@ async def wait_for_async(request, accept, timeout: float = 20.0):
         if loop.time() > end:
             raise AssertionError(f"still {result}")
         await asyncio.sleep(0.2)
+
+
+async def test_the_first_lookup_that_meets_damage_is_a_failed_lookup(client, tmp_path, workspace):
+    """Damage the open of an index could not see (its suffix array overwritten in place,
+    the size and the header unchanged) met by a lookup: that very lookup fails and says so,
+    never an empty answer; the status turns to the error."""
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(jobs=1, progress=False))
+    a = workspace["a"]
+    await start_session(client, index=idx, folders=[a])
+    uri = (a / "x.py").as_uri()
+    open_doc(client, uri, "")
+    assert len((await check(client, uri, snippet("old")))["matches"]) == 1
+    gen = idx / (idx / "CURRENT").read_text().strip()
+    for sa in gen.glob("shard-*.sa"):
+        with open(sa, "r+b") as f:  # every place past the words: no probe can be read
+            f.write(b"\xff" * sa.stat().st_size)
+    for attempt in range(3):  # the first lookup after the damage, and the ones after it
+        try:
+            answer = await check(client, uri, snippet("old"))
+        except Exception as exc:  # noqa: BLE001 - the request's error is what is tested
+            assert "damaged" in str(exc), (attempt, exc)
+            assert attempt or "not checked" in str(exc), exc  # later: the index's error
+        else:
+            raise AssertionError(f"lookup {attempt + 1} after the damage answered {answer}")
+    status = await wait_for(
+        lambda: [s for s in client.statuses if s.get("state") == "error"], what="error status"
+    )
+    assert "damaged" in status[-1]["message"]

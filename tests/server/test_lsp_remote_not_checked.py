@@ -82,7 +82,9 @@ class FailingService(BaseHTTPRequestHandler):
     """An index service that answers its summary and fails every lookup (500)."""
 
     def do_GET(self):
-        body = {"files": 1, "generation": "gen-1", "api_version": 1, "status": "ok"}
+        body = {"name": "one file", "format_version": 1, "shards": 1, "documents": 1,
+                "files": 1, "words": 100, "vocabulary": 50, "bytes": 4096,
+                "generation": "gen-1", "api_version": 1, "status": "ok"}  # fmt: skip
         self._answer(200, body)
 
     def do_POST(self):

@@ -25,7 +25,15 @@ from pygls.exceptions import FeatureRequestError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
-from index_tools import DecisionsError, Match, Verdict, judge, printable, search_status
+from index_tools import (
+    DecisionsError,
+    Match,
+    Verdict,
+    judge,
+    pick_language,
+    printable,
+    search_status,
+)
 
 from . import __version__
 from .detection import Checker, PendingCheck
@@ -92,6 +100,7 @@ class RecitationServer(LanguageServer):
         # documents whose text a lookup could not check: uri -> (why, whether another
         # index checked it); said in the status until they are checked
         self.not_checked: dict[str, tuple[str, bool]] = {}
+        self.read_as: dict[str, str] = {}  # uri -> the language its text was read as
 
     # -- transport -----------------------------------------------------------------------
 
@@ -538,7 +547,8 @@ class RecitationServer(LanguageServer):
         t0 = time.perf_counter()
         whole = check.whole
         try:
-            found = await handle.match(suggestion, context, settings.min_tokens, doc.language_id)
+            language = self.view_language(uri, doc.language_id, text)
+            found = await handle.match(suggestion, context, settings.min_tokens, language)
             failure = None
         except LookupFailed as exc:  # never "nothing found": said, and kept to check again
             failure, found, whole = exc, exc.found or [], False
@@ -578,6 +588,29 @@ class RecitationServer(LanguageServer):
                 (time.perf_counter() - t1) * 1000,
             )
         return stored
+
+    def view_language(self, uri: str, language_id: str, text: str) -> str:
+        """The language renamed copies are looked for in: the editor's when the engine
+        parses it, else read from the document's text (a shebang, a parse), said once a
+        document and language in the client's log."""
+        picked = pick_language(language_id, text)
+        if picked is None:
+            return ""
+        if picked.how != "named" and self.read_as.get(uri) != picked.language:
+            self.read_as[uri] = picked.language
+            how = "its shebang" if picked.how == "shebang" else "a parse of its text"
+            what = (
+                f"{document_name(uri)} is read as {picked.language} ({how}; the editor "
+                f"calls it {printable(language_id, 40) or 'nothing'})"
+            )
+            log.info("%s (%s)", what, uri)
+            with contextlib.suppress(Exception):
+                self.window_log_message(
+                    types.LogMessageParams(
+                        type=types.MessageType.Info, message=f"Recitation: {what}"
+                    )
+                )
+        return picked.language
 
     def accept(
         self,
@@ -677,6 +710,7 @@ class RecitationServer(LanguageServer):
             self.publish(uri)
             return
         self.matches.clear(uri)
+        self.read_as.pop(uri, None)
         if self.not_checked.pop(uri, None) is not None:
             self.send_status(self.scopes.for_uri(uri))
         if self.documents.close(uri) is not None:

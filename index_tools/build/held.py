@@ -69,7 +69,10 @@ def identity(src) -> Identity | None:
     if kind in ("pypi", "npm") and isinstance(d.get("packages"), list):  # fetched when opened
         got = sorted((str(p.get("name", "")), str(p.get("version", ""))) for p in d["packages"])
         names = ",".join(sorted({name.lower() for name, _ in got}))
-        return Identity(f"{kind}:{names}", ",".join(f"{n}=={v}" for n, v in got))
+        # a shipped list's package is its own beside a workspace's at another version
+        owner = str(d.get("workspace") or "")
+        listed = f"{owner}/" if owner.startswith("popular:") else ""
+        return Identity(f"{listed}{kind}:{names}", ",".join(f"{n}=={v}" for n, v in got))
     path = getattr(src, "path", None)
     if kind in ("jsonl", "jsonl.gz", "parquet") and path:
         real = os.path.realpath(path)

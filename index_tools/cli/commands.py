@@ -153,6 +153,7 @@ def cmd_build(args) -> int:
         if not args.out:
             raise UsageError("build needs --out DIR (or --default)")
         out, sources = Path(args.out), args.sources
+    sources = _with_popular(sources, args)
     if args.master and args.engine != "spark":
         raise UsageError("--master needs --engine spark")
     if args.engine == "spark":
@@ -172,13 +173,37 @@ def cmd_add(args) -> int:
     from ..store.generations import CURRENT_NAME
 
     path = _index_path(args.index)
+    sources = _with_popular(args.sources, args)
     if args.create and not (Path(path) / CURRENT_NAME).exists():
-        summary = build_index(args.sources, path, _build_options(args))
+        summary = build_index(sources, path, _build_options(args))
     else:
-        summary = add_to_index(path, args.sources, _build_options(args))
+        summary = add_to_index(path, sources, _build_options(args))
     _print_summary(summary, args.json, args)
     _print_workspaces(path, args)
     return 0
+
+
+def _with_popular(sources: list[str], args) -> list[str]:
+    """The sources, and with `--popular N` the N most downloaded packages of each registry
+    the workspaces among them use (`popular:npm:N`, `popular:pypi:N`)."""
+    count = getattr(args, "popular", 0) or 0
+    if not count:
+        return list(sources)
+    from ..build.sources import SourceError
+    from ..build.sources.workspace import is_workspace_spec
+    from ..build.sources.workspace_plan import plan_workspace, workspace_folder
+
+    out = list(sources)
+    for spec in sources:
+        if is_workspace_spec(spec):
+            try:
+                plan = plan_workspace(workspace_folder(spec))
+            except SourceError as e:
+                raise UsageError(str(e)) from None
+            out += [p for p in plan.popular_specs(count) if p not in out]
+    if out == list(sources):
+        raise UsageError("--popular N goes with a workspace:DIR source that uses npm or PyPI")
+    return out
 
 
 def _print_workspaces(path, args) -> None:
@@ -635,6 +660,15 @@ def _parser() -> argparse.ArgumentParser:
             "--progress",
             action="store_true",
             help="a progress bar even when stderr is not a terminal",
+        )
+        sp.add_argument(
+            "--popular",
+            type=_number(int, 0, 4000),
+            default=0,
+            metavar="N",
+            help="with a workspace:DIR source: also the N most downloaded packages of each "
+            "registry it uses (npm, PyPI; from pinned lists shipped with Recitation; up to "
+            "4,000; as popular:npm:N and popular:pypi:N)",
         )
         sp.add_argument(
             "--progress-json",

@@ -288,3 +288,35 @@ def test_json_progress_is_asked_for_and_never_leaks_into_the_next_command(
     assert "RECITATION_PROGRESS" not in os.environ
     again = cli("add", str(copy), f"workspace:{folder}", env=env)
     assert again.returncode == 0 and '"stage"' not in again.stderr, again.stderr
+
+
+def test_popular_packages_of_the_workspace_s_registries_with_the_workspace(
+    workspace, tmp_path, monkeypatch
+):
+    """`--popular N` with a workspace adds the most downloaded packages of each registry it
+    uses (here npm's list cut to what the test registry serves; PyPI's to six)."""
+    from index_tools.build.sources import popular
+    from index_tools.cli import main
+
+    folder, _, env, _ = workspace
+    lists = {"npm": [("ms", "2.1.2"), ("lodash", "4.17.21")], "pypi": [("six", "1.16.0")]}
+    monkeypatch.setattr(popular, "popular_list", lambda eco: lists[eco])
+    for key, value in env.items():
+        if key.startswith("RECITATION_"):
+            monkeypatch.setenv(key, value)
+    out = tmp_path / "idx"
+    args = ["build", f"workspace:{folder}", "--out", str(out), "--popular", "1", "--quiet"]
+    assert main([*args, "--json"]) == 0
+    from index_tools import open_index
+
+    with open_index(out) as idx:
+        sources = idx.summary()["sources"]
+    records = sorted(s["name"] for s in sources if s["kind"] == "workspace")
+    assert records == [
+        "the 1 most downloaded PyPI packages",
+        "the 1 most downloaded npm packages",
+        f"workspace {folder.name}",
+    ]
+    ms = sorted(p["version"] for s in sources for p in s.get("packages") or [] if p["name"] == "ms")
+    assert ms == ["2.1.2", "2.1.3"]  # the popular list's and the lock's, each held once
+    assert main(["build", "python:stdlib", "--out", str(tmp_path / "x"), "--popular", "5"]) == 2

@@ -123,7 +123,9 @@ export function watchLines(watch: WatchFilesStatus | null | undefined): string[]
     if (watch.state !== 'on') {
         return ["Reading the workspace's code files, to check what is written outside the editor."];
     }
-    const files = typeof watch.files === 'number' ? `${formatCount(watch.files)} code files` : 'the code files';
+    const files = typeof watch.files === 'number'
+        ? `${formatCount(watch.files)} code file${watch.files === 1 ? '' : 's'}`
+        : 'the code files';
     const lines = [`Watching ${files}: code written outside the editor is checked.`];
     const last = watch.lastTakenAsKnown;
     if (last && typeof last.files === 'number') {

@@ -178,7 +178,12 @@ export class RecitationServer implements vscode.Disposable {
 
         const client = new LanguageClient(SECTION, 'Recitation', serverOptions, clientOptions);
         client.onNotification(STATUS_NOTIFICATION, (params: StatusParams) => {
-            this.log.info(`Status: ${params.state}${params.message ? ' — ' + params.message : ''}`);
+            const watch = params.watchFiles;
+            const files = watch?.files ?? 0;
+            const watching = watch
+                ? (watch.state === 'on' ? ` · watching ${files} code file${files === 1 ? '' : 's'}` : ' · reading the code files')
+                : '';
+            this.log.info(`Status: ${params.state}${params.message ? ' — ' + params.message : ''}${watching}`);
             this.status.update(params);
             this.onStatus.fire(params);
         });

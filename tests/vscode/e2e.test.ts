@@ -1,5 +1,9 @@
 // End to end in real VS Code: code-server in headless Chromium, driven by playwright-core.
 //
+// First, with the workspace open and nothing opened, a process writes a file holding a
+// function of the corpus: the Problems panel lists its one warning within seconds, and the
+// code references log has it, "written outside the editor".
+//
 // A fresh code-server gets only the packaged .vsix. A fixture index is built from
 // fixtures/corpus (made a git repository with a public-looking remote, so that sources
 // get links). The test opens a workspace that points `recitation.indexPath` at it, pastes
@@ -538,6 +542,62 @@ describe('Recitation in VS Code (code-server + Chromium)', { timeout: 15 * 60_00
                 throw err;
             }
         });
+    }
+
+    step('with nothing opened, a file another process writes is checked: one warning in the Problems panel, logged', async () => {
+        await statusItem('Recitation: on').waitFor({ state: 'visible', timeout: SERVER_READY_MS });
+        const on = await extensionLogLine('the server watching the code files', (l) => /Status: ready.* · watching \d+ code files?$/.test(l), SERVER_READY_MS);
+        log(`status: ${on.trim()}`);
+        // a coding agent in a terminal writes a new file holding a function of the corpus
+        const file = path.join(workspace, 'surveyed.py');
+        const written = Date.now();
+        fs.writeFileSync(file, 'import textwrap\n\n\n' + secondSnippet());
+        try {
+            await writtenFileChecked(file, written);
+        } finally {
+            // removed, its warning goes (and the steps below start from an empty Problems panel)
+            fs.rmSync(file, { force: true });
+        }
+        await page.keyboard.press('Control+Shift+M');
+        await until('the warning withdrawn', async () => {
+            if (!(await page.locator('.markers-panel').isVisible())) {
+                await page.keyboard.press('Control+Shift+M');
+            }
+            return (await writtenFileEntries()).length === 0;
+        });
+    });
+
+    const writtenFileEntries = async () => (await page.locator('.markers-panel .monaco-list-row').allInnerTexts())
+        .filter((t) => /textwrap_utils/.test(t) && /words/.test(t));
+
+    /** The Problems panel and the code references log, for a file written on disk and never opened. */
+    async function writtenFileChecked(file: string, written: number): Promise<void> {
+        const entries = writtenFileEntries;
+        const name = path.basename(file);
+        await page.keyboard.press('Control+Shift+M');
+        await page.locator('.markers-panel').waitFor({ state: 'visible', timeout: UI_MS });
+        const [entry] = await until('the written file\'s warning in the Problems panel', async () => {
+            const found = await entries();
+            return found.length > 0 ? found : undefined;
+        }, 15_000);
+        const ms = Date.now() - written;
+        log(`written on disk → Problems entry in ${ms} ms: ${entry.replace(/\s+/g, ' ')}`);
+        assert.ok(ms < 10_000, `listed ${ms} ms after the write`);
+        assert.match(entry, /Quoted: recitation-fixtures\/geodesy-utils textwrap_utils\.py L\d+–L\d+ · MIT/);
+        assert.ok((await page.locator('.markers-panel .monaco-list-row', { hasText: name }).count()) >= 1, 'the file is named');
+        await holds('one warning, the file still not opened', async () =>
+            (await entries()).length === 1 && (await page.locator('.tab', { hasText: name }).count()) === 0, 2000);
+        await screenshot('written-outside-the-editor');
+
+        // the code references log records it, marked as written outside the editor
+        await runCommand('Recitation: Open Code References Log');
+        const output = page.locator('.part.panel .monaco-editor .view-lines').first();
+        const text = await until('the written file in the references log', async () => {
+            const t = (await output.innerText()).replace(/\u00a0/g, ' ').replace(/\s+/g, '');
+            return /surveyed\.py:\d+/.test(t) ? t : undefined;
+        });
+        log(`references log: ${text.slice(text.indexOf('[recitation]surveyed'), text.indexOf('[recitation]surveyed') + 120)}`);
+        assert.match(text, /\[recitation\]surveyed\.py:4·\d+wordsmatchpubliccode·foundin1file·writtenoutsidetheeditor/);
     }
 
     step('starts the server from the .vsix and shows the index in the status item', async () => {

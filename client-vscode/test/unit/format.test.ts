@@ -52,6 +52,7 @@ describe('statusView', () => {
         const starting = statusView({ state: 'ready', watchFiles: { state: 'starting', how: 'polling', files: 0 } });
         assert.match(starting.tooltip, /Reading the workspace's code files, to check what is written outside the editor\./);
         assert.doesNotMatch(statusView({ state: 'ready' }).tooltip, /outside the editor/);
+        assert.match(statusView({ state: 'ready', watchFiles: { state: 'on', files: 1 } }).tooltip, /Watching 1 code file: /);
     });
 
     it('copes with an index summary without name or size', () => {

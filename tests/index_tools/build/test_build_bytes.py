@@ -186,3 +186,54 @@ def test_the_vocabulary_numbers_words_as_a_dict_does_whatever_their_hashes(monke
         again = Vocabulary(bytes(now.blob), np.frombuffer(now.hashes, dtype=np.uint64))
         for text in docs[:50]:
             assert np.array_equal(again.map(process(text).pack()), before.map(process(text)))
+
+
+def held_by_the_builder(tmp_path: Path, name: str, sources: list[str]) -> tuple[int, int, int]:
+    """(bytes the builder holds when its last shard is to be written, words, distinct
+    words): Python's traced memory then, less what it held before the build."""
+    import tracemalloc
+
+    from index_tools.build import local
+
+    held = []
+    close = local.ShardBuffer.close
+
+    def measured(self):
+        held.append(tracemalloc.get_traced_memory()[0])
+        return close(self)
+
+    warm = tmp_path / f"{name}-warm"  # what a build imports, imported before
+    warm.mkdir()
+    (warm / "a.py").write_text("def f(x):\n    return x\n")
+    build_index([str(warm)], tmp_path / f"{name}-warm-idx", BuildOptions(jobs=1, progress=False))
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        local.ShardBuffer.close = measured
+        summary = build_index(  # (the workers' caches of words are theirs, bounded)
+            sources, tmp_path / name, BuildOptions(jobs=2, progress=False, shard_words=1 << 27)
+        )
+    finally:
+        local.ShardBuffer.close = close
+        tracemalloc.stop()
+    return held[0] - before, summary.words, summary.vocabulary
+
+
+def test_the_shard_being_filled_and_the_vocabulary_are_not_held_as_objects(
+    tmp_path, builder_before
+):
+    """What grows with the corpus while documents are read: the shard being filled (on
+    disk now, in memory before) and the vocabulary (its words packed now, a dict before)."""
+    rng = random.Random(5)
+    root = tmp_path / "src"
+    root.mkdir()
+    for k in range(80):
+        (root / f"f{k:03d}.py").write_text(random_text(rng, 6000, 0.15, k))
+    now, words, distinct = held_by_the_builder(tmp_path, "now", [str(root)])
+    assert words > 400_000 and distinct > 60_000
+    # the packed vocabulary (about 40 bytes a word) and the buffers of the shard's two files
+    assert now < 50 * distinct + words // 4 + (4 << 20)
+    builder_before()
+    before, _, _ = held_by_the_builder(tmp_path, "before", [str(root)])
+    assert before > 4 * words + 100 * distinct  # every id in memory, a dict of words
+    assert now < before / 2

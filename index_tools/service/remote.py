@@ -195,7 +195,8 @@ class RemoteIndex:
             "language": language or None,
             "min_tokens": min_tokens,
         }
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+        # a lone surrogate (bytes a file held that are not UTF-8) is one "?": offsets stay
+        return json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
 
     def _matches(self, body: bytes) -> list[dict]:
         """One /v1/match request; TooLarge when the service refused it for its size (its
@@ -305,7 +306,7 @@ class RemoteIndex:
 
     def _request(self, method: str, path: str, body: dict | bytes | None = None) -> dict:
         if isinstance(body, dict):  # JSON in UTF-8, non-ASCII unescaped
-            data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            data = json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
         else:
             data = body
         headers = {"accept": "application/json"}

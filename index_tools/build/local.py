@@ -7,7 +7,7 @@ the ids of unique documents to a file of the shard being filled. A full shard
 (`shard_words`) is read back and has its suffix arrays built in a thread (the sort releases
 the interpreter, so it runs beside the workers) while the next one fills on disk.
 
-Memory is bounded by the shard, not the corpus: one shard sorted at a time (about 18 bytes
+Memory is bounded by the shard, not the corpus: one shard sorted at a time (about 19 bytes
 a word, the two views one after the other), the rest on disk; what grows with the corpus
 is the vocabulary (about 40 bytes a distinct word, `Vocabulary`) and 4 bytes a document
 and a file (`_Writer.occurrences`, `shares`). Everything goes into a new generation
@@ -511,7 +511,7 @@ def _write_filled(
         renamed = renamed_ids(ids, marked)
         del marked
     # the views one after the other, each array let go once written: a shard sorts in about
-    # 18 bytes a word (both at once: 27)
+    # 19 bytes a word (both at once: 27)
     shard = JoinedShard(ids, starts, renamed)
     del ids, renamed
     try:

@@ -600,8 +600,8 @@ def _parser() -> argparse.ArgumentParser:
             "--shard-words",
             type=int,
             default=DEFAULT_SHARD_WORDS,
-            help="words per shard: a shard's suffix array is sorted in memory, about 20 "
-            "bytes per word (default: %(default)s)",
+            help="words per shard: a build's memory is about one shard's sort, 19 bytes a "
+            "word, the rest on disk (default: %(default)s)",
         )
         pk = sp.add_argument_group("package sources (pypi:, npm:)")
         pk.add_argument(

@@ -205,13 +205,14 @@ class IndexHandle(WorkerHandle):
 
     def _map_ahead(self, following: FollowingIndex) -> None:
         """Fill the page tables of the generation's files in memory in the background
-        (store/map_ahead.py: the first lookups then take no page fault a page); said once
-        in the log. It stops when the handle closes."""
+        (store/map_ahead.py: the first lookups then take no page fault a page), then
+        rehearse a lookup on the worker thread (`Index.warm`: the first suggestion's lookup
+        costs what later ones do); said once in the log. It stops when the handle closes."""
 
         def report(index, done) -> None:
             log.log(done.level, "index %s (%s): %s", self.path, index.generation, done.describe())
 
-        following.map_ahead(self._stop, report)
+        following.map_ahead(self._stop, report, lookups=self._executor)
 
     def _broken(self, exc: IndexOpenError) -> None:
         """A newly published generation cannot be opened: an error status, not the old

@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError, Executor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,12 +86,18 @@ class FollowingIndex:
             self._release(held)
 
     def map_ahead(
-        self, stop: threading.Event, report: Callable[[Index, MappedAhead], None]
+        self,
+        stop: threading.Event,
+        report: Callable[[Index, MappedAhead], None],
+        lookups: Executor | None = None,
+        threads: int = 1,
     ) -> threading.Thread | None:
         """Map the current generation ahead (`Index.map_ahead`) on a thread of its own,
-        lookups going on meanwhile (it holds a lease, never switches); `report(index, what
-        was done)` when it ends (an error: `failed`). With RECITATION_MAP_AHEAD=0 reported
-        at once as not done, and no thread."""
+        lookups going on meanwhile (it holds a lease, never switches), then rehearse a
+        lookup (`Index.warm`) on each of the `threads` threads of the `lookups` executor,
+        so that the first lookup asked costs what later ones do; `report(index, what was
+        done)` when it all ends (an error: `failed`, `rehearsal_failed`). With
+        RECITATION_MAP_AHEAD=0 reported at once as not done, and no thread."""
 
         def run() -> None:
             try:
@@ -99,6 +106,8 @@ class FollowingIndex:
                         done = index.map_ahead(stop)
                     except Exception as exc:  # lookups work without it: said, not raised
                         done = MappedAhead(why_not=f"it failed: {exc}", failed=True)
+                    if lookups is not None and not stop.is_set():
+                        self._rehearse(lookups, threads, done)
                     report(index, done)
             except IndexOpenError as exc:  # closed meanwhile
                 log.info("index %s: not mapped ahead: %s", self.path, exc)
@@ -110,6 +119,26 @@ class FollowingIndex:
         thread = threading.Thread(target=run, name="recitation-map-ahead", daemon=True)
         thread.start()
         return thread
+
+    def _rehearse(self, lookups: Executor, threads: int, done: MappedAhead) -> None:
+        """`Index.warm` on the lookup threads (each has its own scratch arrays), each under
+        a lease of its own; what it took or why it failed noted in `done`."""
+
+        def rehearse() -> float:
+            with self.using(follow=False) as index:
+                return index.warm()
+
+        try:
+            futures = [lookups.submit(rehearse) for _ in range(max(1, threads))]
+        except RuntimeError:  # the executor was shut down: the handle is closing
+            return
+        for future in futures:
+            try:
+                done.rehearsed.append(future.result())
+            except CancelledError:
+                return
+            except Exception as exc:  # damage: the lookups will say it (never "nothing")
+                done.rehearsal_failed = f"{type(exc).__name__}: {exc}"
 
     def _switch_due(self) -> bool:
         now = time.monotonic()

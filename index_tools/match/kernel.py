@@ -18,6 +18,7 @@ import os
 import platform
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from ctypes import POINTER, c_int, c_int32, c_uint64, c_void_p
@@ -246,6 +247,15 @@ R = TypeVar("R")
 AT_ONCE_US = 300  # work worth handing to helpers (waking one takes ~70 µs on 2 cores)
 
 
+def _helper_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(HELPERS, thread_name_prefix="recitation-search")
+    return _pool
+
+
 def across(fn: Callable[[T], R], items: Iterable[T], cost_us: float | None = None) -> list[R]:
     """`[fn(x) for x in items]`, the items (one per shard, each a compiled call, which
     releases the interpreter's lock) shared between this thread and up to HELPERS others:
@@ -256,13 +266,9 @@ def across(fn: Callable[[T], R], items: Iterable[T], cost_us: float | None = Non
     ways = min(HELPERS + 1, len(items))
     if ways < 2 or (cost_us is not None and cost_us < AT_ONCE_US):
         return [fn(x) for x in items]
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(HELPERS, thread_name_prefix="recitation-search")
+    pool = _helper_pool()
     chunk = [items[k::ways] for k in range(ways)]  # (shards alike in size: dealt in turn)
-    futures = [_pool.submit(lambda part: [fn(x) for x in part], part) for part in chunk[1:]]
+    futures = [pool.submit(lambda part: [fn(x) for x in part], part) for part in chunk[1:]]
     try:
         done = [[fn(x) for x in chunk[0]]]
     finally:  # every helper ended before this returns or raises: the caller may close the
@@ -569,6 +575,17 @@ def first_places(kernel: Kernel, docs: np.ndarray, ndocs: int, want: np.ndarray)
 
 
 _scratch = threading.local()  # each thread's zeroed arrays (lookups may run in threads)
+
+
+def warm_thread(ndocs: int) -> None:
+    """This thread's scratch arrays made for shards of up to `ndocs` documents, and the
+    helper threads started: what a thread's first lookup would otherwise pay (the pages of
+    3 MB at 700K documents faulted in, a thread started per helper)."""
+    _zeros("mark", ndocs, np.uint8)
+    _zeros("slot", ndocs, np.int32)
+    if HELPERS:  # (a thread is started by each submit that finds none idle)
+        pool = _helper_pool()
+        wait([pool.submit(time.sleep, 0.001) for _ in range(HELPERS)])
 
 
 def _zeros(name: str, size: int, dtype) -> np.ndarray:

@@ -117,7 +117,12 @@ class IndexService:
         words = self.index.summary().get("words") or 0
         self.metrics.serving(generation, self._serving, words)
         self._serving = generation
-        self.index.map_ahead(self._stop, self._mapped_ahead)
+        self.index.map_ahead(
+            self._stop,
+            self._mapped_ahead,
+            lookups=self.executor,
+            threads=self.config.lookup_threads,
+        )
 
     def _mapped_ahead(self, index, done) -> None:
         said = self._mapped[index.generation] = done.describe()  # (this worker's: /v1/stats)

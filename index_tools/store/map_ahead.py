@@ -25,7 +25,7 @@ import mmap
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,14 +40,20 @@ class MappedAhead:
     why_not: str = ""  # set when nothing was done: why
     failed: bool = False  # it raised (`why_not` says what): a warning, not a fact
     stopped: bool = False  # asked to stop before the end
+    rehearsed: list[float] = field(default_factory=list)  # ms of each lookup thread's rehearsal
+    rehearsal_failed: str = ""  # why a rehearsal failed (the lookups will say it too)
 
     @property
     def level(self) -> int:
         """The log level of `describe()`: a failure is a warning."""
-        return logging.WARNING if self.failed else logging.INFO
+        return logging.WARNING if self.failed or self.rehearsal_failed else logging.INFO
 
     def summary(self) -> str:
-        """What was mapped and in how long, or why nothing was: one short phrase."""
+        """What was mapped and in how long, or why nothing was, and the lookup threads'
+        rehearsals: one short phrase."""
+        return self._mapped() + self._rehearsals()
+
+    def _mapped(self) -> str:
         if self.why_not:
             return f"not mapped ahead ({self.why_not})"
         left = " (stopped early)" if self.stopped else ""
@@ -58,13 +64,26 @@ class MappedAhead:
         )
         return f"{size} in memory mapped ahead in {self.seconds:.2f} s{left}"
 
+    def _rehearsals(self) -> str:
+        if self.rehearsal_failed:
+            return f"; a lookup's rehearsal failed ({self.rehearsal_failed})"
+        if not self.rehearsed:
+            return ""
+        threads = len(self.rehearsed)
+        each = "" if threads == 1 else f" on each of {threads} lookup threads"
+        return f"; a lookup rehearsed{each} in {max(self.rehearsed):.1f} ms"
+
     def describe(self) -> str:
         """`summary`, and what the pages mapped are (the log's line)."""
         if self.why_not:
             return self.summary()
-        return self.summary() + (
-            " (the page cache's pages, shared and reclaimable: counted in the process's"
-            " resident memory)"
+        return (
+            self._mapped()
+            + (
+                " (the page cache's pages, shared and reclaimable: counted in the process's"
+                " resident memory)"
+            )
+            + self._rehearsals()
         )
 
 

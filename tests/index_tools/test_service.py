@@ -93,6 +93,7 @@ def test_the_api_answers_match_stats_and_health(service):
         assert re.match(r"[\d.]+ (MiB|GiB) in memory mapped ahead in [\d.]+ s", said), said
     else:
         assert said.startswith("not mapped ahead (the system has no MADV_POPULATE_READ"), said
+    assert re.search(r"; a lookup rehearsed in [\d.]+ ms$", said), said  # (its lookup thread)
     status, raw, _ = service.get("/v1/health")
     assert status == 200 and json.loads(raw)["status"] == "ok"
 

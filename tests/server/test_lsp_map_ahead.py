@@ -68,6 +68,8 @@ async def test_the_server_maps_its_index_ahead_and_says_so_once(
         ), lines
     else:
         assert "not mapped ahead (the system has no MADV_POPULATE_READ" in lines[0], lines
+    # then a lookup rehearsed on the lookup thread: the first suggestion's costs no more
+    assert re.search(r"; a lookup rehearsed in [\d.]+ ms$", lines[0]), lines
     assert len(lines) == 1
 
 

@@ -110,9 +110,15 @@ def rss_kib(pid: int) -> dict[str, int]:
 
 class Bench:
     def __init__(
-        self, index: Path, timeout: float, server_log: str | None = None, search: str = "auto"
+        self,
+        index: Path,
+        timeout: float,
+        server_log: str | None = None,
+        search: str = "auto",
+        repo: Path = REPO,
     ):
         self.index = index
+        self.repo = repo  # the checkout whose server runs
         self.search = search  # the server's search path (RECITATION_SEARCH)
         self.server_log = server_log
         self.timeout = timeout
@@ -137,9 +143,11 @@ class Bench:
                 self.ready.set_result(params)
 
     async def start(self) -> None:
-        env = dict(os.environ, PYTHONPATH=str(REPO), RECITATION_SEARCH=self.search)
+        env = dict(os.environ, PYTHONPATH=str(self.repo), RECITATION_SEARCH=self.search)
         extra = ["--log-file", self.server_log, "--log-level", "DEBUG"] if self.server_log else []
-        await self.client.start_io(sys.executable, "-m", "server", *extra, env=env)
+        await self.client.start_io(
+            sys.executable, "-m", "server", *extra, env=env, cwd=str(self.repo)
+        )
         await self.client.initialize_async(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),

@@ -109,6 +109,7 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: RecitationServer, params: types.InitializedParams) -> None:
         ls.report_search()
+        ls.rehearse_first_warning()
         await register_dynamically(
             ls,
             "workspace.did_change_configuration.dynamic_registration",

@@ -1,0 +1,70 @@
+"""The first warning's work, rehearsed when the server starts.
+
+A new server's first warning took 30-40 ms more than later ones (bench_first_lookup.py):
+not the lookup (the index rehearses its own, `Index.warm`) but what follows it, each done
+once a process: the converter's functions that read the editor's didOpen and didChange, the
+license database and the SPDX expression parser the verdict reads, and the converter's
+functions for a diagnostic and a match notification. `rehearse` makes them all with
+made-up messages and a made-up match in a document no client sees; nothing is handled,
+sent or kept.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from lsprotocol import types
+
+from index_tools import Match, Source, judge
+
+from .diagnostics import StoredMatch, to_diagnostic
+from .documents import TextDocument
+from .protocol import match_payload
+from .settings import Settings
+
+_TEXT = "def rehearsed(values):\n    return sorted(values)\n"  # the made-up quote
+_URL = "https://example.invalid/acme/widgets/blob/0000000/src/widgets.py#L1-L2"
+
+
+def _made_up_match() -> Match:
+    source = Source("acme/widgets", "src/widgets.py", "0" * 40, "MIT OR Apache-2.0", _URL, 1, 2)
+    words = len(_TEXT.split())
+    return Match("recitation", words, 0, words, 0, len(_TEXT), _TEXT, 2, True, [source])
+
+
+def _notifications(uri: str) -> list[dict]:
+    """The messages a suggestion arrives in, as the editor sends them."""
+    where = {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}
+    item = {"uri": uri, "languageId": "python", "version": 1, "text": _TEXT}
+    changed = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": []}
+    changed["contentChanges"] = [{"range": where, "text": _TEXT}, {"text": _TEXT}]
+    return [
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": item}},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": changed},
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didClose",
+            "params": {"textDocument": {"uri": uri}},
+        },
+    ]
+
+
+def rehearse(protocol, settings: Settings | None = None) -> float:
+    """Made-up notifications read, and a made-up match judged and made a diagnostic and a
+    match notification, both turned into JSON, with `protocol`'s converter (the server's
+    own); milliseconds taken."""
+    began = time.perf_counter()
+    settings = settings or Settings()
+    converter = protocol._converter
+    doc = TextDocument("file:///recitation-rehearsal.py", _TEXT, 1, "python")
+    for message in _notifications(doc.uri):
+        converter.structure(message, protocol.get_message_type(message["method"]))
+    stored = StoredMatch.create(_made_up_match(), 0, len(_TEXT), tuple(_TEXT.split()))
+    verdict = judge(stored.match, stored.identity, None, settings.severity.for_kind, [], 0, 1)
+    diagnostic = to_diagnostic(doc, stored, verdict)
+    params = types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=[diagnostic], version=1)
+    json.dumps(converter.unstructure(params))
+    range_ = converter.unstructure(doc.range_of(stored.start, stored.end))
+    json.dumps(match_payload(doc.uri, range_, stored.match.to_dict(), stored.id, _TEXT))
+    return (time.perf_counter() - began) * 1000

@@ -278,3 +278,16 @@ class DocumentStore:
 
     def __iter__(self):
         return iter(list(self._docs.values()))
+
+
+class DocumentLines:
+    """A document's lines as a sequence, read only where asked (attribution search)."""
+
+    def __init__(self, doc: TextDocument):
+        self._doc = doc
+
+    def __len__(self) -> int:
+        return self._doc.line_count()
+
+    def __getitem__(self, line: int) -> str:
+        return self._doc.line_text(line)

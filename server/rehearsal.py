@@ -17,13 +17,13 @@ import time
 from lsprotocol import types
 from pygls.protocol import JsonRPCNotification, JsonRPCProtocol
 
-from index_tools import Match, judge
-from index_tools.model import Part, Position, Range, Source
+from index_tools import Match, Part, Position, Range, Source, judge, pick_language
 
 from .diagnostics import StoredMatch, to_diagnostic
-from .documents import TextDocument
+from .documents import DocumentLines, TextDocument
 from .protocol import MATCH, match_payload
 from .settings import Settings
+from .words import context_start, words_of
 
 _TEXT = "def rehearsed(values):\n    return sorted(values)\n"  # the made-up quote
 _URL = "https://example.invalid/acme/widgets/blob/0000000/src/widgets.py#L1-L2"
@@ -75,10 +75,14 @@ def rehearse(protocol, settings: Settings | None = None) -> float:
     settings = settings or Settings()
     converter = protocol._converter
     doc = TextDocument("file:///recitation-rehearsal.py", _TEXT, 1, "python")
+    pick_language(doc.language_id, doc.text)
+    words_of(_TEXT)
+    context_start(_TEXT, len(_TEXT) // 2, settings.context_tokens)
     for message in _notifications(doc.uri):
         converter.structure(message, protocol.get_message_type(message["method"]))
     stored = StoredMatch.create(_made_up_match(), 0, len(_TEXT), tuple(_TEXT.split()))
-    verdict = judge(stored.match, stored.identity, None, settings.severity.for_kind, [], 0, 1)
+    lines = DocumentLines(doc)  # (an attribution is looked for in them)
+    verdict = judge(stored.match, stored.identity, None, settings.severity.for_kind, lines, 0, 1)
     diagnostic = to_diagnostic(doc, stored, verdict)
     params = types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=[diagnostic], version=1)
     range_ = converter.unstructure(doc.range_of(stored.start, stored.end))

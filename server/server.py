@@ -38,7 +38,7 @@ from index_tools import (
 from . import __version__
 from .detection import Checker, PendingCheck
 from .diagnostics import MatchStore, StoredMatch, to_diagnostic
-from .documents import DocumentStore, TextDocument
+from .documents import DocumentLines, DocumentStore, TextDocument
 from .file_watch import FileWatch
 from .folders import Scope, Scopes
 from .framing import FrameReader
@@ -61,19 +61,6 @@ def document_name(uri: str) -> str:
     """A document's file name as the status and the log name it (printable)."""
     path = unquote(urlsplit(uri).path) or uri
     return printable(path.rstrip("/").rsplit("/", 1)[-1] or uri, 200)
-
-
-class DocumentLines:
-    """A document's lines as a sequence, read only where asked (attribution search)."""
-
-    def __init__(self, doc: TextDocument):
-        self._doc = doc
-
-    def __len__(self) -> int:
-        return self._doc.line_count()
-
-    def __getitem__(self, line: int) -> str:
-        return self._doc.line_text(line)
 
 
 class RecitationServer(LanguageServer):

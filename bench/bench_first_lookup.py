@@ -69,7 +69,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def server_round(repo: Path, index: Path, pairs, log: Path) -> tuple[list[float], str]:
+async def server_round(
+    repo: Path, index: Path, pairs, log: Path, pause: float
+) -> tuple[list[float], str]:
     """A fresh language server of `repo`: ready and mapped ahead, then each suggestion
     inserted into a new document; (ms of each, what it said of mapping ahead)."""
     bench = Bench(index, 10.0, str(log), repo=repo)
@@ -79,6 +81,7 @@ async def server_round(repo: Path, index: Path, pairs, log: Path) -> tuple[list[
     await bench.start()  # (returns once the map-ahead line is in its log)
     times = []
     for i, (before, suggestion) in enumerate(pairs):
+        await asyncio.sleep(pause)
         ms = await bench.insertion(i, before, suggestion)
         if ms is None:
             raise SystemExit(f"{repo.name}: suggestion {i} not flagged within 10 s")
@@ -87,7 +90,7 @@ async def server_round(repo: Path, index: Path, pairs, log: Path) -> tuple[list[
     return times, bench.mapped_ahead
 
 
-def serve_round(repo: Path, index: Path, pairs) -> tuple[list[float], str]:
+def serve_round(repo: Path, index: Path, pairs, pause: float) -> tuple[list[float], str]:
     """A fresh `serve` of `repo` (one worker): healthy and mapped ahead, then each
     suggestion posted; (ms of each, what /v1/stats said of mapping ahead)."""
     port = free_port()
@@ -116,6 +119,7 @@ def serve_round(repo: Path, index: Path, pairs) -> tuple[list[float], str]:
             raise SystemExit(f"{repo.name}: serve not ready in 120 s")
         times = []
         for before, suggestion in pairs:
+            time.sleep(pause)
             body = json.dumps(
                 {"suggestion": suggestion, "context": before, "language": "python"}
             ).encode()
@@ -165,6 +169,13 @@ def main() -> int:
     parser.add_argument("--modes", default="server,serve", help="server, serve or both")
     parser.add_argument("--rounds", type=int, default=12, help="fresh processes per commit")
     parser.add_argument("--lookups", type=int, default=24, help="suggestions per process")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=0.5,
+        help="seconds between suggestions, before the first too (default 0.5: a process "
+        "idle between suggestions, as in an editor, takes longer than one asked back to back)",
+    )
     parser.add_argument("--words", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--read-through", action="store_true", help="read the index first")
@@ -195,9 +206,11 @@ def main() -> int:
                 for mode in modes:
                     if mode == "server":
                         log = where / f"server-{r}-{rev.replace('/', '_')}.log"
-                        times, what = asyncio.run(server_round(paths[rev], index, rotated, log))
+                        times, what = asyncio.run(
+                            server_round(paths[rev], index, rotated, log, args.pause)
+                        )
                     else:
-                        times, what = serve_round(paths[rev], index, rotated)
+                        times, what = serve_round(paths[rev], index, rotated, args.pause)
                     results.setdefault((rev, mode), []).append(times)
                     said[(rev, mode)] = what
                     print(
@@ -229,7 +242,9 @@ def main() -> int:
         "",
         f"Index: {index.name}, {words:,} words, {files:,} files. {len(pairs)} suggestions of "
         f"{args.words} words quoted from indexed files, each with up to 1,500 characters of "
-        f"the text before it; {args.rounds} fresh processes of each commit per mode, the "
+        f"the text before it, one every {args.pause} s (the first too: a process idle "
+        "between suggestions, as in an editor, takes longer than one asked back to back); "
+        f"{args.rounds} fresh processes of each commit per mode, the "
         "commits taking turns, each ready as an editor finds it (its index opened and mapped "
         "ahead) before the first suggestion. Round r sends the suggestions from the r-th on; "
         "`first / later` compares a round's first lookup with the median time of the same "

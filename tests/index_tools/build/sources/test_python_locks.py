@@ -71,26 +71,23 @@ def pypi(tmp_path_factory):
 # ---------------------------------------------------------------- pins
 
 
-def test_a_pin_list_of_a_release_s_files_holds_when_one_matches(pypi, tmp_path):
-    """A lock lists the digests of every file of a release: the download must match one
-    of them (pip's rule), not all."""
+@pytest.mark.parametrize(
+    "pinned, fetched",
+    [
+        # a lock lists the digests of every file of a release: the download must match one
+        # of them (pip's rule), not all
+        pytest.param(["alpha-1.0.0-py3-none-any.whl", "alpha-1.0.0.tar.gz"],
+                     "alpha-1.0.0.tar.gz", id="every-file-of-the-release"),
+        pytest.param(["alpha-1.0.0-py3-none-any.whl"], "alpha-1.0.0-py3-none-any.whl",
+                     id="the-wheel-alone"),
+    ],
+)  # fmt: skip
+def test_the_file_the_pins_name_is_the_one_fetched(pypi, tmp_path, pinned, fetched):
     req = tmp_path / "requirements.txt"
-    req.write_text(
-        "alpha==1.0.0 --hash=sha256:{} --hash=sha256:{}\n".format(
-            sha256("alpha-1.0.0-py3-none-any.whl"), sha256("alpha-1.0.0.tar.gz")
-        )
-    )
+    req.write_text(f"alpha==1.0.0 {' '.join(f'--hash=sha256:{sha256(f)}' for f in pinned)}\n")
     src = open_pypi("pypi:r", str(req), options=options(tmp_path, pypi_url=pypi.url),
                     max_file_bytes=10**6)  # fmt: skip
-    assert [f.resolved.filename for f in src.fetched] == ["alpha-1.0.0.tar.gz"]
-
-
-def test_the_file_the_pins_name_is_the_one_fetched(pypi, tmp_path):
-    req = tmp_path / "requirements.txt"
-    req.write_text(f"alpha==1.0.0 --hash=sha256:{sha256('alpha-1.0.0-py3-none-any.whl')}\n")
-    src = open_pypi("pypi:r", str(req), options=options(tmp_path, pypi_url=pypi.url),
-                    max_file_bytes=10**6)  # fmt: skip
-    assert [f.resolved.filename for f in src.fetched] == ["alpha-1.0.0-py3-none-any.whl"]
+    assert [f.resolved.filename for f in src.fetched] == [fetched]
     docs = {d.origin.path: d.origin for d in src.documents()}
     assert docs["alpha/__init__.py"].repository == "pypi:alpha==1.0.0"
 

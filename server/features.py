@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from lsprotocol import types
@@ -74,6 +75,22 @@ async def register_dynamically(
     return True
 
 
+async def watch_files(ls: RecitationServer, registration_id: str, globs: Iterable[str]) -> bool:
+    """Ask the client to watch the files matching `globs` (didChangeWatchedFiles) when it
+    supports registering that. Returns whether it watches them."""
+    return await register_dynamically(
+        ls,
+        "workspace.did_change_watched_files.dynamic_registration",
+        types.Registration(
+            id=registration_id,
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[types.FileSystemWatcher(glob_pattern=g) for g in globs]
+            ),
+        ),
+    )
+
+
 def create_server() -> RecitationServer:
     server = RecitationServer()
     register(server)
@@ -121,43 +138,15 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
                 ),
             ),
         )
-        await register_dynamically(
-            ls,
-            "workspace.did_change_watched_files.dynamic_registration",
-            types.Registration(
-                id="recitation-decisions",
-                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern=f"**/{DECISIONS_FILE}")]
-                ),
-            ),
-        )
+        await watch_files(ls, "recitation-decisions", [f"**/{DECISIONS_FILE}"])
         # the manifests and lock files that keep each folder's own index current (without
         # this watcher, the server polls them)
-        ls.folder_indexes.client_watches = await register_dynamically(
-            ls,
-            "workspace.did_change_watched_files.dynamic_registration",
-            types.Registration(
-                id="recitation-manifests",
-                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]
-                ),
-            ),
+        ls.folder_indexes.client_watches = await watch_files(
+            ls, "recitation-manifests", WATCH_GLOBS
         )
         # the folders' code files, so that code written outside the editor is checked
         # (without this watcher, the server polls them)
-        ls.file_watch.client_watches = await register_dynamically(
-            ls,
-            "workspace.did_change_watched_files.dynamic_registration",
-            types.Registration(
-                id="recitation-files",
-                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern=g) for g in code_globs()]
-                ),
-            ),
-        )
+        ls.file_watch.client_watches = await watch_files(ls, "recitation-files", code_globs())
         await ls.refresh_settings()
         ls.refresh_decisions()
         ls.start_watching()

@@ -213,11 +213,12 @@ EXIT_NOT_CHECKED = 3
 
 
 def _sbom_options(args, version: str, notes: list[str] = ()):
-    from .sbom import SbomError, SbomOptions, pinned_namespace, project_name
+    from .sbom import SbomError, SbomOptions, pinned_namespace, project_name, project_root
 
     try:
         return SbomOptions(
-            project=args.sbom_name or project_name(),
+            # named after the checked project, wherever the check is run from
+            project=args.sbom_name or project_name(project_root(args.paths)),
             tool_version=version,
             namespace=pinned_namespace(args.sbom_namespace),
             notes=tuple(notes),

@@ -14,8 +14,9 @@ def add_sbom_options(parser) -> None:
     parser.add_argument(
         "--sbom-name",
         metavar="NAME",
-        help="the project the SBOM describes (default: the git work tree's folder name, "
-        "else the current folder's)",
+        help="the project the SBOM describes (default: the folder name of the git work tree "
+        "that holds the checked files, or references' --root, else of the folder that holds "
+        "them)",
     )
     parser.add_argument(
         "--sbom-namespace",

@@ -432,3 +432,33 @@ def test_a_folder_checked_from_elsewhere_names_its_files_in_its_package(world, t
               cwd=world["project"], env=EPOCH)  # fmt: skip
     inside = spdx_parsed(sub.stdout, ".spdx.json" if fmt == "spdx" else ".spdx", tmp_path)
     assert sorted(f.name for f in inside.files) == names
+
+
+def described_package(document):
+    """The package the document DESCRIBES: the checked project."""
+    packages = {p.spdx_id: p for p in document.packages}
+    (described,) = [packages[r.related_spdx_element_id] for r in document.relationships
+                    if r.relationship_type.name == "DESCRIBES"]  # fmt: skip
+    return described
+
+
+def test_a_folder_checked_from_elsewhere_is_the_package_named(world, tmp_path):
+    """`check /elsewhere/project --format spdx` names the described package after the
+    checked project (its git work tree, else the folder checked), not the folder it is run
+    from."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    plain = tmp_path / "plain-folder"  # in no git work tree
+    plain.mkdir()
+    (plain / "geo.py").write_text(GEO)
+    for checked, name in ((world["project"], "project"), (world["project"] / "src", "project"),
+                          (plain, "plain-folder"), (plain / "geo.py", "plain-folder")):  # fmt: skip
+        r = run("check", checked, "--index", world["index"], "--format", "spdx", cwd=outside,
+                env=EPOCH)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        document = spdx_parsed(r.stdout, ".spdx.json", tmp_path)
+        assert described_package(document).name == name, checked
+    # --sbom-name still names it
+    r = run("check", plain, "--index", world["index"], "--format", "spdx", "--sbom-name",
+            "chosen", cwd=outside, env=EPOCH)  # fmt: skip
+    assert described_package(spdx_parsed(r.stdout, ".spdx.json", tmp_path)).name == "chosen"

@@ -24,6 +24,7 @@ from .compare import (
 from .detection import PendingCheck, is_insertion
 from .diagnostics import is_web_link
 from .file_watch import code_globs
+from .folder_check import FolderCheckError
 from .hover import hover_markdown, hover_plaintext
 from .indexes import LookupFailed, unusable_file_uri, uri_to_path
 from .protocol import (
@@ -31,6 +32,7 @@ from .protocol import (
     CMD_ALLOW_SOURCE,
     CMD_BUILD_WORKSPACE_INDEX,
     CMD_CANCEL_WORKSPACE_INDEX,
+    CMD_CHECK_FOLDER,
     CMD_DECLINE_WORKSPACE_INDEX,
     CMD_DISMISS,
     CMD_OPEN_SOURCE,
@@ -353,6 +355,17 @@ def register(server: RecitationServer) -> None:  # noqa: C901 - a list of small 
         if scope.uri is None:
             raise JsonRpcInvalidParams(f"{command}: no workspace folder here")
         return scope
+
+    @server.command(CMD_CHECK_FOLDER)
+    async def check_folder(ls: RecitationServer, *args: Any) -> dict:
+        """Every code file of a folder checked on every core (folder_check.py); what it
+        found is shown as warnings of the files, open or not."""
+        scope = workspace_folder(ls, CMD_CHECK_FOLDER, tuple(plain(list(args))))
+        try:
+            return await ls.folder_checks.check(scope)
+        except FolderCheckError as exc:
+            ls.show(types.MessageType.Error, f"Recitation: checking {scope.name} failed: {exc}")
+            return {"failed": str(exc)}
 
     @server.command(CMD_BUILD_WORKSPACE_INDEX)
     def build_workspace_index(ls: RecitationServer, *args: Any) -> dict:

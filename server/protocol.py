@@ -37,6 +37,7 @@ CMD_ALLOW_SOURCE = "recitation.allowSource"
 CMD_BUILD_WORKSPACE_INDEX = "recitation.buildWorkspaceIndex"
 CMD_DECLINE_WORKSPACE_INDEX = "recitation.declineWorkspaceIndex"
 CMD_CANCEL_WORKSPACE_INDEX = "recitation.cancelWorkspaceIndex"
+CMD_CHECK_FOLDER = "recitation.checkFolder"
 COMMANDS = (
     CMD_DISMISS,
     CMD_OPEN_SOURCE,

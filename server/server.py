@@ -40,6 +40,7 @@ from .detection import Checker, PendingCheck
 from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import DocumentLines, DocumentStore, TextDocument
 from .file_watch import FileWatch
+from .folder_check import FolderChecks
 from .folders import Scope, Scopes
 from .framing import FrameReader
 from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager, LookupFailed
@@ -75,6 +76,7 @@ class RecitationServer(LanguageServer):
         self.matches = MatchStore()
         self.scopes = Scopes()
         self.indexes = IndexManager()
+        self.folder_checks = FolderChecks(self)
         self.folder_indexes = WorkspaceIndexes(self)  # each folder's own index
         self.file_watch = FileWatch(self)  # code written to the folders' files outside the editor
         self.checker = Checker(self.run_check)

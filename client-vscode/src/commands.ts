@@ -1,7 +1,8 @@
 // The extension's commands: the workspace toggle, the references log (open, export,
 // clear), the folder's decisions, the default index build (with a progress notification,
 // offered while no index exists and withdrawn once one does), the folder's own index
-// (index it, update it, stop it: the server runs it), the logs and the status menu.
+// (index it, update it, stop it: the server runs it), checking a whole folder, the logs and
+// the status menu.
 
 import { spawn } from 'child_process';
 import * as vscode from 'vscode';
@@ -17,6 +18,7 @@ import {
 } from './decisions';
 import { formatVersion } from './interpreter';
 import { cancelSignal, parseProgress, parseProgressLabel, planBuildIndex } from './launch';
+import { CHECK_FOLDER } from './protocol';
 import type { ReferencesLog } from './referencesLog';
 import type { RecitationServer } from './serverClient';
 import { SECTION } from './settings';
@@ -47,6 +49,7 @@ export function registerCommands(
     register('recitation.statusMenu', () => statusMenu(status));
     register('recitation.indexWorkspace', () => onWorkspaceIndex('Index which folder?', (uri) => workspaceIndex.build(uri)));
     register('recitation.stopWorkspaceIndexing', () => onWorkspaceIndex('Stop indexing which folder?', (uri) => workspaceIndex.cancel(uri)));
+    register('recitation.checkThisFolder', () => onWorkspaceIndex('Check which folder?', (uri) => checkFolder(server, uri)));
 
     context.subscriptions.push(
         offer,
@@ -73,6 +76,22 @@ async function onWorkspaceIndex(placeHolder: string, act: (folderUri: string) =>
         return;
     }
     await act(folder.uri.toString());
+}
+
+/** "Check This Folder": every code file checked by the server on every core; what quotes indexed
+ * code shows in the Problems panel, and the server says what it checked (or why it could not). */
+async function checkFolder(server: RecitationServer, folderUri: string): Promise<void> {
+    await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: 'Recitation: checking the folder' },
+        async () => {
+            try {
+                await server.request('workspace/executeCommand', { command: CHECK_FOLDER, arguments: [folderUri] });
+            } catch (err) {
+                const text = err instanceof Error ? err.message : String(err);
+                void vscode.window.showErrorMessage(`Recitation: checking the folder failed: ${text}`);
+            }
+        },
+    );
 }
 
 /** Which folder the toggle acts on: the active editor's, the only one, or the user's pick. */

@@ -85,6 +85,7 @@ export interface StatusParams {
 
 /** The server's commands for a folder's own index (argument: the folder URI). */
 export const BUILD_WORKSPACE_INDEX = 'recitation.buildWorkspaceIndex';
+export const CHECK_FOLDER = 'recitation.checkFolder';
 export const DECLINE_WORKSPACE_INDEX = 'recitation.declineWorkspaceIndex';
 export const CANCEL_WORKSPACE_INDEX = 'recitation.cancelWorkspaceIndex';
 

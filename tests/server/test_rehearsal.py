@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from lsprotocol import types
+from server_helpers import wait_for
 from test_lsp_map_ahead import LOGS, logged_client, quoted_then_said, said
 
 from index_tools.judge import license_categories
@@ -44,5 +45,7 @@ def test_it_loads_the_license_database_and_parser_and_sends_nothing():
 
 async def test_a_real_server_says_it_rehearsed(rehearsing_client, fixture_index, workspace):
     await quoted_then_said(rehearsing_client, "rehearsal", fixture_index, workspace)
-    lines = said(LOGS / "rehearsal.log", "a warning's work rehearsed")
+    lines = await wait_for(  # (its own thread: it may end after the quote is found)
+        lambda: said(LOGS / "rehearsal.log", "a warning's work rehearsed"), what="the line"
+    )
     assert len(lines) == 1 and re.search(r"rehearsed in [\d.]+ ms$", lines[0]), lines

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 LOAD = os.getloadavg()[0]
 
-from bench_commits import checkout  # noqa: E402
+from bench_commits import checkout, remove_checkout  # noqa: E402
 from commit import commit  # noqa: E402
 
 from index_tools.cli.check_work import cores  # noqa: E402
@@ -137,10 +137,7 @@ def main() -> None:
     finally:
         for path in engines.values():
             if path != REPO:
-                subprocess.run(
-                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)],
-                    capture_output=True,
-                )
+                remove_checkout(path)
     report = json.loads(next(iter(reports)))
     skipped = {n["file"] for n in report["not_checked"]}
     files, words = words_read(tree, skipped)

@@ -64,6 +64,14 @@ def checkout(rev: str, where: Path) -> Path:
     return path
 
 
+def remove_checkout(path: Path) -> None:
+    """A checkout made by `checkout`, gone (its worktree entry too)."""
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)],
+        capture_output=True,
+    )  # fmt: skip
+
+
 def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float, ...]]:
     """One bench_latency.py run in a checkout: {"<index> <workload>": (p50, p90, p99, max)}."""
     with open_index(index) as idx:
@@ -173,10 +181,7 @@ def main() -> int:
                     print(f"round {k + 1} {rev}: {rows[rev][-1]}", flush=True)
         finally:
             for path in paths.values():
-                subprocess.run(
-                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)],
-                    capture_output=True,
-                )
+                remove_checkout(path)
     command = "python bench/bench_commits.py " + " ".join(sys.argv[1:])
     text = markdown(revs, resolved, rows, command, load, args.repeat, args.map_ahead)
     print(text)

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_commits import checkout  # noqa: E402
+from bench_commits import checkout, remove_checkout  # noqa: E402
 from bench_latency import read_through  # noqa: E402
 from bench_server import Bench, make_suggestions, source_texts, stdlib_files  # noqa: E402
 from commit import commit  # noqa: E402
@@ -219,11 +219,8 @@ def main() -> int:
                         flush=True,
                     )
     finally:
-        for rev in paths:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(paths[rev])],
-                capture_output=True,
-            )
+        for path in paths.values():
+            remove_checkout(path)
         shutil.rmtree(where, ignore_errors=True)
     table = {key: compare(rounds, len(pairs)) for key, rounds in results.items()}
     command = "python bench/bench_first_lookup.py " + " ".join(sys.argv[1:])

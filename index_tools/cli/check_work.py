@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import sys
 from collections import deque
@@ -217,13 +218,12 @@ def _give_back_freed_memory() -> None:
     """The C heap's freed pages given back to the system after each batch (glibc keeps
     them: a worker's resident memory grew to 0.5-1 GB over numpy's files, most of it
     freed); elsewhere nothing to do."""
-    trim = _WORKER.get("trim", 0)
-    if trim == 0:
-        trim = _WORKER["trim"] = _malloc_trim()
+    trim = _malloc_trim()
     if trim is not None:
         trim(0)
 
 
+@functools.cache
 def _malloc_trim():
     if not sys.platform.startswith("linux"):
         return None

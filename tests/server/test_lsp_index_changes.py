@@ -45,7 +45,8 @@ async def check(client, uri: str, text: str) -> dict:
     return plain(result)
 
 
-async def test_a_rebuilt_index_is_used_without_a_restart(client, tmp_path, workspace):
+async def session_on_old_index(client, tmp_path, workspace) -> tuple[Path, str]:
+    """A session on an index of the corpus "old", a document open whose check finds it."""
     idx = tmp_path / "idx"
     build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(jobs=1, progress=False))
     a = workspace["a"]
@@ -53,6 +54,11 @@ async def test_a_rebuilt_index_is_used_without_a_restart(client, tmp_path, works
     uri = (a / "x.py").as_uri()
     open_doc(client, uri, "")
     assert len((await check(client, uri, snippet("old")))["matches"]) == 1
+    return idx, uri
+
+
+async def test_a_rebuilt_index_is_used_without_a_restart(client, tmp_path, workspace):
+    idx, uri = await session_on_old_index(client, tmp_path, workspace)
     assert (await check(client, uri, snippet("new")))["matches"] == []
 
     cli("build", corpus(tmp_path / "new", "new"), "--out", str(idx))
@@ -71,13 +77,7 @@ async def test_a_rebuilt_index_is_used_without_a_restart(client, tmp_path, works
 
 
 async def test_a_broken_new_generation_is_an_error_status(client, tmp_path, workspace):
-    idx = tmp_path / "idx"
-    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(jobs=1, progress=False))
-    a = workspace["a"]
-    await start_session(client, index=idx, folders=[a])
-    uri = (a / "x.py").as_uri()
-    open_doc(client, uri, "")
-    assert len((await check(client, uri, snippet("old")))["matches"]) == 1
+    idx, uri = await session_on_old_index(client, tmp_path, workspace)
     # a new generation whose header is damaged
     cli("build", corpus(tmp_path / "new", "new"), "--out", str(idx))
     gen = idx / (idx / "CURRENT").read_text().strip()
@@ -133,13 +133,7 @@ async def test_the_first_lookup_that_meets_damage_is_a_failed_lookup(client, tmp
     """Damage the open of an index could not see (its suffix array overwritten in place,
     the size and the header unchanged) met by a lookup: that very lookup fails and says so,
     never an empty answer; the status turns to the error."""
-    idx = tmp_path / "idx"
-    build_index([corpus(tmp_path / "old", "old")], idx, BuildOptions(jobs=1, progress=False))
-    a = workspace["a"]
-    await start_session(client, index=idx, folders=[a])
-    uri = (a / "x.py").as_uri()
-    open_doc(client, uri, "")
-    assert len((await check(client, uri, snippet("old")))["matches"]) == 1
+    idx, uri = await session_on_old_index(client, tmp_path, workspace)
     gen = idx / (idx / "CURRENT").read_text().strip()
     for sa in gen.glob("shard-*.sa"):
         with open(sa, "r+b") as f:  # every place past the words: no probe can be read

@@ -661,7 +661,8 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
         out->lo = iv[0];
         out->hi = iv[1];
     }
-    if (start && from->hi1 > from->lo1) {
+    /* (a place of [start - 1, e) holds [start, e): none when that has none) */
+    if (start && from->hi1 > from->lo1 && out->hi > out->lo) {
         uint64_t known = from->e > start ? from->e - start + 1 : 0; /* (none from `all`) */
         err = interval_within(s, q + (start - 1) * w, (e - start + 1) * w, known * w,
                               from->lo1, from->hi1, to->lo1, to->hi1, iv);
@@ -800,12 +801,94 @@ static int count_places(const rc_shard *s, const uint8_t *q, uint64_t qn, int64_
     return err;
 }
 
+/* Pairs (s, e) ordered by s, then e: heapsort of n of them (no memory but theirs). */
+static void sort_pairs(uint64_t *s, uint64_t *e, uint64_t n)
+{
+#define PAIR_LESS(i, j) (s[i] != s[j] ? s[i] < s[j] : e[i] < e[j])
+#define PAIR_SWAP(i, j)                                                                        \
+    do {                                                                                       \
+        uint64_t t_ = s[i];                                                                    \
+        s[i] = s[j], s[j] = t_;                                                                \
+        t_ = e[i];                                                                             \
+        e[i] = e[j], e[j] = t_;                                                                \
+    } while (0)
+    for (uint64_t end = n, start = n / 2; end > 1;) {
+        if (start > 0)
+            start--;
+        else {
+            end--;
+            PAIR_SWAP(0, end);
+        }
+        for (uint64_t i = start, c; (c = 2 * i + 1) < end; i = c) {
+            if (c + 1 < end && PAIR_LESS(c, c + 1))
+                c++;
+            if (!PAIR_LESS(i, c))
+                break;
+            PAIR_SWAP(i, c);
+        }
+    }
+#undef PAIR_LESS
+#undef PAIR_SWAP
+}
+
+/* rc_crowded_spans in a shard holding few places of the anchor's window [a, e0), its
+ * entries [lo, hi): each place's own span read from it (its words compared left and right
+ * of the window), in place of the bisections. A place holds exactly one span maximal, the
+ * one it extends to both ways; it counts where that span starts in [lowest, a] and ends
+ * at or past max(e0, s + t, least_end), as the bisections count it: the same rows. */
+static int spans_from_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
+                             uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end,
+                             uint64_t lo, uint64_t hi, uint64_t *out_s, uint64_t *out_e,
+                             uint64_t *out_m, uint64_t cap, uint64_t *count)
+{
+    const uint64_t w = s->width, size = s->tok_len / w, width = e0 - a;
+    uint64_t n = 0;
+    for (uint64_t i = lo; i < hi; i++) {
+        uint64_t p = s->sa[i];
+        if (i + 8 < hi && s->sa[i + 8] >= a - lowest + 1) /* random reads, overlapped */
+            __builtin_prefetch(s->tok + (s->sa[i + 8] - (a - lowest + 1)) * w);
+        if (p >= size || size - p < width)
+            return RC_DAMAGED;
+        /* left: up to one word past `lowest` (then the span starts before it: not this
+         * anchor's), never past the query's or the shard's first word */
+        uint64_t lim = a - lowest + 1;
+        if (lim > a)
+            lim = a;
+        if (lim > p)
+            lim = p;
+        uint64_t left = equal_left(s, q, a, p, lim);
+        if (left > a - lowest)
+            continue;
+        uint64_t start = a - left, c = p + width;
+        uint64_t rlim = qn - e0 < size - c ? qn - e0 : size - c;
+        uint64_t end = e0 + equal_right(s, q, e0, c, rlim);
+        if (end < start + t || end < least_end)
+            continue;
+        if (n >= cap)
+            return RC_FULL;
+        out_s[n] = start, out_e[n] = end, n++;
+    }
+    sort_pairs(out_s, out_e, n);
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (k && out_s[k - 1] == out_s[i] && out_e[k - 1] == out_e[i]) {
+            out_m[k - 1]++;
+            continue;
+        }
+        out_s[k] = out_s[i], out_e[k] = out_e[i], out_m[k] = 1;
+        k++;
+    }
+    *count = k;
+    return RC_OK;
+}
+
 /* The spans of one crowded anchor, in this shard (suffix.py's _crowded_spans): the starts s
  * in [lowest, a] where c(s, e0) rises over c(s - 1, e0), found by bisection (c(., e0) can
  * only drop as the start moves left), each with its maximal ends from
  * max(e0, s + t, least_end) on (maximal_ends above): out_s[k], out_e[k], out_m[k], ascending.
  * Summed over shards these are the spans' maximal places: a start where no place of this
- * shard is left-maximal has no maximal place here. */
+ * shard is left-maximal has no maximal place here. A shard holding at most `few` places of
+ * the window [a, e0) has them read instead (spans_from_places: the same rows). */
 RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
                                uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end, uint64_t few,
                                uint64_t *out_s, uint64_t *out_e, uint64_t *out_m, uint64_t cap,
@@ -820,10 +903,15 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
         int64_t x, y;
         uint64_t cx, cy;
     } stack[2 * 64 + 2];
-    uint64_t depth = 0, cx, cy;
-    int err = count_places(s, q, qn, (int64_t)lowest - 1, e0, &cx);
-    if (!err)
-        err = count_places(s, q, qn, (int64_t)a, e0, &cy);
+    uint64_t depth = 0, cx, cy, iv[2] = {0, 0};
+    int err = rc_interval(s, q + a * s->width, (e0 - a) * s->width, 0, 0, s->sa_len, iv);
+    if (err)
+        return err;
+    if (iv[1] - iv[0] <= few) /* (a large index's shards hold few each of most such windows) */
+        return spans_from_places(s, q, qn, lowest, a, e0, t, least_end, iv[0], iv[1], out_s,
+                                 out_e, out_m, cap, count);
+    cy = iv[1] - iv[0];
+    err = count_places(s, q, qn, (int64_t)lowest - 1, e0, &cx);
     if (err)
         return err;
     stack[0].x = (int64_t)lowest - 1, stack[0].y = (int64_t)a, stack[0].cx = cx, stack[0].cy = cy;

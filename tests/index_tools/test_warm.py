@@ -153,3 +153,25 @@ def test_a_damaged_index_says_the_rehearsal_failed(index, tmp_path):
         idx.match(*reversed(quotes(1)[0]), min_tokens=60)
     following.close()
     lookups.shutdown()
+
+
+def test_a_repetitive_quote_imports_nothing_in_its_lookup(index):
+    """A quote of a separator line is judged repetitive in Python without importing what
+    numpy loads lazily (`np.unique` imports numpy.ma: 12 ms inside a lookup): a fresh
+    process looks such a quote up and has not imported it."""
+    import subprocess
+    import sys
+
+    line = "# " + "-" * 75 + "\n"
+    code = (
+        "import sys\n"
+        "from index_tools import open_index\n"
+        "from index_tools.text.kinds import is_repetitive\n"
+        f"idx = open_index({str(index)!r})\n"
+        f"assert is_repetitive(['#'] + ['-'] * 75)\n"
+        f"idx.match({(line * 4)!r} + open({str(STDLIB / 'heapq.py')!r}).read()[:2000],"
+        " language='python')\n"
+        "print('numpy.ma' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

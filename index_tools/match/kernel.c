@@ -734,8 +734,8 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
  * within the last one's, and read place by place once `few` places are left. The suffix
  * array holds every place (the exact view's, not a sampled one) and the query no separator. */
 static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
-                        uint64_t first, uint64_t few, uint64_t *out_e, uint64_t *out_m,
-                        uint64_t cap, uint64_t *count)
+                        const rc_point *known, uint64_t first, uint64_t few, uint64_t *out_e,
+                        uint64_t *out_m, uint64_t cap, uint64_t *count)
 {
     if (!shard_ok(s) || !count || (qn && !q) || start >= qn || first <= start ||
         (cap && (!out_e || !out_m)))
@@ -747,7 +747,13 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
     rc_point stack[2 * 64 + 2][2];                       /* ranges [x, y) still to split */
     uint64_t depth = 0;
     rc_point x, y = {qn + 1, 0, 0, 0, 0};
-    int err = point_at(s, q, qn, start, &all, NULL, first, &x);
+    int err = RC_OK;
+    if (!known || known->e > first)
+        known = &all;
+    if (known->e == first)
+        x = *known;
+    else
+        err = point_at(s, q, qn, start, known, NULL, first, &x);
     if (err)
         return err;
     stack[depth][0] = x;
@@ -787,18 +793,16 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
     return RC_OK;
 }
 
-/* Places of the query's words [start, e) in the whole array: *n (0 past the query). */
-static int count_places(const rc_shard *s, const uint8_t *q, uint64_t qn, int64_t start,
-                        uint64_t e, uint64_t *n)
+/* The interval of the query's words [start, e) in the whole array: iv[0], iv[1] (empty
+ * before or past the query). */
+static int places_interval(const rc_shard *s, const uint8_t *q, uint64_t qn, int64_t start,
+                           uint64_t e, uint64_t *iv)
 {
-    uint64_t iv[2] = {0, 0};
-    *n = 0;
+    iv[0] = iv[1] = 0;
     if (start < 0 || e > qn)
         return RC_OK;
-    int err = rc_interval(s, q + (uint64_t)start * s->width, (e - (uint64_t)start) * s->width,
-                          0, 0, s->sa_len, iv);
-    *n = iv[1] - iv[0];
-    return err;
+    return rc_interval(s, q + (uint64_t)start * s->width, (e - (uint64_t)start) * s->width, 0,
+                       0, s->sa_len, iv);
 }
 
 /* Pairs (s, e) ordered by s, then e: heapsort of n of them (no memory but theirs). */
@@ -831,11 +835,12 @@ static void sort_pairs(uint64_t *s, uint64_t *e, uint64_t n)
 #undef PAIR_SWAP
 }
 
-/* rc_crowded_spans in a shard holding few places of the anchor's window [a, e0), its
- * entries [lo, hi): each place's own span read from it (its words compared left and right
- * of the window), in place of the bisections. A place holds exactly one span maximal, the
- * one it extends to both ways; it counts where that span starts in [lowest, a] and ends
- * at or past max(e0, s + t, least_end), as the bisections count it: the same rows. */
+/* rc_crowded_spans in a shard holding few places of the words every span counted holds,
+ * [a, e0) (e0: its `reach`), their entries [lo, hi): each place's own span read from it
+ * (its words compared left and right of them), in place of the bisections. A place holds
+ * exactly one span maximal, the one it extends to both ways; it counts where that span
+ * starts in [lowest, a] and ends at or past max(e0, s + t, least_end), as the bisections
+ * count it: the same rows. */
 static int spans_from_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
                              uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end,
                              uint64_t lo, uint64_t hi, uint64_t *out_s, uint64_t *out_e,
@@ -887,8 +892,10 @@ static int spans_from_places(const rc_shard *s, const uint8_t *q, uint64_t qn, u
  * only drop as the start moves left), each with its maximal ends from
  * max(e0, s + t, least_end) on (maximal_ends above): out_s[k], out_e[k], out_m[k], ascending.
  * Summed over shards these are the spans' maximal places: a start where no place of this
- * shard is left-maximal has no maximal place here. A shard holding at most `few` places of
- * the window [a, e0) has them read instead (spans_from_places: the same rows). */
+ * shard is left-maximal has no maximal place here. The starts are searched with the words
+ * every span counted holds, [a, reach) (reach >= e0), in place of the window's; a shard
+ * holding at most `few` places of them has them read instead (spans_from_places: the same
+ * rows). */
 RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
                                uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end, uint64_t few,
                                uint64_t *out_s, uint64_t *out_e, uint64_t *out_m, uint64_t cap,
@@ -898,40 +905,59 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
         (cap && (!out_s || !out_e || !out_m)))
         return RC_ARGS;
     *count = 0;
-    /* ranges (x, y] of starts still to split, with c(x, e0) and c(y, e0) */
+    /* every span counted holds the query's words [a, reach): it starts at or before a and
+     * ends at or past e0, least_end and its start's t words on, so past lowest + t; the
+     * starts are found where places of [s, reach) do not extend left (fewer than of the
+     * window's when the spans must reach further: an anchor in the context, the spans
+     * ending in the suggestion) */
+    uint64_t reach = e0;
+    if (lowest + t > reach)
+        reach = lowest + t;
+    if (least_end > reach)
+        reach = least_end;
+    if (reach > qn) /* none: the window searched all the same (a damaged array is said) */
+        return rc_interval(s, q + a * s->width, (e0 - a) * s->width, 0, 0, s->sa_len,
+                           (uint64_t[2]){0, 0});
+    /* ranges (x, y] of starts still to split, with the intervals of [x, reach) and
+     * [y, reach) (their places: c(x, reach) and c(y, reach)) */
     struct {
         int64_t x, y;
-        uint64_t cx, cy;
+        uint64_t x_iv[2], y_iv[2];
     } stack[2 * 64 + 2];
-    uint64_t depth = 0, cx, cy, iv[2] = {0, 0};
-    int err = rc_interval(s, q + a * s->width, (e0 - a) * s->width, 0, 0, s->sa_len, iv);
+    uint64_t depth = 0, iv[2] = {0, 0}, low[2];
+    int err = rc_interval(s, q + a * s->width, (reach - a) * s->width, 0, 0, s->sa_len, iv);
     if (err)
         return err;
     if (iv[1] - iv[0] <= few) /* (a large index's shards hold few each of most such windows) */
-        return spans_from_places(s, q, qn, lowest, a, e0, t, least_end, iv[0], iv[1], out_s,
+        return spans_from_places(s, q, qn, lowest, a, reach, t, least_end, iv[0], iv[1], out_s,
                                  out_e, out_m, cap, count);
-    cy = iv[1] - iv[0];
-    err = count_places(s, q, qn, (int64_t)lowest - 1, e0, &cx);
+    err = places_interval(s, q, qn, (int64_t)lowest - 1, reach, low);
     if (err)
         return err;
-    stack[0].x = (int64_t)lowest - 1, stack[0].y = (int64_t)a, stack[0].cx = cx, stack[0].cy = cy;
+    stack[0].x = (int64_t)lowest - 1, stack[0].y = (int64_t)a;
+    memcpy(stack[0].x_iv, low, sizeof low);
+    memcpy(stack[0].y_iv, iv, sizeof iv);
     depth = 1;
     while (depth) {
         depth--;
         int64_t x = stack[depth].x, y = stack[depth].y;
-        cx = stack[depth].cx, cy = stack[depth].cy;
-        if (cx == cy)
+        uint64_t x_iv[2], y_iv[2];
+        memcpy(x_iv, stack[depth].x_iv, sizeof x_iv);
+        memcpy(y_iv, stack[depth].y_iv, sizeof y_iv);
+        if (x_iv[1] - x_iv[0] == y_iv[1] - y_iv[0])
             continue;
-        if (y - x == 1) { /* a start: y */
+        if (y - x == 1) { /* a start: y, its ends searched from [y, reach) and [x, reach) */
             uint64_t start = (uint64_t)y, first = e0;
             if (start + t > first)
                 first = start + t;
             if (least_end > first)
                 first = least_end;
+            rc_point known = {reach, y_iv[0], y_iv[1], x_iv[0], x_iv[1]};
             uint64_t k = *count;
             if (k > cap)
                 return RC_FULL;
-            err = maximal_ends(s, q, qn, start, first, few, out_e + k, out_m + k, cap - k, count);
+            err = maximal_ends(s, q, qn, start, &known, first, few, out_e + k, out_m + k, cap - k,
+                               count);
             if (err)
                 return err;
             for (uint64_t i = 0; i < *count; i++)
@@ -940,13 +966,16 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
             continue;
         }
         int64_t m = x + (y - x) / 2;
-        uint64_t cm;
-        err = count_places(s, q, qn, m, e0, &cm);
+        uint64_t m_iv[2];
+        err = places_interval(s, q, qn, m, reach, m_iv);
         if (err)
             return err;
-        stack[depth].x = m, stack[depth].y = y, stack[depth].cx = cm, stack[depth].cy = cy;
-        stack[depth + 1].x = x, stack[depth + 1].y = m, stack[depth + 1].cx = cx;
-        stack[depth + 1].cy = cm;
+        stack[depth].x = m, stack[depth].y = y;
+        memcpy(stack[depth].x_iv, m_iv, sizeof m_iv);
+        memcpy(stack[depth].y_iv, y_iv, sizeof y_iv);
+        stack[depth + 1].x = x, stack[depth + 1].y = m;
+        memcpy(stack[depth + 1].x_iv, x_iv, sizeof x_iv);
+        memcpy(stack[depth + 1].y_iv, m_iv, sizeof m_iv);
         depth += 2;
     }
     return RC_OK;

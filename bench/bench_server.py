@@ -5,23 +5,27 @@ through a real LSP client over stdio. Also the server's memory with the index op
     python bench/bench_server.py                     # default index, 300 insertions
     python bench/bench_server.py --index DIR --insertions 500 --out bench/results/server.md
     python bench/bench_server.py --index DIR --texts pypi:bench/registry_packages/latency-sample.txt
+    python bench/bench_server.py --index DIR --search native --engines REV,.   # two engines
 
 Suggestions are cut from the files the index was built from (for the default index: this
 interpreter's standard library; `--texts`: the Python files of a source the index holds),
 each inserted into a fresh document after the text that
 precedes it in its file (so the context is realistic). The first `--warmup` insertions are
-not counted.
+not counted. `--engines`: the servers of two commits (each in a checkout of it) take turns
+with the same suggestions, so that a change is measured on the same machine in one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import random
 import re
 import statistics
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -34,6 +38,7 @@ from pygls.lsp.client import LanguageClient
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench_commits import checkout, remove_checkout  # noqa: E402
 from bench_latency import read_through  # noqa: E402
 from commit import commit  # noqa: E402
 
@@ -232,9 +237,9 @@ def percentile(values: list[float], q: float) -> float:
 
 async def measure(
     index: Path, pairs, warmup: int, timeout: float, server_log: str | None = None,
-    search: str = "auto",
+    search: str = "auto", repo: Path = REPO,
 ) -> dict:  # fmt: skip
-    bench = Bench(index, timeout, server_log, search)
+    bench = Bench(index, timeout, server_log, search, repo)
     await bench.start()
     rss_ready = rss_kib(bench.pid)
     mapped_ahead = bench.mapped_ahead
@@ -277,19 +282,36 @@ def server_lookups(log_path: Path) -> dict[str, float]:
     return out
 
 
-def lookup_only(index: Path, pairs, warmup: int, search: str) -> list[float]:
-    """The engine's own lookup time for the same suggestions (no LSP), for comparison."""
-    idx = open_index(index)
-    out = []
-    with kernel.using(search):
-        for i, (before, suggestion) in enumerate(pairs):
-            context_words = tokenize(before)[-200:]
-            context = before[context_words[0].start :] if context_words else ""
-            t0 = time.perf_counter()
-            idx.match(suggestion, context, 60, language="python")
-            if i >= warmup:
-                out.append((time.perf_counter() - t0) * 1000.0)
-    return out
+_LOOKUP_ONLY = """
+import json, sys, time
+from index_tools import open_index, tokenize
+from index_tools.match import kernel
+index, pairs, warmup, search = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3]), sys.argv[4]
+idx, out = open_index(index), []
+with kernel.using(search):
+    for i, (before, suggestion) in enumerate(pairs):
+        context_words = tokenize(before)[-200:]
+        context = before[context_words[0].start :] if context_words else ""
+        t0 = time.perf_counter()
+        idx.match(suggestion, context, 60, language="python")
+        if i >= warmup:
+            out.append((time.perf_counter() - t0) * 1000.0)
+print(json.dumps(out))
+"""  # (in a process of its own, each engine's alike)
+
+
+def lookup_only(repo: Path, index: Path, pairs, warmup: int, search: str) -> list[float]:
+    """The engine's own lookup time for the same suggestions (no LSP), for comparison: the
+    engine of the checkout `repo`, in a process of its own."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8") as f:
+        json.dump(pairs, f)
+        f.flush()
+        out = subprocess.run(
+            [sys.executable, "-c", _LOOKUP_ONLY, str(index), f.name, str(warmup), search],
+            env={**os.environ, "PYTHONPATH": str(repo)}, cwd=repo, capture_output=True,
+            text=True, check=True,
+        )  # fmt: skip
+    return json.loads(out.stdout.splitlines()[-1])
 
 
 def main() -> int:
@@ -317,13 +339,34 @@ def main() -> int:
         "--rounds", type=int, default=2,
         help="each path's server runs this many times, the paths alternating",
     )  # fmt: skip
+    parser.add_argument(
+        "--engines", default=".",
+        help="servers of these commits side by side, taking turns: git revisions (each in a "
+        "checkout of it, its kernel built) or `.` (this checkout), comma-separated",
+    )  # fmt: skip
     args = parser.parse_args()
     paths = [p.strip() for p in args.search.split(",") if p.strip()]
+    revs = [r.strip() for r in args.engines.split(",") if r.strip()]
     for p in paths:
         kernel.use(p)  # an error now when the native search did not load
     kernel.use("auto")
 
     tmp = tempfile.TemporaryDirectory(prefix="recitation-bench-")
+    engines = {r: REPO if r == "." else checkout(r, Path(tmp.name)) for r in revs}
+    try:
+        return run(args, paths, engines, tmp)
+    finally:
+        for path in engines.values():
+            if path != REPO:
+                remove_checkout(path)
+        tmp.cleanup()
+
+
+def engine_name(rev: str) -> str:
+    return f"`{commit()}`" if rev == "." else f"`{rev}`"
+
+
+def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
     files = source_texts(args.texts) if args.texts else stdlib_files()
     if args.index:
         index, origin = Path(args.index), "given with --index"
@@ -356,21 +399,25 @@ def main() -> int:
     load_before = os.getloadavg()[0]
     server_log = Path(args.server_log or Path(tmp.name) / "server.log")
     rows, misses, result = [], 0, None
-    runs: dict[str, list[dict]] = {p: [] for p in paths}
-    for r in range(args.rounds):  # A B, B A, ...: both paths see the same machine
-        for path in paths if r % 2 == 0 else paths[::-1]:
+    ways = [(e, p) for e in engines for p in paths]  # (engine, search path)
+    runs: dict[tuple[str, str], list[dict]] = {w: [] for w in ways}
+    for r in range(args.rounds):  # A B, B A, ...: every way sees the same machine
+        for engine, path in ways if r % 2 == 0 else ways[::-1]:
             if args.read_through:
                 print(f"read through in {read_through(opened):.0f} s", flush=True)
-            log = server_log.with_name(f"{server_log.stem}-{path}-{r}{server_log.suffix}")
+            name = f"{server_log.stem}-{engine.replace('/', '_')}-{path}-{r}{server_log.suffix}"
+            log = server_log.with_name(name)
             res = asyncio.run(
-                measure(index, pairs, args.warmup, args.timeout, str(log), search=path)
-            )
+                measure(index, pairs, args.warmup, args.timeout, str(log), search=path,
+                        repo=engines[engine])
+            )  # fmt: skip
             res["in_server"] = server_lookups(log)
-            runs[path].append(res)
+            runs[(engine, path)].append(res)
             result = result or res
-    for path in paths:
+    for engine, path in ways:
+        way = f"{path} search" if len(engines) == 1 else f"{engine_name(engine)}, {path}"
         lat, lookups, overhead = [], [], []
-        for res in runs[path]:
+        for res in runs[(engine, path)]:
             lat += res["latencies"]
             misses += res["misses"]
             inside = res["in_server"]
@@ -378,12 +425,12 @@ def main() -> int:
             overhead += [ms - inside[uri] for uri, ms in res["by_uri"].items() if uri in inside]
         if args.read_through:  # (the same state of the page cache as the servers had)
             print(f"read through in {read_through(opened):.0f} s", flush=True)
-        engine = lookup_only(index, pairs, args.warmup, path)
+        alone = lookup_only(engines[engine], index, pairs, args.warmup, path)
         rows += [
-            (f"didChange → publishDiagnostics ({path} search)", lat),
+            (f"didChange → publishDiagnostics ({way})", lat),
             ("· of which the engine lookup (timed in the server)", lookups),
             ("· the rest: transport, detection, mapping, publishing", overhead),
-            (f"engine lookup alone, same suggestions (no LSP, one process, {path})", engine),
+            (f"engine lookup alone, same suggestions (no LSP, one process, {way})", alone),
         ]
     tiny_result = asyncio.run(measure(tiny, pairs[:10], 0, 0.2))  # nothing to find there
     load_after = os.getloadavg()[0]
@@ -404,6 +451,7 @@ def main() -> int:
         + f" --insertions {args.insertions} --words {args.words} --seed {args.seed}"
         + (" --read-through" if args.read_through else "")
         + f" --search {args.search} --rounds {args.rounds}"
+        + (f" --engines {args.engines}" if len(engines) > 1 else "")
         + f" --out {args.out or 'bench/results/server.md'}",
         "```",
         "",
@@ -415,7 +463,13 @@ def main() -> int:
         f"indexed files ({args.warmup} warm-up insertions not counted), each into a fresh "
         f"document after up to {CONTEXT_CHARS} characters of the text preceding it in its "
         f"file, sent to a server of each search path ({', '.join(paths)}) {args.rounds} times, "
-        f"the paths alternating; not flagged within {args.timeout:g} s: {misses}.",
+        f"the paths alternating; not flagged within {args.timeout:g} s: {misses}."
+        + (
+            f" The servers of {' and '.join(engine_name(e) for e in engines)} took turns"
+            " (each commit's server and engine in a checkout of it, its kernel built here)."
+            if len(engines) > 1
+            else ""
+        ),
         "",
         "| ms | p50 | p90 | p99 | max | mean |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -455,7 +509,6 @@ def main() -> int:
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
-    tmp.cleanup()
     return 0 if misses == 0 else 1
 
 

@@ -116,7 +116,7 @@ class BuildSummary:
             f"{self.duplicates:,} duplicates)",
             f"words: {self.words:,} in unique documents ({self.vocabulary:,} distinct)",
             f"skipped: {skipped}",
-            f"shards: {self.shards}",
+            f"shards: {self.shards}{self._compact_hint()}",
             f"index size: {self.bytes:,} bytes ({bpw} bytes per word)",
             f"time: {self.seconds:.1f} s ({rate:,.0f} words/s)",
         ]
@@ -131,6 +131,17 @@ class BuildSummary:
         if self.sources:
             out.insert(1, self.sources_line())
         return out
+
+    def _compact_hint(self) -> str:
+        """How to make lookups faster when `compact` would join shards (a lookup searches
+        every one; the build's are bounded by its memory)."""
+        fewer = -(-self.words // DEFAULT_COMPACT_WORDS)
+        if self.shards <= max(1, fewer):
+            return ""
+        return (
+            f" (a lookup searches each: `recitation-index compact` joins them into about "
+            f"{max(1, fewer)} for faster lookups, with ~21 bytes a word of memory)"
+        )
 
     SOURCES_SHOWN = 12
 

@@ -209,3 +209,23 @@ def test_the_progress_bar_says_each_step(tmp_path, capsys):
     err = capsys.readouterr().err
     for step in ("shard 1 of 1", "reading", "sorting the rename-insensitive view", "writing"):
         assert step in err
+
+
+def test_a_build_of_many_shards_says_compact_would_join_them(tmp_path, capsys):
+    """A build bounded by its memory writes many shards, each searched by every lookup: its
+    summary says `compact` joins them; a build of one shard says nothing of it."""
+    rng = random.Random(4)
+    corpus = write_files(
+        tmp_path / "src", {f"m{i}.py": as_text(random_words(rng, 400)) for i in range(6)}
+    )
+    many, one = str(tmp_path / "many"), str(tmp_path / "one")
+    assert main(["build", corpus, "--out", many, "--shard-words", "600", "--quiet"]) == 0
+    shards = store.read_header(tmp_path / "many")[1].shards
+    assert shards > 1
+    assert (
+        f"shards: {shards} (a lookup searches each: `recitation-index compact` joins them into "
+        "about 1 for faster lookups" in capsys.readouterr().out
+    )
+    assert main(["build", corpus, "--out", one, "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "shards: 1\n" in out and "compact" not in out

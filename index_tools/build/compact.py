@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from ..store import generations as store
 from ..store import shards as files
-from .local import DEFAULT_COMPACT_WORDS, BuildError, abandon, writing
+from .local import DEFAULT_COMPACT_WORDS, BuildError, abandon, groups, writing
 from .suffix import JoinedShard, write_joined
 
 
@@ -54,21 +54,6 @@ class CompactSummary:
             f"shards: {self.shards_before} -> {self.shards_after} ({self.words:,} words)",
             f"size: {self.bytes / 1e9:.2f} GB, in {self.seconds:.1f} s",
         ]
-
-
-def groups(shard_words: list[int], limit: int) -> list[list[int]]:
-    """Neighbouring shards joined while their words stay within `limit` (a shard larger
-    than that stays alone), in order."""
-    out: list[list[int]] = []
-    total = 0
-    for i, words in enumerate(shard_words):
-        if out and total + words <= limit:
-            out[-1].append(i)
-            total += words
-        else:
-            out.append([i])
-            total = words
-    return out
 
 
 def compact_index(

@@ -76,6 +76,26 @@ class BuildOptions:
     registry: object = None  # sources.RegistryOptions for pypi:/npm: sources (None: defaults)
 
 
+def groups(shard_words: list[int], limit: int) -> list[list[int]]:
+    """Neighbouring shards joined while their words stay within `limit` (a shard larger
+    than that stays alone), in order."""
+    out: list[list[int]] = []
+    total = 0
+    for i, words in enumerate(shard_words):
+        if out and total + words <= limit:
+            out[-1].append(i)
+            total += words
+        else:
+            out.append([i])
+            total = words
+    return out
+
+
+def compacted_shards(shard_words: list[int]) -> int:
+    """The shards of an index once compacted with the default limit."""
+    return len(groups(shard_words, DEFAULT_COMPACT_WORDS))
+
+
 @dataclass
 class BuildSummary:
     path: str
@@ -94,9 +114,11 @@ class BuildSummary:
     replaced: list[tuple[str, str, str]] = field(default_factory=list)
     left: list[str] = field(default_factory=list)  # sources a workspace no longer names
     removed: int = 0  # files of the replaced versions and the left sources taken out
+    compacted: int | None = None  # its shards once compacted (`compacted_shards`)
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
+        del d["compacted"]  # (said in `lines` only)
         d["skipped"] = dict(self.skipped)
         d["unsupported"] = dict(self.unsupported)
         d["replaced"] = [
@@ -135,12 +157,11 @@ class BuildSummary:
     def _compact_hint(self) -> str:
         """How to make lookups faster when `compact` would join shards (a lookup searches
         every one; the build's are bounded by its memory)."""
-        fewer = -(-self.words // DEFAULT_COMPACT_WORDS)
-        if self.shards <= max(1, fewer):
+        if self.compacted is None or self.shards <= self.compacted:
             return ""
         return (
             f" (a lookup searches each: `recitation-index compact` joins them into about "
-            f"{max(1, fewer)} for faster lookups, with ~21 bytes a word of memory)"
+            f"{self.compacted} for faster lookups, with ~21 bytes a word of memory)"
         )
 
     SOURCES_SHOWN = 12
@@ -683,6 +704,7 @@ class _Writer:
                 self.gen / files.SHARES_NAME, np.frombuffer(self.shares, dtype="=u4").astype("<u4")
             )
         summary.vocabulary, summary.shards = h.vocabulary, h.shards
+        summary.compacted = compacted_shards(h.shard_words)
 
 
 def _documents(

@@ -52,6 +52,7 @@ from .local import (
     DocStore,
     _documents,
     abandon,
+    compacted_shards,
     new_generation,
     new_header,
     prepare_build,
@@ -407,6 +408,7 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     files.write_array(gen / files.OCCURRENCES_NAME, counts)
     files.write_array(gen / files.SHARES_NAME, shares)
     summary.vocabulary, summary.shards = header.vocabulary, header.shards
+    summary.compacted = compacted_shards(header.shard_words)
     processed.unpersist()
     numbered.unpersist()
     numbered_words.unpersist()

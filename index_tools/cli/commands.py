@@ -22,6 +22,7 @@ from ..build.local import (
     DEFAULT_SHARD_WORDS,
     BuildError,
     InterruptedAfterPublish,
+    compacted_shards,
 )
 from ..build.sources.languages import language_for_path
 from ..build.workers import WorkerDied
@@ -323,7 +324,7 @@ def cmd_stats(args) -> int:
         print(f"skipped while building: {skipped}")
         for line in workspace_lines(s.get("sources") or []):
             print(line)
-        joined = _compacted_shards(s.get("shard_words") or [])
+        joined = compacted_shards(s.get("shard_words") or [])
         if not is_remote(path) and joined < s["shards"]:
             print(
                 f"compact: `recitation-index compact` would join its {s['shards']} shards into "
@@ -332,13 +333,6 @@ def cmd_stats(args) -> int:
         if args.verify:
             print("verify: " + ("; ".join(s["problems"]) or "all files match their digests"))
     return 1 if args.verify and s["problems"] else 0
-
-
-def _compacted_shards(shard_words: list[int]) -> int:
-    """The shards of an index once compacted with the default limit."""
-    from ..build.compact import groups
-
-    return len(groups(shard_words, DEFAULT_COMPACT_WORDS))
 
 
 # the most read of each file given on the command line (a link to /dev/zero or a named pipe

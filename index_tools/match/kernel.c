@@ -663,7 +663,7 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
     }
     /* (a place of [start - 1, e) holds [start, e): none when that has none) */
     if (start && from->hi1 > from->lo1 && out->hi > out->lo) {
-        uint64_t known = from->e > start ? from->e - start + 1 : 0; /* (none from `all`) */
+        uint64_t known = from->e > start ? from->e - start + 1 : 0; /* (words of `from` past start) */
         err = interval_within(s, q + (start - 1) * w, (e - start + 1) * w, known * w,
                               from->lo1, from->hi1, to->lo1, to->hi1, iv);
         if (err)
@@ -731,29 +731,23 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
  * of them. These are the steps of f(e) = c(start, e) - c(start - 1, e), the places of
  * [start, e) that do not extend left, which can only drop as e grows (suffix.py's
  * _crowded_spans, for one shard): found by bisection, each point's intervals searched
- * within the last one's, and read place by place once `few` places are left. The suffix
- * array holds every place (the exact view's, not a sampled one) and the query no separator. */
+ * within the last one's (the first within `known`'s, a point at or before `first`), and
+ * read place by place once `few` places are left. The suffix array holds every place (the
+ * exact view's, not a sampled one) and the query no separator. */
 static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
                         const rc_point *known, uint64_t first, uint64_t few, uint64_t *out_e,
                         uint64_t *out_m, uint64_t cap, uint64_t *count)
 {
-    if (!shard_ok(s) || !count || (qn && !q) || start >= qn || first <= start ||
-        (cap && (!out_e || !out_m)))
+    if (!shard_ok(s) || !count || (qn && !q) || start >= qn || first <= start || !known ||
+        known->e > first || (cap && (!out_e || !out_m)))
         return RC_ARGS;
     *count = 0;
     if (first > qn)
         return RC_OK;
-    rc_point all = {start, 0, s->sa_len, 0, s->sa_len}; /* the empty words: every place */
-    rc_point stack[2 * 64 + 2][2];                       /* ranges [x, y) still to split */
+    rc_point stack[2 * 64 + 2][2]; /* ranges [x, y) still to split */
     uint64_t depth = 0;
-    rc_point x, y = {qn + 1, 0, 0, 0, 0};
-    int err = RC_OK;
-    if (!known || known->e > first)
-        known = &all;
-    if (known->e == first)
-        x = *known;
-    else
-        err = point_at(s, q, qn, start, known, NULL, first, &x);
+    rc_point x = *known, y = {qn + 1, 0, 0, 0, 0};
+    int err = known->e == first ? RC_OK : point_at(s, q, qn, start, known, NULL, first, &x);
     if (err)
         return err;
     stack[depth][0] = x;
@@ -793,16 +787,23 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
     return RC_OK;
 }
 
-/* The interval of the query's words [start, e) in the whole array: iv[0], iv[1] (empty
- * before or past the query). */
+/* Entries [lo, hi) of a suffix array. */
+typedef struct {
+    uint64_t lo, hi;
+} rc_entries;
+
+/* The entries of the query's words [start, e) in the whole array (none before or past the
+ * query). */
 static int places_interval(const rc_shard *s, const uint8_t *q, uint64_t qn, int64_t start,
-                           uint64_t e, uint64_t *iv)
+                           uint64_t e, rc_entries *out)
 {
-    iv[0] = iv[1] = 0;
-    if (start < 0 || e > qn)
-        return RC_OK;
-    return rc_interval(s, q + (uint64_t)start * s->width, (e - (uint64_t)start) * s->width, 0,
-                       0, s->sa_len, iv);
+    uint64_t iv[2] = {0, 0};
+    int err = RC_OK;
+    if (start >= 0 && e <= qn)
+        err = rc_interval(s, q + (uint64_t)start * s->width, (e - (uint64_t)start) * s->width,
+                          0, 0, s->sa_len, iv);
+    out->lo = iv[0], out->hi = iv[1];
+    return err;
 }
 
 /* Pairs (s, e) ordered by s, then e: heapsort of n of them (no memory but theirs). */
@@ -918,33 +919,31 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
     if (reach > qn) /* none: the window searched all the same (a damaged array is said) */
         return rc_interval(s, q + a * s->width, (e0 - a) * s->width, 0, 0, s->sa_len,
                            (uint64_t[2]){0, 0});
-    /* ranges (x, y] of starts still to split, with the intervals of [x, reach) and
-     * [y, reach) (their places: c(x, reach) and c(y, reach)) */
+    /* ranges (x, y] of starts still to split, with the entries of [x, reach) and [y, reach)
+     * (their places: c(x, reach) and c(y, reach)) */
     struct {
         int64_t x, y;
-        uint64_t x_iv[2], y_iv[2];
+        rc_entries xe, ye;
     } stack[2 * 64 + 2];
-    uint64_t depth = 0, iv[2] = {0, 0}, low[2];
-    int err = rc_interval(s, q + a * s->width, (reach - a) * s->width, 0, 0, s->sa_len, iv);
+    uint64_t depth = 0;
+    rc_entries window, low;
+    int err = places_interval(s, q, qn, (int64_t)a, reach, &window);
     if (err)
         return err;
-    if (iv[1] - iv[0] <= few) /* (a large index's shards hold few each of most such windows) */
-        return spans_from_places(s, q, qn, lowest, a, reach, t, least_end, iv[0], iv[1], out_s,
-                                 out_e, out_m, cap, count);
-    err = places_interval(s, q, qn, (int64_t)lowest - 1, reach, low);
+    if (window.hi - window.lo <= few) /* (a large index's shards: few each of most windows) */
+        return spans_from_places(s, q, qn, lowest, a, reach, t, least_end, window.lo, window.hi,
+                                 out_s, out_e, out_m, cap, count);
+    err = places_interval(s, q, qn, (int64_t)lowest - 1, reach, &low);
     if (err)
         return err;
     stack[0].x = (int64_t)lowest - 1, stack[0].y = (int64_t)a;
-    memcpy(stack[0].x_iv, low, sizeof low);
-    memcpy(stack[0].y_iv, iv, sizeof iv);
+    stack[0].xe = low, stack[0].ye = window;
     depth = 1;
     while (depth) {
         depth--;
         int64_t x = stack[depth].x, y = stack[depth].y;
-        uint64_t x_iv[2], y_iv[2];
-        memcpy(x_iv, stack[depth].x_iv, sizeof x_iv);
-        memcpy(y_iv, stack[depth].y_iv, sizeof y_iv);
-        if (x_iv[1] - x_iv[0] == y_iv[1] - y_iv[0])
+        rc_entries xe = stack[depth].xe, ye = stack[depth].ye;
+        if (xe.hi - xe.lo == ye.hi - ye.lo)
             continue;
         if (y - x == 1) { /* a start: y, its ends searched from [y, reach) and [x, reach) */
             uint64_t start = (uint64_t)y, first = e0;
@@ -952,7 +951,7 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
                 first = start + t;
             if (least_end > first)
                 first = least_end;
-            rc_point known = {reach, y_iv[0], y_iv[1], x_iv[0], x_iv[1]};
+            rc_point known = {reach, ye.lo, ye.hi, xe.lo, xe.hi};
             uint64_t k = *count;
             if (k > cap)
                 return RC_FULL;
@@ -966,16 +965,13 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
             continue;
         }
         int64_t m = x + (y - x) / 2;
-        uint64_t m_iv[2];
-        err = places_interval(s, q, qn, m, reach, m_iv);
+        rc_entries me;
+        err = places_interval(s, q, qn, m, reach, &me);
         if (err)
             return err;
-        stack[depth].x = m, stack[depth].y = y;
-        memcpy(stack[depth].x_iv, m_iv, sizeof m_iv);
-        memcpy(stack[depth].y_iv, y_iv, sizeof y_iv);
-        stack[depth + 1].x = x, stack[depth + 1].y = m;
-        memcpy(stack[depth + 1].x_iv, x_iv, sizeof x_iv);
-        memcpy(stack[depth + 1].y_iv, m_iv, sizeof m_iv);
+        stack[depth].x = m, stack[depth].y = y, stack[depth].xe = me, stack[depth].ye = ye;
+        stack[depth + 1].x = x, stack[depth + 1].y = m, stack[depth + 1].xe = xe;
+        stack[depth + 1].ye = me;
         depth += 2;
     }
     return RC_OK;

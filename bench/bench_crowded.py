@@ -31,14 +31,13 @@ sys.path.insert(0, str(REPO))
 
 from bench_commits import checkout, remove_checkout  # noqa: E402
 from bench_latency import read_through  # noqa: E402
-from bench_server import make_suggestions, source_texts  # noqa: E402
+from bench_server import context_of, make_suggestions, source_texts  # noqa: E402
 from commit import commit  # noqa: E402
 
-from index_tools import open_index, tokenize  # noqa: E402
+from index_tools import open_index  # noqa: E402
 from index_tools.match import kernel  # noqa: E402
 
 WARMUP = 10
-CONTEXT_CHARS = 1500
 
 # run by each engine (PYTHONPATH: its checkout): the calls answered `repeat` times each
 _REPLAY = """
@@ -60,17 +59,15 @@ print(json.dumps({"us": us, "answers": digest.hexdigest()[:12]}))
 """
 
 
-def capture(index: Path, pairs, slowest: int) -> tuple[list, list[tuple[int, float, int]]]:
+def capture(idx, pairs, slowest: int) -> tuple[list, list[tuple[int, float, int]]]:
     """The crowded-anchor calls of the `slowest` lookups (by this engine's time): (shard,
     arguments) each, and (suggestion, ms, calls) of those lookups."""
-    idx = open_index(index)
     shard_of = {id(sh.native): i for i, sh in enumerate(idx.shards)}
-    for before, suggestion in pairs[:WARMUP]:  # (a process's first lookups: not the slowest)
-        idx.match(suggestion, before[-CONTEXT_CHARS:], 60, language="python")
     looked = []
-    for i, (before, suggestion) in enumerate(pairs):
-        words = tokenize(before)[-200:]
-        context = before[words[0].start :] if words else ""
+    lookups = [(context_of(before), suggestion) for before, suggestion in pairs]
+    for context, suggestion in lookups[:WARMUP]:  # (a process's first lookups: not the slowest)
+        idx.match(suggestion, context, 60, language="python")
+    for i, (context, suggestion) in enumerate(lookups):
         t = time.perf_counter()
         idx.match(suggestion, context, 60, language="python")
         looked.append(((time.perf_counter() - t) * 1000, i, context))
@@ -118,8 +115,9 @@ def main() -> int:
     args = ap.parse_args()
     index = Path(args.index)
     pairs = make_suggestions(source_texts(args.texts), args.suggestions, 300, args.seed)
-    read_through(open_index(index))
-    calls, chosen = capture(index, pairs, args.slowest)
+    idx = open_index(index)
+    read_through(idx)
+    calls, chosen = capture(idx, pairs, args.slowest)
     tmp = tempfile.TemporaryDirectory(prefix="recitation-crowded-")
     revs = [r.strip() for r in args.engines.split(",") if r.strip()]
     engines = {r: REPO if r == "." else checkout(r, Path(tmp.name)) for r in revs}
@@ -153,8 +151,8 @@ def main() -> int:
         + (f" --out {args.out}" if args.out else ""),
         "```",
         "",
-        f"Index: {open_index(index).summary().get('words'):,} words in "
-        f"{len(open_index(index).shards)} shards. The {args.slowest} slowest of "
+        f"Index: {idx.summary().get('words'):,} words in "
+        f"{len(idx.shards)} shards. The {args.slowest} slowest of "
         f"{len(pairs)} suggestions (`bench_server.py`'s, seed {args.seed}): "
         + ", ".join(f"#{i} ({ms:.1f} ms, {n} calls)" for i, ms, n in chosen)
         + f"; {len(calls)} calls (a shard and an anchor each), each answered {args.repeat} "

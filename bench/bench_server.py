@@ -70,6 +70,12 @@ def source_texts(spec: str) -> list[str]:
     return [d.text for d in open_source(spec).documents() if d.language == "python"]
 
 
+def context_of(before: str) -> str:
+    """The context a lookup is given: the last 200 words of the text before a suggestion."""
+    words = tokenize(before)[-200:]
+    return before[words[0].start :] if words else ""
+
+
 def make_suggestions(
     files: list[Path] | list[str], n: int, words: int, seed: int
 ) -> list[tuple[str, str]]:
@@ -297,7 +303,7 @@ with kernel.using(search):
         if i >= warmup:
             out.append((time.perf_counter() - t0) * 1000.0)
 print(json.dumps(out))
-"""  # (in a process of its own, each engine's alike)
+"""  # (in a process of its own, each engine's alike; the context as context_of makes it)
 
 
 def lookup_only(repo: Path, index: Path, pairs, warmup: int, search: str) -> list[float]:

@@ -93,11 +93,13 @@ async def restarted(index, folder, settings=None):
         await client.stop()
 
 
-async def published_for(client, uri: str) -> list[types.Diagnostic]:
-    """The diagnostics of the first publish for `uri` (a whole-document scan publishes even
-    when nothing is shown)."""
+async def first_shown(client, uri: str) -> list[types.Diagnostic]:
+    """The diagnostics of the first publish for `uri` that shows any: the whole-document
+    scan's (settings pulled while the scan runs publish the document first, with nothing
+    found yet)."""
     params = await wait_for(
-        lambda: next((p for p in client.published if p.uri == uri), None), what=f"publish {uri}"
+        lambda: next((p for p in client.published if p.uri == uri and p.diagnostics), None),
+        what=f"diagnostics of {uri}",
     )
     return params.diagnostics
 
@@ -126,7 +128,7 @@ async def test_an_attribution_resolves_the_warning_also_after_a_restart(
     text = apply_to_text(BEFORE + HULL, edits)
     async with restarted(fixture_index, workspace["a"]) as again:
         open_doc(again, uri, text)
-        (after,) = await published_for(again, uri)
+        (after,) = await first_shown(again, uri)
         assert after.severity == types.DiagnosticSeverity.Hint
         assert after.message.startswith("Attributed: acme/widgets src/geo.py")
 
@@ -184,7 +186,7 @@ async def test_dismiss_writes_the_file_lasts_after_a_restart_and_undo_restores(
         other = (folder / "two.py").as_uri()
         between = "\n\nprint('unrelated code between the two quotes')\n\n"
         open_doc(again, other, "import os\n\nx = 1\n\n" + HULL + between + TABLES)
-        remaining = await published_for(again, other)
+        remaining = await first_shown(again, other)
         assert [d.data["text"].split("(")[0] for d in remaining] == ["def read_rows"]
         listed = plain(await raw_request(again, "recitation/decisions", {"uri": other}))
         assert [d["id"] for d in listed["dismissed"]] == [quote_id]

@@ -221,8 +221,9 @@ def _run_one(doc: Document, opts: BuildOptions) -> tuple[Document, ProcessedDoc]
 
 
 def doc_meta(pd: ProcessedDoc, language: str, offset: int, occurrences: int = 1) -> dict:
-    """The `meta` record of a unique document whose text is at `offset` in text.zst."""
-    return {
+    """The `meta` record of a unique document whose text is at `offset` in text.zst (`f`:
+    its frames, when it has more than one)."""
+    meta = {
         "w": pd.words,
         "l": language,
         "n": occurrences,
@@ -230,6 +231,9 @@ def doc_meta(pd: ProcessedDoc, language: str, offset: int, occurrences: int = 1)
         "o": offset,
         "z": len(pd.ztext),
     }
+    if pd.frames:
+        meta["f"] = [list(f) for f in pd.frames]
+    return meta
 
 
 class DocStore:

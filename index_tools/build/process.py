@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import xxhash
@@ -13,6 +13,9 @@ from ..text.normalize import identifier_mask_of_ids
 from ..text.words import WORD_RE
 
 BLOCK_CHARS = 1024  # text is split at line breaks into blocks of about this many characters
+# a longer text is stored as frames of whole blocks, about this many characters each, so a
+# source's lines and words are read from one frame, not the whole file
+FRAME_CHARS = 1 << 16
 ZSTD_LEVEL = 6
 
 # each frame carries its checksum: a changed byte of a stored text is an error when read
@@ -24,13 +27,16 @@ class ProcessedDoc:
     content_hash: bytes  # xxh3-128 of the UTF-8 text: identical files share it
     words: int
     blocks: bytes  # uint32 pairs (char offset, first word index) of each block
-    ztext: bytes  # zstd-compressed UTF-8 text
+    ztext: bytes  # zstd-compressed UTF-8 text: one frame, or the `frames` back to back
     vocabulary: list[str]  # the document's distinct words, in order of first appearance
     local_ids: np.ndarray  # per word: its index in `vocabulary` (uint32)
     identifiers: np.ndarray | None = None  # per word: an identifier (rename-insensitive view)
     # `vocabulary` packed (`shards.packed_words`: the words file's bytes and each word's
     # lookup hash), as a worker hands it to the builder, which keeps no word as an object
     packed: tuple[bytes, np.ndarray] | None = None
+    # a text of more than one frame: per frame, its first block, its compressed size and
+    # the newlines before it (empty: the text is one frame)
+    frames: list[tuple[int, int, int]] = field(default_factory=list)
 
     def pack(self) -> ProcessedDoc:
         """This document with its vocabulary packed (the list let go)."""
@@ -69,6 +75,7 @@ def process(text: str, language: str = "", renamed: bool = False) -> ProcessedDo
     identifiers when its language is supported."""
     raw = text.encode("utf-8", "surrogatepass")
     words, table = split_blocks(text)
+    ztext, frames = compressed(text, raw, table[0::2])
     vocabulary = list(dict.fromkeys(words))  # distinct, in order of first appearance
     local = {w: i for i, w in enumerate(vocabulary)}
     ids = np.fromiter(map(local.__getitem__, words), dtype=np.uint32, count=len(words))
@@ -77,8 +84,30 @@ def process(text: str, language: str = "", renamed: bool = False) -> ProcessedDo
         content_hash=xxhash.xxh3_128_digest(raw),
         words=len(words),
         blocks=np.asarray(table, dtype="<u4").tobytes(),
-        ztext=_compressor.compress(raw),
+        ztext=ztext,
         vocabulary=vocabulary,
         local_ids=ids,
         identifiers=mask if mask is not None and mask.any() else None,
+        frames=frames,
     )
+
+
+def compressed(text: str, raw: bytes, block_chars: list[int]) -> tuple[bytes, list]:
+    """The stored text: one zstd frame, or for a text of more than FRAME_CHARS characters
+    in blocks, frames of whole blocks, each FRAME_CHARS characters or more but the last,
+    and per frame (first block, compressed size, newlines before it)."""
+    firsts = [0]
+    for b, c in enumerate(block_chars):
+        if c - block_chars[firsts[-1]] >= FRAME_CHARS:
+            firsts.append(b)
+    if len(firsts) == 1:
+        return _compressor.compress(raw), []
+    starts = [block_chars[b] for b in firsts] + [len(text)]
+    parts, frames, lines = [], [], 0
+    for b, start, end in zip(firsts, starts, starts[1:]):
+        piece = text[start:end]
+        z = _compressor.compress(piece.encode("utf-8", "surrogatepass"))
+        parts.append(z)
+        frames.append((b, len(z), lines))
+        lines += piece.count("\n")
+    return b"".join(parts), frames

@@ -146,7 +146,7 @@ def _process_chunk(path: str, renamed: bool, doc_of_seq: np.ndarray):
         if doc_id < 0:
             continue  # a later copy of a file already stored
         pd = process(text, language, renamed)
-        record = (pd.words, language, pd.content_hash, pd.blocks, pd.ztext)
+        record = (pd.words, language, pd.content_hash, pd.blocks, pd.ztext, pd.frames)
         yield doc_id, (record, pd.vocabulary, pd.local_ids, pd.identifiers)
 
 
@@ -212,11 +212,13 @@ class _DocsWriter:
         self.next_doc = 0
 
     def add(self, doc_id: int, record: tuple, occurrences: int, origins: list) -> int:
-        words, language, chash, blocks, ztext = record
+        words, language, chash, blocks, ztext, frames = record
         if doc_id != self.next_doc:
             raise BuildError(f"internal error: document {doc_id} arrived, {self.next_doc} due")
         self.next_doc += 1
-        pd = ProcessedDoc(chash, words, blocks, ztext, [], np.empty(0, dtype=np.uint32))
+        pd = ProcessedDoc(
+            chash, words, blocks, ztext, [], np.empty(0, dtype=np.uint32), frames=frames
+        )
         self.docs.put(doc_id, pd, language, origins, occurrences)
         self.docs.tick()
         return words

@@ -66,21 +66,94 @@ def _origin(d) -> Origin:
     return Origin.from_dict(d)
 
 
+class Frames:
+    """The frames of a document stored in more than one (`build.process.compressed`): each
+    read and checked when first asked for, kept with the document."""
+
+    def __init__(self, doc_id: int, firsts, chars, lines, read):
+        self.doc_id = doc_id
+        self.firsts = firsts  # each frame's first block
+        self.chars = chars  # each frame's first character
+        self.lines = lines  # the newlines before each frame
+        self._read = read  # frame -> its text
+        self._texts: dict[int, str] = {}
+
+    def of_char(self, offset: int) -> int:
+        return bisect_right(self.chars, offset) - 1
+
+    def of_block(self, b: int) -> int:
+        return bisect_right(self.firsts, b) - 1
+
+    def text(self, f: int) -> str:
+        text = self._texts.get(f)
+        if text is None:
+            text = self._read(f)
+            if f + 1 < len(self.firsts) and (
+                len(text) != self.chars[f + 1] - self.chars[f]
+                or text.count("\n") != self.lines[f + 1] - self.lines[f]
+            ):
+                self.damaged(f)
+            self._texts[f] = text
+        return text
+
+    def damaged(self, f: int):
+        raise IndexOpenError(f"index is damaged (document {self.doc_id}: frame {f})")
+
+
+def frames_of(doc_id: int, rows, chars: np.ndarray, o: int, z: int, read) -> Frames:
+    """A document's frame table (per frame: first block, compressed size, newlines before
+    it), checked against its block table (`chars`: each block's first character) and its
+    stored size (`z` bytes at `o`); `read(offset, size)` decompresses one frame."""
+    if not isinstance(rows, list) or len(rows) < 2:
+        raise ValueError("frame table")
+    if not all(
+        isinstance(r, list) and len(r) == 3 and all(type(v) is int and v >= 0 for v in r)
+        for r in rows
+    ):
+        raise ValueError("frame table")
+    firsts, sizes, lines = (tuple(col) for col in zip(*rows))
+    if (
+        firsts[0] != 0
+        or lines[0] != 0
+        or firsts[-1] >= len(chars)
+        or sum(sizes) != z
+        or 0 in sizes
+        or not all(b > a for a, b in zip(firsts, firsts[1:]))
+        or not all(b >= a for a, b in zip(lines, lines[1:]))
+    ):
+        raise ValueError("frame table")
+    at = tuple(np.cumsum((o, *sizes[:-1])).tolist())
+
+    def frame(f: int) -> str:
+        try:
+            return read(at[f], sizes[f])
+        except IndexOpenError:
+            raise
+        except Exception as e:  # damaged stored data: one clear error
+            raise IndexOpenError(
+                f"index is damaged (document {doc_id}, frame {f}: {type(e).__name__}); rebuild it"
+            ) from None
+
+    return Frames(doc_id, firsts, tuple(chars[list(firsts)].tolist()), lines, frame)
+
+
 @dataclass
 class StoredDocument:
-    """A unique document of the index, decompressed. What it derives is kept in tuples of
-    numbers and strings, which the garbage collector stops visiting once it has seen them
-    (the cache of documents in lists was walked by every full collection: pauses of 20-40
-    ms in lookups)."""
+    """A unique document of the index, its text read when first needed: whole, or for a
+    long one the frame a block is in. What it derives is kept in tuples of numbers and
+    strings, which the garbage collector stops visiting once it has seen them (the cache of
+    documents in lists was walked by every full collection: pauses of 20-40 ms in
+    lookups)."""
 
     doc_id: int
-    text: str
+    text: str | None  # the whole text, of a document stored as one frame (else `frames`)
     words: int
     language: str
     occurrences: int
     origins: list[Origin]
     block_chars: np.ndarray
     block_words: np.ndarray
+    frames: Frames | None = None
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> its words' starts and ends
     # offsets whose lines are known, ascending, and their lines (the start's: 1)
@@ -92,17 +165,41 @@ class StoredDocument:
     def __post_init__(self):
         self._first_words = tuple(self.block_words.tolist())
 
+    def whole_text(self) -> str:
+        """The document's text (every frame of a long one)."""
+        if self.frames is None:
+            return self.text
+        return "".join(self.frames.text(f) for f in range(len(self.frames.firsts)))
+
+    def head(self, chars: int) -> str:
+        """The document's first `chars` characters, or fewer (its first frame's)."""
+        return self._piece(0)[0][:chars]
+
+    def _piece(self, b: int) -> tuple[str, int]:
+        """The text holding block b, and the offset it starts at in the document."""
+        fr = self.frames
+        if fr is None:
+            return self.text, 0
+        f = fr.of_block(b)
+        piece, base = fr.text(f), fr.chars[f]
+        if b == len(self.block_chars) - 1 and base + len(piece) <= int(self.block_chars[b]):
+            fr.damaged(f)  # the last block starts past the text
+        return piece, base
+
     def _block_of(self, pos: int) -> int:
         return bisect_right(self._first_words, pos) - 1
 
-    def _block_end(self, b: int) -> int:
-        return int(self.block_chars[b + 1]) if b + 1 < len(self.block_chars) else len(self.text)
+    def _block_bounds(self, b: int) -> tuple[str, int, int]:
+        """The text holding block b and the block's start and end in it."""
+        piece, base = self._piece(b)
+        end = int(self.block_chars[b + 1]) - base if b + 1 < len(self.block_chars) else len(piece)
+        return piece, int(self.block_chars[b]) - base, min(end, len(piece))
 
     def _block(self, b: int) -> list[str]:
         words = self._blocks.get(b)
         if words is None:
-            start = int(self.block_chars[b])
-            words = tuple(WORD_RE.findall(self.text, start, self._block_end(b)))
+            piece, start, end = self._block_bounds(b)
+            words = tuple(WORD_RE.findall(piece, start, end))
             self._check_count(b, len(words))
             self._blocks[b] = words
         return words
@@ -131,25 +228,25 @@ class StoredDocument:
         b = self._block_of(pos)
         bounds = self._offsets.get(b)
         if bounds is None:
-            start = int(self.block_chars[b])
-            bounds = kernel.text_word_bounds(self.text, start, self._block_end(b))
-            self._check_count(b, len(bounds[0]))
+            piece, start, end = self._block_bounds(b)
+            starts, ends = kernel.text_word_bounds(piece, start, end)
+            self._check_count(b, len(starts))
+            base = int(self.block_chars[b]) - start
+            bounds = (starts + base, ends + base) if base else (starts, ends)
             self._offsets[b] = bounds
         i = pos - self._first_words[b]
         if not 0 <= i < len(bounds[0]):  # a place past the document: damaged shard files
             raise IndexOpenError(f"index is damaged (document {self.doc_id} has no word {pos})")
         return int(bounds[0][i]), int(bounds[1][i])
 
-    def word_at(self, offset: int) -> int:
-        """Position of the word that starts at character `offset`."""
-        b = int(np.searchsorted(self.block_chars, offset, side="right")) - 1
-        start = int(self.block_chars[b])
-        return int(self.block_words[b]) + len(WORD_RE.findall(self.text, start, offset))
-
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset: the newlines counted from the nearest offset
         whose line is known, before or after it (the lines a match asks of a large file lie
         close together: its sources' and its parts' lines, counted from one another)."""
+        fr = self.frames
+        if fr is not None:  # the newlines before its frame, and in it up to the offset
+            f = fr.of_char(offset)
+            return fr.lines[f] + fr.text(f).count("\n", 0, offset - fr.chars[f]) + 1
         at, no = self._line_at, self._line_no
         k = bisect_right(at, offset)  # at[k - 1] <= offset < at[k]
         if k == len(at) or offset - at[k - 1] <= at[k] - offset:
@@ -385,7 +482,7 @@ class Index:
             kernel.warm_thread(max((len(s.starts) for s in self.shards), default=0))
         doc = self._rehearsal_document()
         if doc is not None:
-            text = doc.text[:REHEARSAL_CHARS]
+            text = doc.head(REHEARSAL_CHARS)
             self.check_files()
             find_matches(self, text, "", 60, language=doc.language or "python")
         return (time.perf_counter() - began) * 1000
@@ -479,26 +576,33 @@ class Index:
             ):
                 raise ValueError("document record")
             table = np.frombuffer(txn.get(key, db=dbs["blocks"]), dtype="<u4").reshape(-1, 2)
-            store.will_need(self._text, o, z)  # its pages read at once
-            ztext = self._text[o : o + z]
-            if len(ztext) != z:
-                raise IndexOpenError(f"index at {self.root} is damaged (text of {doc_id} cut)")
-            text = decompress(ztext)  # the zstd frame's checksum finds changed bytes
             origins = [_origin(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
         chars = table[:, 0].astype(np.int64)
         words = table[:, 1].astype(np.int64)
+        if "f" in meta:  # a long text in frames: each read when first needed
+            frames = self._frames(doc_id, meta["f"], chars, o, z)
+            if not _block_table_ok(table, int(chars[-1]) + 1):  # (the text's end: when read)
+                raise ValueError("block table")
+            return StoredDocument(doc_id, None, w, language, n, origins, chars, words, frames)
+        text = self._text_at(doc_id, o, z)
         if not _block_table_ok(table, len(text)):
             raise ValueError("block table")
-        return StoredDocument(
-            doc_id=doc_id,
-            text=text,
-            words=w,
-            language=language,
-            occurrences=n,
-            origins=origins,
-            block_chars=chars,
-            block_words=words,
-        )
+        return StoredDocument(doc_id, text, w, language, n, origins, chars, words)
+
+    def _text_at(self, doc_id: int, o: int, z: int) -> str:
+        """The zstd frame of z bytes at offset o of text.zst, decompressed."""
+        store.will_need(self._text, o, z)  # its pages read at once
+        ztext = self._text[o : o + z]
+        if len(ztext) != z:
+            raise IndexOpenError(f"index at {self.root} is damaged (text of {doc_id} cut)")
+        return decompress(ztext)  # the zstd frame's checksum finds changed bytes
+
+    def _frames(self, doc_id: int, rows, chars: np.ndarray, o: int, z: int) -> Frames:
+        def read(at: int, size: int) -> str:
+            self.check_files(stored_only=True)
+            return self._text_at(doc_id, at, size)
+
+        return frames_of(doc_id, rows, chars, o, z, read)
 
     def document_ids(self, doc_id: int, start: int, end: int) -> np.ndarray:
         """The word ids of a document's words [start, end), from its shard (int64)."""

@@ -5,7 +5,10 @@
       gen-<id>/
         HEADER.json           format version, counts, file sizes and digests (written last)
         docs.mdb              named databases: meta, blocks, origins, content
-        text.zst              the unique documents' texts, zstd frames back to back
+        text.zst              the unique documents' texts, zstd frames back to back: one a
+                              document, or a long one's text in frames of whole blocks
+                              (its `meta` record's `f`: each frame's first block, size
+                              and the newlines before it; format 7)
         shard-000.ids ...     per shard: word ids, suffix array, document starts, and the
                               rename-insensitive view's ids and suffix array (`shards.py`)
         vocab.*               the vocabulary: words in id order and a lookup by hash
@@ -75,7 +78,8 @@ from .shards import (
 )
 from .small_files import replace_file
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7  # 7: a long document's text in frames (6, its text in one, still read)
+READ_VERSIONS = (6, 7)
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
 STAGE_PREFIX = ".spark-stage-"  # the Spark builder's staging folders
@@ -377,10 +381,11 @@ def read_header(root: Path) -> tuple[Path, Header]:
         raise IndexOpenError(
             f"index at {root} is damaged (unreadable header); rebuild it"
         ) from None
-    if version != FORMAT_VERSION:
+    if not _is_int(version) or version not in READ_VERSIONS:
         raise IndexOpenError(
             f"index at {root} has format version {str(version)[:20]}; this Recitation reads "
-            f"version {FORMAT_VERSION}: rebuild it with `recitation-index build`"
+            f"versions {READ_VERSIONS[0]} to {READ_VERSIONS[-1]}: rebuild it with "
+            "`recitation-index build`"
         )
     try:
         header = Header(**{k: data[k] for k in Header.__dataclass_fields__ if k in data})
@@ -426,7 +431,7 @@ def _sampled_places_fit(places, words, documents, stride) -> bool:
 
 def header_problem(h: Header) -> str | None:
     """What is wrong with a header's fields (types, ranges, file names), or None."""
-    limits = {"format_version": (FORMAT_VERSION, FORMAT_VERSION), "shards": (0, 1 << 16),
+    limits = {"format_version": (READ_VERSIONS[0], READ_VERSIONS[-1]), "shards": (0, 1 << 16),
               "normalizer_version": (0, 1 << 20)}  # fmt: skip
     for name, (lo, hi) in limits.items():
         v = getattr(h, name)

@@ -58,6 +58,7 @@ STDLIB_FILES = [
     "fnmatch.py",
     "colorsys.py",
     "keyword.py",
+    "argparse.py",  # (a long file: its text in frames)
 ]
 SMALL = "def clamp(x, lo, hi):\n    return max(lo, min(hi, x))\n"
 OPTS = dict(shard_words=40_000, progress=False)  # several shards
@@ -139,6 +140,7 @@ def test_every_key_and_value_agrees(built):
     assert max(len(o) for o in origins) == 32  # the origin cap
     metas = [json.loads(v) for _, v in docs_l[b"meta"]]
     assert max(m["n"] for m in metas) >= 40
+    assert any(len(m.get("f", ())) >= 2 for m in metas)  # a long text in frames
     assert (gl / TEXT_NAME).read_bytes() == (gs / TEXT_NAME).read_bytes()
     others = sorted(n for n in hs.file_sizes if n != DOCS_NAME)
     assert len(others) >= 5 * hs.shards

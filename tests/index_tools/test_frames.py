@@ -245,3 +245,27 @@ def test_warming_rehearses_on_a_document_in_frames(framed):
         assert doc.frames is not None
         assert index.warm() > 0
         assert list(doc.frames._texts) == [0]
+
+
+def test_add_keeps_the_frames_and_stores_a_new_long_file_in_frames(framed, tmp_path, monkeypatch):
+    from index_tools import add_to_index
+
+    good = located(framed)
+    dest = tmp_path / "idx"
+    shutil.copytree(framed, dest)
+    more = tmp_path / "more"
+    more.mkdir()
+    other = Path(argparse.__file__).with_name("typing.py").read_text(encoding="utf-8")
+    (more / "typing_copy.py").write_text(other)
+    monkeypatch.setattr(process, "FRAME_CHARS", FRAME_CHARS)
+    add_to_index(dest, [str(more)], BuildOptions(jobs=1, progress=False))
+    assert len(framed_metas(dest)) == 2
+    assert located(dest) == good
+    lines = other.splitlines(keepends=True)
+    text = "".join(lines[len(lines) // 2 : len(lines) // 2 + 14])
+    with open_index(dest) as index:
+        (m,) = index.match(text)
+    at = other.index(text)
+    first = at + len(text) - len(text.lstrip())
+    assert m.sources[0].path == "typing_copy.py"
+    assert m.sources[0].start_line == other.count("\n", 0, first) + 1

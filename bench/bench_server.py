@@ -346,6 +346,11 @@ def main() -> int:
         help="each path's server runs this many times, the paths alternating",
     )  # fmt: skip
     parser.add_argument(
+        "--other-index",
+        help="a second index of the same corpus (another format or layout): the servers on "
+        "each take turns, the suggestions the same",
+    )
+    parser.add_argument(
         "--engines", default=".",
         help="servers of these commits side by side, taking turns: git revisions (each in a "
         "checkout of it, its kernel built) or `.` (this checkout), comma-separated",
@@ -387,6 +392,14 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
             build_index(["python:stdlib"], index)
     opened = open_index(index)
     summary = opened.summary()
+    indexes = {index.name: index}  # the servers' indexes, by name
+    others = []  # (of the other index: opened, its summary)
+    if args.other_index:
+        other = Path(args.other_index)
+        indexes = {f"{index.name}": index, f"{other.name}": other}
+        if len(indexes) < 2:
+            raise SystemExit("--other-index needs a folder of another name than --index")
+        others = [open_index(other)]
     warm = ""
     if args.read_through:
         warm = (
@@ -405,33 +418,38 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
     load_before = os.getloadavg()[0]
     server_log = Path(args.server_log or Path(tmp.name) / "server.log")
     rows, misses, result = [], 0, None
-    ways = [(e, p) for e in engines for p in paths]  # (engine, search path)
-    runs: dict[tuple[str, str], list[dict]] = {w: [] for w in ways}
+    # (engine, search path, index)
+    ways = [(e, p, i) for e in engines for p in paths for i in indexes]
+    runs: dict[tuple[str, str, str], list[dict]] = {w: [] for w in ways}
     for r in range(args.rounds):  # A B, B A, ...: every way sees the same machine
-        for engine, path in ways if r % 2 == 0 else ways[::-1]:
+        for engine, path, ix in ways if r % 2 == 0 else ways[::-1]:
             if args.read_through:
-                print(f"read through in {read_through(opened):.0f} s", flush=True)
-            name = f"{server_log.stem}-{engine.replace('/', '_')}-{path}-{r}{server_log.suffix}"
-            log = server_log.with_name(name)
+                for each in (opened, *others):
+                    print(f"read through in {read_through(each):.0f} s", flush=True)
+            name = f"{server_log.stem}-{engine.replace('/', '_')}-{path}-{ix}-{r}"
+            log = server_log.with_name(name + server_log.suffix)
             res = asyncio.run(
-                measure(index, pairs, args.warmup, args.timeout, str(log), search=path,
+                measure(indexes[ix], pairs, args.warmup, args.timeout, str(log), search=path,
                         repo=engines[engine])
             )  # fmt: skip
             res["in_server"] = server_lookups(log)
-            runs[(engine, path)].append(res)
+            runs[(engine, path, ix)].append(res)
             result = result or res
-    for engine, path in ways:
+    for engine, path, ix in ways:
         way = f"{path} search" if len(engines) == 1 else f"{engine_name(engine)}, {path}"
+        if len(indexes) > 1:
+            way += f", index {ix}"
         lat, lookups, overhead = [], [], []
-        for res in runs[(engine, path)]:
+        for res in runs[(engine, path, ix)]:
             lat += res["latencies"]
             misses += res["misses"]
             inside = res["in_server"]
             lookups += [inside[uri] for uri in res["by_uri"] if uri in inside]
             overhead += [ms - inside[uri] for uri, ms in res["by_uri"].items() if uri in inside]
         if args.read_through:  # (the same state of the page cache as the servers had)
-            print(f"read through in {read_through(opened):.0f} s", flush=True)
-        alone = lookup_only(engines[engine], index, pairs, args.warmup, path)
+            for each in (opened, *others):
+                print(f"read through in {read_through(each):.0f} s", flush=True)
+        alone = lookup_only(engines[engine], indexes[ix], pairs, args.warmup, path)
         rows += [
             (f"didChange → publishDiagnostics ({way})", lat),
             ("· of which the engine lookup (timed in the server)", lookups),
@@ -453,6 +471,7 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
         "```",
         "python bench/bench_server.py"
         + (f" --index {args.index}" if args.index else "")
+        + (f" --other-index {args.other_index}" if args.other_index else "")
         + (f" --texts {args.texts}" if args.texts else "")
         + f" --insertions {args.insertions} --words {args.words} --seed {args.seed}"
         + (" --read-through" if args.read_through else "")
@@ -463,7 +482,12 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
         "",
         f"Index ({origin}): {summary.get('name')}: {summary.get('files'):,} files, "
         f"{summary.get('words'):,} words, {summary.get('bytes'):,} bytes on disk "
-        f"(format {summary.get('format_version')}, {summary.get('shards')} shard(s)).{warm}",
+        f"(format {summary.get('format_version')}, {summary.get('shards')} shard(s)).{warm}"
+        + "".join(
+            f" The other index, {Path(args.other_index).name}: {o.summary().get('bytes'):,} "
+            f"bytes (format {o.summary().get('format_version')})."
+            for o in others
+        ),
         "",
         f"{len(pairs) - args.warmup} insertions of {args.words}-word suggestions quoted from "
         f"indexed files ({args.warmup} warm-up insertions not counted), each into a fresh "

@@ -1,0 +1,93 @@
+"""A copy of an index with its documents' texts stored as the format-7 builder stores them
+(a long text in frames of whole blocks), its shard and vocabulary files hard-linked, not
+rewritten: the same corpus in both layouts for `bench_frames.py`, without building a large
+index again. Every document's text is decompressed and stored anew; its records (meta,
+blocks, origins, content) are copied, the meta given its new offset, size and frames.
+Checked on the registry's 96th: the copy of an index built with every text in one frame
+has the `text.zst` and records of a build of the same corpus in frames, byte for byte.
+
+    .venv/bin/python bench/reframe_index.py IDX-ALL IDX-ALL-FRAMES
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from index_tools.build import process
+from index_tools.store import generations as store
+
+COMMIT_EVERY = 10_000  # documents a write transaction
+
+
+def reframe(src: Path, dst: Path) -> tuple[int, int]:
+    """Write the copy; returns (documents, documents now in frames)."""
+    old_gen, header = store.read_header(src)
+    dst.mkdir(parents=True)
+    gen = dst / old_gen.name
+    gen.mkdir()
+    for p in old_gen.iterdir():
+        if p.name not in (store.DOCS_NAME, store.TEXT_NAME, store.HEADER_NAME):
+            os.link(p, gen / p.name)
+    old = store.open_env(old_gen / store.DOCS_NAME, readonly=True, max_dbs=8)
+    new = store.open_env(gen / store.DOCS_NAME, readonly=False, max_dbs=8)
+    old_dbs = {n.decode(): old.open_db(n) for n in store.DOC_DBS}
+    new_dbs = {n.decode(): new.open_db(n) for n in store.DOC_DBS}
+    docs = framed = 0
+    started = time.time()
+    with open(old_gen / store.TEXT_NAME, "rb") as text_in, \
+            open(gen / store.TEXT_NAME, "wb") as out, old.begin() as read:  # fmt: skip
+        txn = new.begin(write=True)
+        for key, raw in read.cursor(old_dbs["meta"]):
+            meta = json.loads(raw)
+            meta.pop("f", None)
+            text_in.seek(meta["o"])
+            text = store.decompress(text_in.read(meta["z"]))
+            blocks = read.get(key, db=old_dbs["blocks"])
+            chars = np.frombuffer(blocks, dtype="<u4")[0::2].tolist()
+            ztext, frames = process.compressed(text, text.encode("utf-8", "surrogatepass"), chars)
+            if frames:
+                meta["f"] = [list(f) for f in frames]
+                framed += 1
+            meta["o"], meta["z"] = out.tell(), len(ztext)
+            out.write(ztext)
+            txn.put(key, json.dumps(meta).encode(), db=new_dbs["meta"], append=True)
+            txn.put(key, blocks, db=new_dbs["blocks"], append=True)
+            txn.put(key, read.get(key, db=old_dbs["origins"]), db=new_dbs["origins"], append=True)
+            docs += 1
+            if docs % COMMIT_EVERY == 0:
+                txn.commit()
+                txn = new.begin(write=True)
+                print(f"{docs:,} documents, {framed:,} in frames, {time.time() - started:.0f} s")
+        for content, key in read.cursor(old_dbs["content"]):
+            txn.put(content, key, db=new_dbs["content"])
+        txn.commit()
+        out.flush()
+        os.fsync(out.fileno())
+    new.sync(True)
+    new.close()
+    old.close()
+    store.finalize_generation(gen, dataclasses.replace(header, format_version=store.FORMAT_VERSION))
+    (dst / store.CURRENT_NAME).write_text(gen.name + "\n")
+    return docs, framed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("index", type=Path, help="the index copied")
+    ap.add_argument("copy", type=Path, help="where the copy goes (a new folder)")
+    args = ap.parse_args()
+    docs, framed = reframe(args.index, args.copy)
+    print(f"{args.copy}: {docs:,} documents, {framed:,} of them in frames")
+
+
+if __name__ == "__main__":
+    main()

@@ -15,7 +15,7 @@
                       docs.mdb and text.zst, as the local builder writes them; the words of
                       each document decide the shards (the local builder's rule)
     shards (Spark)    each document's word ids go to its shard; each shard task sorts its
-                      suffix arrays and writes its files with `write_shard`, in parallel
+                      suffix arrays and writes its files (`joined_shard`, `write_joined`), in parallel
 
 The result is the same index, byte for byte, as `build_index` makes of the same sources; it
 is published atomically in the same way. Executors write the shard
@@ -53,13 +53,14 @@ from .local import (
     _documents,
     abandon,
     compacted_shards,
+    give_back_memory,
     new_generation,
     new_header,
     prepare_build,
     writing,
 )
 from .process import ProcessedDoc, content_hash, process
-from .suffix import write_shard
+from .suffix import joined_shard, write_joined
 
 DEFAULT_CHUNK_BYTES = 8 << 20  # text per staged chunk (one map task each)
 STAGE_PREFIX = store.STAGE_PREFIX
@@ -181,11 +182,18 @@ def _write_shard_task(index: int, items, gen: str, first_shard: int, stride: int
     docs = sorted(items, key=lambda x: x[1][0])
     ids = [d[1][1] for d in docs]
     masks = [d[1][2] for d in docs] if stride else None
+    del docs  # (the lists hold the arrays alone: `joined_shard` lets each go once joined)
     shard = first_shard + index
     for part in files.SHARD_PARTS + files.RENAMED_PARTS + files.TOP_PARTS:  # a retried
         (Path(gen) / files.shard_file(shard, part)).unlink(missing_ok=True)  # task starts over
     if ids:
-        yield index, write_shard(Path(gen), shard, ids, masks, stride, top)
+        joined = joined_shard(ids, masks)
+        give_back_memory()  # (the documents' many small arrays, freed: the C heap keeps them)
+        try:
+            yield index, write_joined(Path(gen), shard, joined, stride, top, at_once=False)
+        finally:
+            del joined
+            give_back_memory()
 
 
 def shard_cuts(words_per_doc: np.ndarray, limit: int) -> np.ndarray:

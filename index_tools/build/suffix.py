@@ -199,23 +199,37 @@ def write_shard(
     """Write shard `index` of these documents (their word ids, and for the
     rename-insensitive view which words are identifiers, its suffix array sampled every
     `stride` positions; with `top_step`, each suffix array's top table); returns (words,
-    documents, bytes per id, places of the rename-insensitive view's suffix array)."""
+    documents, bytes per id, places of the rename-insensitive view's suffix array).
+    Consumes `docs` and `identifiers` (`joined_shard`)."""
+    shard = joined_shard(docs, identifiers)
+    return write_joined(gen, index, shard, stride, top_step, at_once=False)
+
+
+def joined_shard(
+    docs: list[np.ndarray], identifiers: list[np.ndarray | None] | None
+) -> JoinedShard:
+    """The documents back to back as `joined` lays them out, and their rename-insensitive
+    view when `identifiers` says which words are identifiers. Consumes both lists: each
+    document's arrays are let go once copied, so the documents and the shard are not held
+    at once."""
     words = sum(len(d) for d in docs)
     if words > MAX_SHARD_WORDS:
         raise ValueError(f"a shard of {words} words (at most {MAX_SHARD_WORDS})")
-    ids, starts = joined(docs)
-    renamed = None
-    if identifiers is not None:
-        marked = np.zeros(len(ids), dtype=bool)
-        for d, mask, s in zip(docs, identifiers, starts.tolist()):
+    sizes = np.fromiter((len(d) + 1 for d in docs), dtype=np.int64, count=len(docs))
+    starts = np.cumsum(sizes) - sizes + 1
+    ids = np.zeros(int(sizes.sum()) + 1, dtype=np.uint32)
+    marked = np.zeros(len(ids), dtype=bool) if identifiers is not None else None
+    for k, s in enumerate(starts.tolist()):
+        d, docs[k] = docs[k], None
+        ids[s : s + len(d)] = d
+        if marked is not None and identifiers is not None:
+            mask, identifiers[k] = identifiers[k], None
             if mask is not None:
                 marked[s : s + len(d)] = mask
-        renamed = renamed_ids(ids, marked)
-        del marked
-    # the views one after the other, each array let go once written (less memory)
-    shard = JoinedShard(ids, starts, renamed)
-    del ids, renamed
-    return write_joined(gen, index, shard, stride, top_step, at_once=False)
+        del d
+    docs.clear()
+    renamed = renamed_ids(ids, marked) if marked is not None else None
+    return JoinedShard(ids, starts, renamed)
 
 
 @dataclass

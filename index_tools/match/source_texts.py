@@ -108,6 +108,8 @@ def source_texts(index, repository: str, path: str, commit: str) -> list[SourceT
         doc = index.document(doc_id)
         for o in doc.origins:
             if shown(o.repository, o.path, o.commit) == want:
-                out.append(SourceText(doc.whole_text(), doc.language, o, doc.occurrences, index.generation))
+                out.append(
+                    SourceText(doc.whole_text(), doc.language, o, doc.occurrences, index.generation)
+                )
                 break
     return out

@@ -179,13 +179,9 @@ def _block_ranks(ids: np.ndarray, width: int, stride: int) -> np.ndarray:
 
 def joined(docs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """(ids, document starts): the documents back to back, a separator before, between and
-    after them."""
-    sizes = np.fromiter((len(d) + 1 for d in docs), dtype=np.int64, count=len(docs))
-    starts = np.cumsum(sizes) - sizes + 1
-    ids = np.zeros(int(sizes.sum()) + 1, dtype=np.uint32)
-    for d, s in zip(docs, starts.tolist()):
-        ids[s : s + len(d)] = d
-    return ids, starts
+    after them (`joined_shard`'s, the list left as it is)."""
+    shard = joined_shard(list(docs), None)
+    return shard.ids, shard.starts
 
 
 def write_shard(
@@ -208,8 +204,8 @@ def write_shard(
 def joined_shard(
     docs: list[np.ndarray], identifiers: list[np.ndarray | None] | None
 ) -> JoinedShard:
-    """The documents back to back as `joined` lays them out, and their rename-insensitive
-    view when `identifiers` says which words are identifiers. Consumes both lists: each
+    """The documents back to back, a separator before, between and after them, and their
+    rename-insensitive view when `identifiers` says which words are identifiers. Consumes both lists: each
     document's arrays are let go once copied, so the documents and the shard are not held
     at once."""
     words = sum(len(d) for d in docs)

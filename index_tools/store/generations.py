@@ -79,7 +79,7 @@ from .shards import (
 from .small_files import replace_file
 
 FORMAT_VERSION = 7  # 7: a long document's text in frames (6, its text in one, still read)
-READ_VERSIONS = (6, 7)
+READ_VERSIONS = (6, FORMAT_VERSION)
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
 STAGE_PREFIX = ".spark-stage-"  # the Spark builder's staging folders

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_index import pct, windows  # noqa: E402
+from bench_index import located_windows, pct  # noqa: E402
 from bench_latency import drop_cache, read_bytes, read_through  # noqa: E402
 from commit import commit  # noqa: E402
 
@@ -71,12 +71,12 @@ class DocumentTime:
 
 
 def workload(spec: str, count: int, seed: int, min_chars: int):
-    docs = [d for d in open_source(spec).documents() if len(d.text) >= min_chars]
-    languages = {d.text: d.language for d in docs}
-    pairs = windows(list(languages), count, random.Random(seed))
-    # the language of the file each pair is cut from (the text holds both parts in order)
-    return [(ctx, sug, next((lang for t, lang in languages.items() if ctx + sug in t), ""))
-            for ctx, sug in pairs]  # fmt: skip
+    """(context, suggestion, the language of the file it is cut from)."""
+    docs = open_source(spec).documents()
+    languages = {d.text: d.language for d in docs if len(d.text) >= min_chars}  # (copies once)
+    texts = list(languages)
+    pairs = located_windows(texts, count, random.Random(seed))
+    return [(ctx, sug, languages[texts[k]]) for k, ctx, sug in pairs]
 
 
 def lookup(idx, timer: DocumentTime, ctx: str, sug: str, language: str):

@@ -98,14 +98,20 @@ def timed_build(spec: str, out: Path, **opts) -> tuple[float, object]:
 
 def windows(texts: list[str], count: int, rng: random.Random) -> list[tuple[str, str]]:
     """(context, suggestion) pairs: 200 + 300 consecutive words of a random file."""
+    return [(ctx, sug) for _, ctx, sug in located_windows(texts, count, rng)]
+
+
+def located_windows(texts: list[str], count: int, rng: random.Random) -> list[tuple[int, str, str]]:
+    """`windows`, each with the index in `texts` of the file it is cut from."""
     out = []
-    big = [t for t in texts if len(WORD_RE.findall(t)) >= CTX_WORDS + SUG_WORDS + 10]
+    big = [k for k, t in enumerate(texts) if len(WORD_RE.findall(t)) >= CTX_WORDS + SUG_WORDS + 10]
     while len(out) < count:
-        text = rng.choice(big)
+        k = rng.choice(big)
+        text = texts[k]
         ws = tokenize(text)
         i = rng.randrange(0, len(ws) - CTX_WORDS - SUG_WORDS)
         a, b, c = ws[i].start, ws[i + CTX_WORDS].start, ws[i + CTX_WORDS + SUG_WORDS - 1].end
-        out.append((text[a:b], text[b:c]))
+        out.append((k, text[a:b], text[b:c]))
     return out
 
 

@@ -393,13 +393,18 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
     opened = open_index(index)
     summary = opened.summary()
     indexes = {index.name: index}  # the servers' indexes, by name
-    others = []  # (of the other index: opened, its summary)
+    others = []  # the other index, opened
     if args.other_index:
         other = Path(args.other_index)
-        indexes = {f"{index.name}": index, f"{other.name}": other}
+        indexes[other.name] = other
         if len(indexes) < 2:
             raise SystemExit("--other-index needs a folder of another name than --index")
         others = [open_index(other)]
+
+    def read_all_through() -> None:
+        for each in (opened, *others):
+            print(f"read through in {read_through(each):.0f} s", flush=True)
+
     warm = ""
     if args.read_through:
         warm = (
@@ -424,8 +429,7 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
     for r in range(args.rounds):  # A B, B A, ...: every way sees the same machine
         for engine, path, ix in ways if r % 2 == 0 else ways[::-1]:
             if args.read_through:
-                for each in (opened, *others):
-                    print(f"read through in {read_through(each):.0f} s", flush=True)
+                read_all_through()
             name = f"{server_log.stem}-{engine.replace('/', '_')}-{path}-{ix}-{r}"
             log = server_log.with_name(name + server_log.suffix)
             res = asyncio.run(
@@ -447,8 +451,7 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
             lookups += [inside[uri] for uri in res["by_uri"] if uri in inside]
             overhead += [ms - inside[uri] for uri, ms in res["by_uri"].items() if uri in inside]
         if args.read_through:  # (the same state of the page cache as the servers had)
-            for each in (opened, *others):
-                print(f"read through in {read_through(each):.0f} s", flush=True)
+            read_all_through()
         alone = lookup_only(engines[engine], indexes[ix], pairs, args.warmup, path)
         rows += [
             (f"didChange → publishDiagnostics ({way})", lat),

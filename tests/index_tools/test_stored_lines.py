@@ -10,14 +10,13 @@ from hypothesis import strategies as st
 
 from index_tools.match.index import LINE_POINTS, StoredDocument
 
-TEXT = st.text(
-    alphabet=st.one_of(
-        st.sampled_from("ab \n\r\t"),
-        st.characters(codec="utf-8"),
-        st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
-    ),
-    max_size=400,
+# any code point, lone surrogates too, and many line breaks
+CHARACTERS = st.one_of(
+    st.sampled_from("ab \n\r\t"),
+    st.characters(codec="utf-8"),
+    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
 )
+TEXT = st.text(alphabet=CHARACTERS, max_size=400)
 
 
 def document(text: str) -> StoredDocument:

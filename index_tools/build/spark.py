@@ -15,7 +15,9 @@
                       docs.mdb and text.zst, as the local builder writes them; the words of
                       each document decide the shards (the local builder's rule)
     shards (Spark)    each document's word ids go to its shard; each shard task sorts its
-                      suffix arrays and writes its files (`joined_shard`, `write_joined`), in parallel
+                      suffix arrays and writes its files (`joined_shard`, `write_joined`);
+                      an executor's shard tasks take turns (`shard_turn`): its memory is
+                      one shard's sort beside the JVM, whatever the corpus
 
 The result is the same index, byte for byte, as `build_index` makes of the same sources; it
 is published atomically in the same way. Executors write the shard
@@ -28,6 +30,7 @@ imported only when a Spark build runs.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import shutil
@@ -44,6 +47,7 @@ import zstandard
 
 from ..store import generations as store
 from ..store import shards as files
+from ..store.lock import turn
 from .local import (
     ORIGIN_CAP,
     BuildError,
@@ -179,6 +183,11 @@ def _shard_docs(item, shard_of_doc: np.ndarray):
 
 
 def _write_shard_task(index: int, items, gen: str, first_shard: int, stride: int, top: int):
+    with shard_turn(gen):  # before the shuffle's documents are read
+        yield from _write_shard(index, items, gen, first_shard, stride, top)
+
+
+def _write_shard(index: int, items, gen: str, first_shard: int, stride: int, top: int):
     docs = sorted(items, key=lambda x: x[1][0])
     ids = [d[1][1] for d in docs]
     masks = [d[1][2] for d in docs] if stride else None
@@ -194,6 +203,15 @@ def _write_shard_task(index: int, items, gen: str, first_shard: int, stride: int
         finally:
             del joined
             give_back_memory()
+
+
+def shard_turn(gen: str):
+    """One shard task at a time on an executor (its memory is then one shard's): an OS lock
+    in the executor's own local directory (every task of this build on it takes turns; a
+    task that waits has read nothing yet)."""
+    local = (os.environ.get("SPARK_LOCAL_DIRS") or tempfile.gettempdir()).split(",")[0]
+    key = hashlib.sha256(gen.encode()).hexdigest()[:16]
+    return turn(Path(local) / f"recitation-shard-{key}.lock")
 
 
 def shard_cuts(words_per_doc: np.ndarray, limit: int) -> np.ndarray:
@@ -258,13 +276,14 @@ def _context(master: str, opts: BuildOptions, local_dir: Path):
         .setMaster(master)
         .set("spark.ui.enabled", "false")
         .set("spark.ui.showConsoleProgress", "false")
-        .set("spark.python.worker.memory", "512m")
         .set("spark.local.dir", str(local_dir))
+        .setIfMissing("spark.python.worker.memory", "512m")
+        .setIfMissing("spark.python.worker.reuse", "false")  # a task's memory ends with it
     )
     if master.startswith("local"):
         conf.set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1")
         if not conf.contains("spark.driver.memory"):
-            conf.set("spark.driver.memory", "2g")
+            conf.set("spark.driver.memory", "1g")
     sc = SparkContext(conf=conf)
     sc.setLogLevel("ERROR")
     return sc
@@ -329,13 +348,14 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     parallel = max(2, sc.defaultParallelism)
     paths = sc.parallelize(chunks, max(len(chunks), 1))
 
+    # the RDDs kept between passes are kept on disk: the JVM's heap never holds the corpus
     # pass 1: content-hash dedup; document ids in order of first occurrence
     unique = paths.flatMap(_occurrences).reduceByKey(_merge_occurrences, parallel)
     numbered = (
         unique.map(lambda kv: (kv[1][0], (kv[1][1], [o for _, o in kv[1][2]], kv[0])))
         .sortByKey(numPartitions=parallel)
         .zipWithIndex()
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        .persist(StorageLevel.DISK_ONLY)
     )
     # seq -> document id (-1 for later copies): 4 bytes per file, filled one partition of
     # first seqs (in document id order) at a time, then broadcast
@@ -360,11 +380,11 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
     renamed = bool(header.renamed_languages)
     table = sc.broadcast(doc_of_seq)
     processed = paths.flatMap(lambda p: _process_chunk(p, renamed, table.value)).persist(
-        StorageLevel.MEMORY_AND_DISK
+        StorageLevel.DISK_ONLY
     )
     firsts_of_words = processed.flatMap(_first_places).reduceByKey(min, parallel)
     ordered_words = firsts_of_words.sortBy(lambda kv: kv[1], numPartitions=parallel).keys()
-    numbered_words = ordered_words.zipWithIndex().persist(StorageLevel.MEMORY_AND_DISK)
+    numbered_words = ordered_words.zipWithIndex().persist(StorageLevel.DISK_ONLY)
 
     # docs (driver): documents in id order, with their occurrences
     docs = processed.map(lambda r: (r[0], r[1][0]))

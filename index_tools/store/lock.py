@@ -131,3 +131,21 @@ class WriterLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+@contextlib.contextmanager
+def turn(path: Path, poll: float = 0.05):
+    """Wait for, then hold, the OS lock on `path` (created if missing): one holder at a time
+    among the processes that take turns on it, released however the holder ends."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        while not _try_lock(fd):
+            time.sleep(poll)
+        _HELD.add(fd)
+        try:
+            yield
+        finally:
+            _HELD.discard(fd)
+            _unlock(fd)
+    finally:
+        os.close(fd)

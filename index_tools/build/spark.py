@@ -266,7 +266,7 @@ def _package_zip(tmp: Path) -> str:
     return str(path)
 
 
-def _context(master: str, opts: BuildOptions, local_dir: Path):
+def _context(master: str, opts: BuildOptions, local_dir: Path, settings: dict[str, str]):
     from pyspark import SparkConf, SparkContext
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -279,6 +279,7 @@ def _context(master: str, opts: BuildOptions, local_dir: Path):
         .set("spark.local.dir", str(local_dir))
         .setIfMissing("spark.python.worker.memory", "512m")
         .setIfMissing("spark.python.worker.reuse", "false")  # a task's memory ends with it
+        .setAll(list(settings.items()))
     )
     if master.startswith("local"):
         conf.set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1")
@@ -297,11 +298,13 @@ def build_index_spark(
     master: str | None = None,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     spark_context=None,
+    settings: dict[str, str] | None = None,
 ) -> BuildSummary:
     """Build a new index of `specs` on Spark and publish it at `out`.
 
-    `master` defaults to local mode with `options.jobs` cores (all when 0); an existing
-    SparkContext can be passed instead (it is left running).
+    `master` defaults to local mode with `options.jobs` cores (all when 0); `settings` are
+    Spark's (`spark.driver.memory`...), over the builder's; an existing SparkContext can be
+    passed instead (it is left running).
     """
     require_pyspark()
     opts = options or BuildOptions()
@@ -319,7 +322,10 @@ def build_index_spark(
             chunks, files_seen = _stage(sources, stage, chunk_bytes, summary, per_source)
             header.source_files = per_source
             sc = spark_context or _context(
-                master or f"local[{opts.jobs or '*'}]", opts, Path(tempfile.mkdtemp(dir=stage))
+                master or f"local[{opts.jobs or '*'}]",
+                opts,
+                Path(tempfile.mkdtemp(dir=stage)),
+                settings or {},
             )
             if spark_context is None and not sc.master.startswith("local"):
                 sc.addPyFile(_package_zip(stage))
@@ -334,6 +340,8 @@ def build_index_spark(
             return summary
         except BaseException as e:
             abandon(gen, e)
+            if type(e).__module__.startswith(("py4j", "pyspark")):
+                raise BuildError(spark_failure(e)) from None
             raise
         finally:
             if sc is not None and spark_context is None:
@@ -341,11 +349,31 @@ def build_index_spark(
             shutil.rmtree(stage, ignore_errors=True)
 
 
+def spark_failure(e: BaseException) -> str:
+    """One line for a failed Spark build: Java's exception, or that Spark's JVM is gone
+    (its message is then out of reach: asking the JVM for it would fail again)."""
+    try:
+        java = e.java_exception.toString()  # type: ignore[attr-defined]
+    except Exception:
+        java = ""
+    if java:
+        causes = [line for line in java.splitlines() if "Error" in line or "Exception" in line]
+        return f"the Spark build failed: {(causes[-1] if causes else java).strip()[:500]}"
+    return (
+        "the Spark build failed: Spark's JVM did not start or ended (its log above says "
+        "why; when it ran out of memory, give it more: --spark-conf spark.driver.memory=4g)"
+    )
+
+
 def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary: BuildSummary):
     from pyspark import StorageLevel
 
     summary.files = files_seen
     parallel = max(2, sc.defaultParallelism)
+    # what the driver reads one partition at a time (the documents' records, the
+    # vocabulary) is cut into as many partitions as staged chunks: each about a chunk's
+    # size, never a share of the corpus (the JVM's memory stays the same at any size)
+    many = max(parallel, len(chunks))
     paths = sc.parallelize(chunks, max(len(chunks), 1))
 
     # the RDDs kept between passes are kept on disk: the JVM's heap never holds the corpus
@@ -383,12 +411,12 @@ def _run(sc, chunks, files_seen, gen: Path, opts: BuildOptions, header, summary:
         StorageLevel.DISK_ONLY
     )
     firsts_of_words = processed.flatMap(_first_places).reduceByKey(min, parallel)
-    ordered_words = firsts_of_words.sortBy(lambda kv: kv[1], numPartitions=parallel).keys()
+    ordered_words = firsts_of_words.sortBy(lambda kv: kv[1], numPartitions=many).keys()
     numbered_words = ordered_words.zipWithIndex().persist(StorageLevel.DISK_ONLY)
 
     # docs (driver): documents in id order, with their occurrences
     docs = processed.map(lambda r: (r[0], r[1][0]))
-    ordered = docs.join(occurrences, parallel).sortByKey(numPartitions=parallel)
+    ordered = docs.join(occurrences, many).sortByKey(numPartitions=many)
     writer = _DocsWriter(gen)
     counts = np.zeros(documents, dtype="<u4")
     words_per_doc = np.zeros(documents, dtype=np.int64)

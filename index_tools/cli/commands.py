@@ -142,6 +142,16 @@ def _print_summary(summary, as_json: bool, args=None) -> None:
         print("\n".join(summary.lines()))
 
 
+def _spark_settings(pairs: list[str]) -> dict[str, str]:
+    settings = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip().startswith("spark.") or not value.strip():
+            raise UsageError(f"--spark-conf wants KEY=VALUE with a spark.* key, not {pair!r}")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
 def cmd_build(args) -> int:
     from ..build.local import build_index
 
@@ -157,11 +167,16 @@ def cmd_build(args) -> int:
     sources = _with_popular(sources, args)
     if args.master and args.engine != "spark":
         raise UsageError("--master needs --engine spark")
+    if args.spark_conf and args.engine != "spark":
+        raise UsageError("--spark-conf needs --engine spark")
     if args.engine == "spark":
         from ..build.spark import build_index_spark, require_pyspark
 
+        settings = _spark_settings(args.spark_conf)
         require_pyspark()
-        summary = build_index_spark(sources, out, _build_options(args), master=args.master)
+        summary = build_index_spark(
+            sources, out, _build_options(args), master=args.master, settings=settings
+        )
     else:
         summary = build_index(sources, out, _build_options(args))
     _print_summary(summary, args.json, args)
@@ -717,6 +732,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="Spark master for --engine spark (default: local[N] with --jobs cores); "
         "on a cluster --out must be on a filesystem every node mounts",
+    )
+    b.add_argument(
+        "--spark-conf",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a Spark setting for --engine spark, as spark-submit's --conf (repeatable), "
+        "e.g. spark.driver.memory=4g (local mode's default 1g)",
     )
     b.set_defaults(func=cmd_build)
 

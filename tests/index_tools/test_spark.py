@@ -246,3 +246,49 @@ def test_master_needs_spark_engine(tmp_path, capsys):
 
     code = main(["build", "python:stdlib", "--out", str(tmp_path / "i"), "--master", "local[2]"])
     assert code == 2 and "--master needs --engine spark" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--spark-conf", "spark.driver.memory=2g"], "--spark-conf needs --engine spark"),
+        (["--engine", "spark", "--spark-conf", "driver.memory=2g"], "with a spark.* key"),
+        (["--engine", "spark", "--spark-conf", "spark.driver.memory"], "KEY=VALUE"),
+        (["--engine", "spark", "--spark-conf", "spark.driver.memory="], "KEY=VALUE"),
+    ],
+)
+def test_spark_settings_are_checked_before_spark_starts(tmp_path, capsys, args, message):
+    from index_tools.cli import main
+
+    code = main(["build", "python:stdlib", "--out", str(tmp_path / "i"), *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and "\n" not in err
+    assert not (tmp_path / "i").exists()
+
+
+@needs_spark
+def test_a_failed_spark_build_says_why_in_one_line_and_publishes_nothing(tmp_path, capsys):
+    """Spark's JVM cannot start with this setting: one line, no traceback, nothing at --out,
+    and the setting given reached Spark (the builder's own would have started it)."""
+    from index_tools.cli import main
+
+    repo, _ = make_repo(tmp_path / "r", {"routes.py": ROUTES}, None)
+    out = tmp_path / "idx"
+    code = main(
+        [
+            "build",
+            str(repo),
+            "--out",
+            str(out),
+            "--engine",
+            "spark",
+            "-q",
+            "--spark-conf",
+            "spark.driver.memory=not-a-size",
+        ]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[-1].startswith("recitation-index: the Spark build failed: ")
+    assert "Traceback" not in "\n".join(err)
+    assert not (out / "CURRENT").exists()

@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -267,28 +268,17 @@ def test_spark_settings_are_checked_before_spark_starts(tmp_path, capsys, args, 
 
 
 @needs_spark
-def test_a_failed_spark_build_says_why_in_one_line_and_publishes_nothing(tmp_path, capsys):
-    """Spark's JVM cannot start with this setting: one line, no traceback, nothing at --out,
-    and the setting given reached Spark (the builder's own would have started it)."""
-    from index_tools.cli import main
-
+def test_a_failed_spark_build_says_why_in_one_line_and_publishes_nothing(tmp_path):
+    """Spark's JVM cannot start with this setting (a process of its own: a JVM started by
+    an earlier test could not take it): one line, no traceback, nothing at --out, and the
+    setting given reached Spark."""
     repo, _ = make_repo(tmp_path / "r", {"routes.py": ROUTES}, None)
     out = tmp_path / "idx"
-    code = main(
-        [
-            "build",
-            str(repo),
-            "--out",
-            str(out),
-            "--engine",
-            "spark",
-            "-q",
-            "--spark-conf",
-            "spark.driver.memory=not-a-size",
-        ]
-    )
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
+    command = [sys.executable, "-m", "index_tools.cli", "build", str(repo), "--out", str(out)]
+    command += ["--engine", "spark", "-q", "--spark-conf", "spark.driver.memory=not-a-size"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 2
     assert err[-1].startswith("recitation-index: the Spark build failed: ")
-    assert "Traceback" not in "\n".join(err)
+    assert "Traceback" not in done.stderr
     assert not (out / "CURRENT").exists()

@@ -283,6 +283,7 @@ def _context(master: str, opts: BuildOptions, local_dir: Path, settings: dict[st
     )
     if master.startswith("local"):
         conf.set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1")
+        conf.setIfMissing("spark.python.daemon.module", "index_tools.build.spark_daemon")
         if not conf.contains("spark.driver.memory"):
             conf.set("spark.driver.memory", "1g")
     sc = SparkContext(conf=conf)

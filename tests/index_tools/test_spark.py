@@ -282,3 +282,26 @@ def test_a_failed_spark_build_says_why_in_one_line_and_publishes_nothing(tmp_pat
     assert err[-1].startswith("recitation-index: the Spark build failed: ")
     assert "Traceback" not in done.stderr
     assert not (out / "CURRENT").exists()
+
+
+@needs_spark
+def test_local_mode_s_workers_are_forked_with_the_builder_imported(tmp_path):
+    """Each task's worker ends with it; it is forked from a daemon that imported the
+    builder's modules, so it does not import them again (no task pays for that)."""
+    from index_tools.build.spark import _context
+
+    sc = _context("local[1]", BuildOptions(), tmp_path, {})
+    try:
+        seen = (
+            sc.parallelize(range(2), 2)
+            .map(
+                lambda _: (
+                    getattr(__import__("sys").modules["__main__"].__spec__, "name", ""),
+                    "index_tools.build.process" in __import__("sys").modules,
+                )
+            )
+            .collect()
+        )
+    finally:
+        sc.stop()
+    assert seen == [("index_tools.build.spark_daemon", True)] * 2

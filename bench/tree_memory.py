@@ -6,7 +6,10 @@ it has) and reads each one's `/proc/PID/smaps_rollup`: the proportional set size
 pages shared between processes split among them, so the sum is what the tree occupies) and
 the anonymous memory, summed over the tree. Reported: the peak of the sum, the processes at
 that moment, and the largest process — each process's high-water mark (`VmHWM`, the
-operating system's peak resident set of the process, sampled until it ends) and
+operating system's peak resident set of the process, sampled until it ends; beside it the
+peaks of its anonymous memory and of its file pages mapped, `RssAnon` and `RssFile`, as
+sampled: a memory-mapped file read counts in the high-water mark, and its pages are the
+page cache's, given back under pressure) and
 `wait4`'s maximum resident set (which `/usr/bin/time -v` reports: the command and the
 descendants it waited for; a process no one waits for, such as a JVM that a driver stops,
 is missing there, not from the high-water marks). Linux only.
@@ -59,8 +62,8 @@ def memory(pid: int) -> dict | None:
             key, value = line.split(":", 1)
             fields[key] = int(value.split()[0])
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                fields["VmHWM"] = int(line.split()[1])
+            if line.startswith(("VmHWM:", "RssAnon:", "RssFile:")):
+                fields[line.split(":")[0]] = int(line.split()[1])
         fields["comm"] = Path(f"/proc/{pid}/comm").read_text().strip()
         return fields
     except (OSError, ValueError):
@@ -73,7 +76,8 @@ class Sampler:
         self.started = time.monotonic()
         self.series: list[tuple] = []  # (seconds, processes, pss, anonymous, rss) kB
         self.peak: dict = {"pss_kb": 0}
-        self.largest: dict[int, list] = {}  # pid -> [name, VmHWM kB, peak PSS kB]
+        # pid -> [name, VmHWM, peak PSS, peak RssAnon, peak RssFile] kB
+        self.largest: dict[int, list] = {}
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -94,10 +98,10 @@ class Sampler:
             self.peak = {"pss_kb": pss, "anonymous_kb": anon, "rss_kb": rss, "at_s": t,
                          "processes": at_peak}  # fmt: skip
         for pid, m in seen.items():
-            entry = self.largest.setdefault(pid, [m["comm"], 0, 0])
+            entry = self.largest.setdefault(pid, [m["comm"], 0, 0, 0, 0])
             entry[0] = m["comm"]  # the name after exec
-            entry[1] = max(entry[1], m.get("VmHWM", 0))
-            entry[2] = max(entry[2], m.get("Pss", 0))
+            for k, key in enumerate(("VmHWM", "Pss", "RssAnon", "RssFile"), 1):
+                entry[k] = max(entry[k], m.get(key, 0))
 
     def run(self) -> None:
         while not self.done.is_set():
@@ -133,8 +137,15 @@ def main() -> None:
         "most_processes": max((s[1] for s in sampler.series), default=0),
         "peak": sampler.peak,
         "processes": [
-            {"name": n, "pid": pid, "hwm_kb": hwm, "pss_peak_kb": pss}
-            for pid, (n, hwm, pss) in largest
+            {
+                "name": n,
+                "pid": pid,
+                "hwm_kb": hwm,
+                "pss_peak_kb": pss,
+                "anonymous_peak_kb": anon,
+                "file_peak_kb": file,
+            }  # (RssAnon, RssFile: sampled)
+            for pid, (n, hwm, pss, anon, file) in largest
         ],
         "series": sampler.series,
     }

@@ -266,7 +266,7 @@ def _package_zip(tmp: Path) -> str:
     return str(path)
 
 
-def _context(master: str, opts: BuildOptions, local_dir: Path, settings: dict[str, str]):
+def _context(master: str, local_dir: Path, settings: dict[str, str]):
     from pyspark import SparkConf, SparkContext
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -324,7 +324,6 @@ def build_index_spark(
             header.source_files = per_source
             sc = spark_context or _context(
                 master or f"local[{opts.jobs or '*'}]",
-                opts,
                 Path(tempfile.mkdtemp(dir=stage)),
                 settings or {},
             )

@@ -205,9 +205,9 @@ def joined_shard(
     docs: list[np.ndarray], identifiers: list[np.ndarray | None] | None
 ) -> JoinedShard:
     """The documents back to back, a separator before, between and after them, and their
-    rename-insensitive view when `identifiers` says which words are identifiers. Consumes both lists: each
-    document's arrays are let go once copied, so the documents and the shard are not held
-    at once."""
+    rename-insensitive view when `identifiers` says which words are identifiers. Consumes
+    both lists: each document's arrays are let go once copied, so the documents and the
+    shard are not held at once."""
     words = sum(len(d) for d in docs)
     if words > MAX_SHARD_WORDS:
         raise ValueError(f"a shard of {words} words (at most {MAX_SHARD_WORDS})")

@@ -290,7 +290,7 @@ def test_local_mode_s_workers_are_forked_with_the_builder_imported(tmp_path):
     builder's modules, so it does not import them again (no task pays for that)."""
     from index_tools.build.spark import _context
 
-    sc = _context("local[1]", BuildOptions(), tmp_path, {})
+    sc = _context("local[1]", tmp_path, {})
     try:
         seen = (
             sc.parallelize(range(2), 2)

@@ -66,6 +66,20 @@ def _origin(d) -> Origin:
     return Origin.from_dict(d)
 
 
+def _line_from(text: str, offset: int, at: tuple[int, ...], no: tuple[int, ...]):
+    """The line of `offset` in `text`, counted from the nearest offset of `at` (ascending,
+    `at[0]` 0) whose line `no` says; and the points with this one added, while fewer than
+    LINE_POINTS (None: kept as they are)."""
+    k = bisect_right(at, offset)  # at[k - 1] <= offset < at[k]
+    if k == len(at) or offset - at[k - 1] <= at[k] - offset:
+        line = no[k - 1] + text.count("\n", at[k - 1], offset)
+    else:
+        line = no[k] - text.count("\n", offset, at[k])
+    if len(at) < LINE_POINTS and at[k - 1] != offset:
+        return line, ((*at[:k], offset, *at[k:]), (*no[:k], line, *no[k:]))
+    return line, None
+
+
 class Frames:
     """The frames of a document stored in more than one (`build.process.compressed`): each
     read and checked when first asked for, kept with the document."""
@@ -77,6 +91,8 @@ class Frames:
         self.lines = lines  # the newlines before each frame
         self._read = read  # frame -> its text
         self._texts: dict[int, str] = {}
+        # frame -> offsets in it whose lines are known, ascending, and their lines
+        self.line_points: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     def of_char(self, offset: int) -> int:
         return bisect_right(self.chars, offset) - 1
@@ -244,18 +260,17 @@ class StoredDocument:
         whose line is known, before or after it (the lines a match asks of a large file lie
         close together: its sources' and its parts' lines, counted from one another)."""
         fr = self.frames
-        if fr is not None:  # the newlines before its frame, and in it up to the offset
-            f = fr.of_char(offset)
-            return fr.lines[f] + fr.text(f).count("\n", 0, offset - fr.chars[f]) + 1
-        at, no = self._line_at, self._line_no
-        k = bisect_right(at, offset)  # at[k - 1] <= offset < at[k]
-        if k == len(at) or offset - at[k - 1] <= at[k] - offset:
-            line = no[k - 1] + self.text.count("\n", at[k - 1], offset)
-        else:
-            line = no[k] - self.text.count("\n", offset, at[k])
-        if len(at) < LINE_POINTS and at[k - 1] != offset:
-            self._line_at = (*at[:k], offset, *at[k:])
-            self._line_no = (*no[:k], line, *no[k:])
+        if fr is None:
+            line, points = _line_from(self.text, offset, self._line_at, self._line_no)
+            if points is not None:
+                self._line_at, self._line_no = points
+            return line
+        # in a long text's frame: its first line is the newlines before it, plus one
+        f = fr.of_char(offset)
+        at, no = fr.line_points.get(f) or ((0,), (fr.lines[f] + 1,))
+        line, points = _line_from(fr.text(f), offset - fr.chars[f], at, no)
+        if points is not None:
+            fr.line_points[f] = points
         return line
 
     def lines_of(self, start: int, end: int) -> tuple[int, int]:

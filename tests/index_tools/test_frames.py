@@ -58,9 +58,25 @@ def test_words_offsets_and_lines_of_frames_are_those_of_the_whole_text(
     rng.shuffle(positions)  # (frames read in any order)
     for pos in positions:
         assert doc.word_offsets(pos) == (starts[pos], ends[pos])
-    for offset in sorted({rng.randrange(len(text) + 1) for _ in range(20)} | {len(text)}):
+    asks = [rng.randrange(len(text) + 1) for _ in range(20)] + [len(text)]
+    # in any order, and each with the offsets just before it (then nearer a line known after
+    # them, in its frame): counted from the nearest line known in the frame
+    for offset in (max(0, a - d) for a in asks for d in (0, 1, 2, 9)):
         assert doc.line_of(offset) == text.count("\n", 0, offset) + 1
     assert doc.whole_text() == text
+
+
+def test_lines_in_a_frame_are_counted_from_the_nearest_line_known_in_it(monkeypatch):
+    """A match asks lines close together (its sources', its parts'), in any order: each is
+    counted from the nearest line known in its frame, before or after it."""
+    doc = stored(LONG, FRAME_CHARS, monkeypatch)
+    assert doc.frames is not None and len(doc.frames.firsts) > 10
+    rng, offset = random.Random(5), 0
+    for _ in range(300):  # anywhere, or a little before or after the offset asked before
+        near = min(len(LONG), max(0, offset + rng.randrange(-300, 300)))
+        offset = rng.randrange(len(LONG) + 1) if rng.random() < 0.2 else near
+        assert doc.line_of(offset) == LONG.count("\n", 0, offset) + 1
+    assert any(len(at) > 2 for at, _ in doc.frames.line_points.values())
 
 
 @pytest.fixture(scope="module")

@@ -94,7 +94,7 @@ def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float
     return found
 
 
-def markdown(revs, resolved, rows, command, load, repeat, mapped=False) -> str:
+def markdown(revs, resolved, rows, command, load, repeat, mapped=False, pace=0.0) -> str:
     workloads = list(dict.fromkeys(k for runs in rows.values() for r in runs for k in r))
     lines = [
         "# Two commits side by side (lookup latency, in process)",
@@ -112,6 +112,7 @@ def markdown(revs, resolved, rows, command, load, repeat, mapped=False) -> str:
         "measured by this commit's `bench/bench_latency.py`, the same index and queries, the "
         "commits taking turns; the index's files read before each run"
         + (f"; each lookup run {repeat} times, its fastest kept" if repeat > 1 else "")
+        + (f"; an idle pause of {pace:g} ms before each lookup, as in an editor" if pace else "")
         + ("; the index mapped ahead before each workload, as a server maps it" if mapped else "")
         + ". Per workload: p50 / p90 / p99 / max ms of each run, then the median of the runs.",
         "",
@@ -144,6 +145,10 @@ def main() -> int:
         "--repeat", type=int, default=1, help="bench_latency.py's --repeat (warm lookups)"
     )
     ap.add_argument(
+        "--pace", type=float, default=0.0, metavar="MS",
+        help="bench_latency.py's --pace: an idle pause before each lookup (as in an editor)",
+    )  # fmt: skip
+    ap.add_argument(
         "--map-ahead", action="store_true",
         help="bench_latency.py's --map-ahead (the index mapped ahead, as a server maps it)",
     )  # fmt: skip
@@ -159,6 +164,7 @@ def main() -> int:
     bench_args = [
         "--index", f"{args.index.partition('=')[0]}={index}", "--texts", texts,
         "--queries", str(args.queries), "--search", args.search, "--repeat", str(args.repeat),
+        "--pace", str(args.pace),
     ] + (["--map-ahead"] if args.map_ahead else []) + (
         ["--read-through"] if args.read_through else [])  # fmt: skip
     revs = [args.a, args.b]
@@ -183,7 +189,7 @@ def main() -> int:
             for path in paths.values():
                 remove_checkout(path)
     command = "python bench/bench_commits.py " + " ".join(sys.argv[1:])
-    text = markdown(revs, resolved, rows, command, load, args.repeat, args.map_ahead)
+    text = markdown(revs, resolved, rows, command, load, args.repeat, args.map_ahead, args.pace)
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

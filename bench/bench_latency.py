@@ -103,11 +103,15 @@ def outputs(found) -> list[dict]:
     return [m.to_dict() for m in found]
 
 
-def measure(idx, pairs, language: str | None, paths: list[str], repeat: int = 1) -> dict:
+def measure(
+    idx, pairs, language: str | None, paths: list[str], repeat: int = 1, pace_ms: float = 0.0
+) -> dict:
     """Each lookup on every search path in turn (the order alternating from one lookup to
     the next, so that both see the same machine), their outputs compared. `repeat`: each
     lookup run that many times in a row, its fastest kept (its pages and documents then in
-    the process: what it costs a server that has looked up the same code before)."""
+    the process: what it costs a server that has looked up the same code before).
+    `pace_ms`: an idle pause before each lookup, as an editor's lookups come between the
+    user's edits (the core's caches no longer hold what the lookup before it read)."""
     phases = Phases()
     rows: dict[str, list] = {p: [] for p in paths}
     exact = dict.fromkeys(paths, True)
@@ -122,6 +126,8 @@ def measure(idx, pairs, language: str | None, paths: list[str], repeat: int = 1)
             for path in paths if i % 2 == 0 else paths[::-1]:
                 phases.current = {}
                 with kernel.using(path):
+                    if pace_ms:
+                        time.sleep(pace_ms / 1000)
                     faults = major_faults()
                     t = time.perf_counter()
                     found = idx.match(sug, ctx, language=language)
@@ -337,7 +343,13 @@ def markdown(results: list[dict], argv: list[str]) -> str:
         "the index opened anew (no document loaded, no word's id known, as in a server that "
         "just opened it: the same lookups with and without the language start alike), with "
         "what was loaded before them frozen out of the garbage collector's passes "
-        "(`gc.freeze()`), as in the language server and the service.",
+        "(`gc.freeze()`), as in the language server and the service."
+        + (
+            f" An idle pause of {results[0]['pace_ms']:g} ms before each lookup, as an "
+            "editor's lookups come between edits."
+            if results[0].get("pace_ms")
+            else ""
+        ),
         "",
         "Every lookup ran on each search path in turn (compiled: `native`, the reference: "
         "`python`), the order alternating; `same` = lookups whose outputs (the matches' JSON) "
@@ -472,6 +484,11 @@ def main() -> None:
         "and documents in the process)",
     )  # fmt: skip
     ap.add_argument(
+        "--pace", type=float, default=0.0, metavar="MS",
+        help="an idle pause of MS milliseconds before each lookup, as an editor's lookups come "
+        "between edits (the caches of the core no longer warm from the lookup before)",
+    )  # fmt: skip
+    ap.add_argument(
         "--read-through", action="store_true",
         help="read each index's files before each workload's lookups (warm: resident pages), "
         "the other indexes given dropped from the page cache first (Linux)",
@@ -523,7 +540,7 @@ def main() -> None:
                     mapped = idx.map_ahead()
                     said.append(mapped.summary())
                     print(f"{name} {key}: {mapped.describe()}", flush=True)
-                runs[key] = measure(idx, pairs, language, paths, args.repeat)
+                runs[key] = measure(idx, pairs, language, paths, args.repeat, args.pace)
                 for way, m in runs[key].items():
                     print(
                         f"{name} {key} {way}: p50 {m['p50']:.2f} p90 {m['p90']:.2f} "
@@ -532,6 +549,7 @@ def main() -> None:
                         flush=True,
                     )
         row = {"name": name, "words": idx.header.words, "load": load, "runs": runs}
+        row["pace_ms"] = args.pace
         row["mapped_ahead"] = said
         row["bytes"] = where_bytes(idx)
         idx.close()

@@ -94,7 +94,9 @@ def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float
     return found
 
 
-def markdown(revs, resolved, rows, command, load, repeat, mapped=False, pace=0.0) -> str:
+def markdown(
+    revs, resolved, rows, command, load, repeat, mapped=False, pace=0.0, min_chars=0
+) -> str:
     workloads = list(dict.fromkeys(k for runs in rows.values() for r in runs for k in r))
     lines = [
         "# Two commits side by side (lookup latency, in process)",
@@ -113,6 +115,11 @@ def markdown(revs, resolved, rows, command, load, repeat, mapped=False, pace=0.0
         "commits taking turns; the index's files read before each run"
         + (f"; each lookup run {repeat} times, its fastest kept" if repeat > 1 else "")
         + (f"; an idle pause of {pace:g} ms before each lookup, as in an editor" if pace else "")
+        + (
+            f"; the lookups cut from files of at least {min_chars:,} characters"
+            if min_chars
+            else ""
+        )
         + ("; the index mapped ahead before each workload, as a server maps it" if mapped else "")
         + ". Per workload: p50 / p90 / p99 / max ms of each run, then the median of the runs.",
         "",
@@ -145,6 +152,10 @@ def main() -> int:
         "--repeat", type=int, default=1, help="bench_latency.py's --repeat (warm lookups)"
     )
     ap.add_argument(
+        "--min-chars", type=int, default=0, metavar="N",
+        help="bench_latency.py's --min-chars: lookups cut from files of at least N characters",
+    )  # fmt: skip
+    ap.add_argument(
         "--pace", type=float, default=0.0, metavar="MS",
         help="bench_latency.py's --pace: an idle pause before each lookup (as in an editor)",
     )  # fmt: skip
@@ -164,7 +175,7 @@ def main() -> int:
     bench_args = [
         "--index", f"{args.index.partition('=')[0]}={index}", "--texts", texts,
         "--queries", str(args.queries), "--search", args.search, "--repeat", str(args.repeat),
-        "--pace", str(args.pace),
+        "--pace", str(args.pace), "--min-chars", str(args.min_chars),
     ] + (["--map-ahead"] if args.map_ahead else []) + (
         ["--read-through"] if args.read_through else [])  # fmt: skip
     revs = [args.a, args.b]
@@ -189,7 +200,9 @@ def main() -> int:
             for path in paths.values():
                 remove_checkout(path)
     command = "python bench/bench_commits.py " + " ".join(sys.argv[1:])
-    text = markdown(revs, resolved, rows, command, load, args.repeat, args.map_ahead, args.pace)
+    text = markdown(
+        revs, resolved, rows, command, load, args.repeat, args.map_ahead, args.pace, args.min_chars
+    )
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -83,8 +83,15 @@ class Phases:
         return run
 
 
-def workload(spec: str, count: int, seed: int) -> dict[str, list[tuple[str, str]]]:
-    texts = [d.text for d in open_source(spec).documents() if d.language == "python"]
+def workload(
+    spec: str, count: int, seed: int, min_chars: int = 0
+) -> dict[str, list[tuple[str, str]]]:
+    """Windows cut from the source's Python files (of at least `min_chars` characters)."""
+    texts = [
+        d.text
+        for d in open_source(spec).documents()
+        if d.language == "python" and len(d.text) >= min_chars
+    ]
     rng = random.Random(seed)
     quoted = windows(texts, count, rng)
     novel = []
@@ -337,7 +344,13 @@ def markdown(results: list[dict], argv: list[str]) -> str:
         "python bench/bench_latency.py " + " ".join(argv),
         "```",
         "",
-        "300-word suggestions with 200 words of context; quoted: cut from an indexed file; "
+        "300-word suggestions with 200 words of context; quoted: cut from an indexed file"
+        + (
+            f" of at least {results[0]['min_chars']:,} characters"
+            if results[0].get("min_chars")
+            else ""
+        )
+        + "; "
         "novel: the same kind of window with its lines shuffled. `language` given = what the "
         "language server does (adds the rename-insensitive lookup). Each workload runs on "
         "the index opened anew (no document loaded, no word's id known, as in a server that "
@@ -484,6 +497,11 @@ def main() -> None:
         "and documents in the process)",
     )  # fmt: skip
     ap.add_argument(
+        "--min-chars", type=int, default=0, metavar="N",
+        help="cut the lookups from files of at least N characters (long files: a document "
+        "stored in frames past 64K)",
+    )  # fmt: skip
+    ap.add_argument(
         "--pace", type=float, default=0.0, metavar="MS",
         help="an idle pause of MS milliseconds before each lookup, as an editor's lookups come "
         "between edits (the caches of the core no longer warm from the lookup before)",
@@ -517,7 +535,7 @@ def main() -> None:
                         drop_cache(them)
         idx = open_index(path)
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-        work = workload(spec, args.queries, args.seed)
+        work = workload(spec, args.queries, args.seed, args.min_chars)
         runs = {}
         said: list[str] = []
         for workload_name, pairs in work.items():
@@ -550,6 +568,7 @@ def main() -> None:
                     )
         row = {"name": name, "words": idx.header.words, "load": load, "runs": runs}
         row["pace_ms"] = args.pace
+        row["min_chars"] = args.min_chars
         row["mapped_ahead"] = said
         row["bytes"] = where_bytes(idx)
         idx.close()

@@ -12,12 +12,15 @@ first on the module path (checked: the engine imported is the checkout's, whatev
 interpreter has installed), `--search native` (or `--search` given), `--repeat` passed
 on. Before each run the index's files are read once (resident pages, as
 `--read-through`). Reported: each workload's p50 / p90 / p99 / max per run and the median
-over the runs of each commit.
+over the runs of each commit, and how many lookups' answers (their matches' JSON, hashed by
+`bench_latency.py --answers`) differ between the runs: a speed-up that changes an answer
+shows there.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -72,19 +75,26 @@ def remove_checkout(path: Path) -> None:
     )  # fmt: skip
 
 
-def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float, ...]]:
-    """One bench_latency.py run in a checkout: {"<index> <workload>": (p50, p90, p99, max)}."""
+def run(
+    path: Path, index: Path, bench_args: list[str], answers: dict | None = None
+) -> dict[str, tuple[float, ...]]:
+    """One bench_latency.py run in a checkout: {"<index> <workload>": (p50, p90, p99, max)};
+    each lookup's answer (hashed) put in `answers` by workload."""
     with open_index(index) as idx:
         read_through(idx)
     # the checkout's engine, not the one this interpreter has installed (an editable
     # install points at this checkout whatever the folder a script runs from)
     env = {**os.environ, "PYTHONPATH": str(path)}
-    done = subprocess.run(
-        [sys.executable, str(LATENCY), *bench_args],
-        cwd=path, capture_output=True, text=True, env=env,
-    )  # fmt: skip
-    if done.returncode:
-        sys.exit(f"bench_latency.py failed in {path.name}:\n{done.stderr[-2000:]}")
+    with tempfile.TemporaryDirectory(prefix="recitation-answers-") as tmp:
+        said = Path(tmp) / "answers.json"
+        done = subprocess.run(
+            [sys.executable, str(LATENCY), *bench_args, "--answers", str(said)],
+            cwd=path, capture_output=True, text=True, env=env,
+        )  # fmt: skip
+        if done.returncode:
+            sys.exit(f"bench_latency.py failed in {path.name}:\n{done.stderr[-2000:]}")
+        if answers is not None:
+            answers.update(json.loads(said.read_text()))
     out = done.stdout
     found = {}
     for line in out.splitlines():
@@ -94,9 +104,19 @@ def run(path: Path, index: Path, bench_args: list[str]) -> dict[str, tuple[float
     return found
 
 
-def markdown(
-    revs, resolved, rows, command, load, repeat, mapped=False, pace=0.0, min_chars=0
-) -> str:
+def differing(revs: list[str], said: dict[str, list[dict]]) -> dict[str, tuple[int, int]]:
+    """Per workload: the lookups whose answer (hashed) differs in any run of either commit
+    from the first run of the first commit, and the lookups compared."""
+    out = {}
+    for w, first in said[revs[0]][0].items():
+        others = [run[w] for rev in revs for run in said[rev] if w in run]
+        differ = sum(any(o[i] != a for o in others) for i, a in enumerate(first))
+        out[w] = (differ, len(first))
+    return out
+
+
+def markdown(revs, resolved, rows, command, load, args, differ) -> str:
+    repeat, mapped, pace, min_chars = args.repeat, args.map_ahead, args.pace, args.min_chars
     workloads = list(dict.fromkeys(k for runs in rows.values() for r in runs for k in r))
     lines = [
         "# Two commits side by side (lookup latency, in process)",
@@ -121,7 +141,11 @@ def markdown(
             else ""
         )
         + ("; the index mapped ahead before each workload, as a server maps it" if mapped else "")
-        + ". Per workload: p50 / p90 / p99 / max ms of each run, then the median of the runs.",
+        + ". Per workload: p50 / p90 / p99 / max ms of each run, then the median of the runs. "
+        "Answers (each lookup's matches as JSON, hashed) differing from the first commit's "
+        "first run, in any run of either: "
+        + ", ".join(f"{w.split(' ', 1)[-1]} {d} of {n}" for w, (d, n) in differ.items())
+        + ".",
         "",
         "| workload | " + " | ".join(f"`{r}` ({h[:7]})" for r, h in zip(revs, resolved)) + " |",
         "| --- | " + " | ".join("---" for _ in revs) + " |",
@@ -189,20 +213,20 @@ def main() -> int:
         ap.error(f"{args.a} and {args.b} are the same commit")
     load = os.getloadavg()[0]
     rows: dict[str, list[dict]] = {r: [] for r in revs}
+    said: dict[str, list[dict]] = {r: [] for r in revs}  # each run's answers, by workload
     with tempfile.TemporaryDirectory(prefix="recitation-commits-") as tmp:
         paths = {r: checkout(h, Path(tmp)) for r, h in zip(revs, resolved)}
         try:
             for k in range(args.rounds):
                 for rev in revs if k % 2 == 0 else revs[::-1]:
-                    rows[rev].append(run(paths[rev], index, bench_args))
+                    said[rev].append({})
+                    rows[rev].append(run(paths[rev], index, bench_args, said[rev][-1]))
                     print(f"round {k + 1} {rev}: {rows[rev][-1]}", flush=True)
         finally:
             for path in paths.values():
                 remove_checkout(path)
     command = "python bench/bench_commits.py " + " ".join(sys.argv[1:])
-    text = markdown(
-        revs, resolved, rows, command, load, args.repeat, args.map_ahead, args.pace, args.min_chars
-    )
+    text = markdown(revs, resolved, rows, command, load, args, differing(revs, said))
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import os
 import platform
@@ -111,14 +112,21 @@ def outputs(found) -> list[dict]:
 
 
 def measure(
-    idx, pairs, language: str | None, paths: list[str], repeat: int = 1, pace_ms: float = 0.0
+    idx,
+    pairs,
+    language: str | None,
+    paths: list[str],
+    repeat: int = 1,
+    pace_ms: float = 0.0,
+    digests: list[str] | None = None,
 ) -> dict:
     """Each lookup on every search path in turn (the order alternating from one lookup to
     the next, so that both see the same machine), their outputs compared. `repeat`: each
     lookup run that many times in a row, its fastest kept (its pages and documents then in
     the process: what it costs a server that has looked up the same code before).
     `pace_ms`: an idle pause before each lookup, as an editor's lookups come between the
-    user's edits (the core's caches no longer hold what the lookup before it read)."""
+    user's edits (the core's caches no longer hold what the lookup before it read).
+    `digests`: each lookup's answer (the matches' JSON) appended, hashed, to compare runs."""
     phases = Phases()
     rows: dict[str, list] = {p: [] for p in paths}
     exact = dict.fromkeys(paths, True)
@@ -150,6 +158,9 @@ def measure(
                 )
                 answers.append(outputs(found))
             differ += any(a != answers[0] for a in answers[1:])
+            if digests is not None:
+                text = json.dumps(answers[0], sort_keys=True).encode()
+                digests.append(hashlib.sha256(text).hexdigest()[:20])
     return {path: summarize(rows[path], exact[path], differ) for path in paths}
 
 
@@ -502,6 +513,11 @@ def main() -> None:
         "stored in frames past 64K)",
     )  # fmt: skip
     ap.add_argument(
+        "--answers", metavar="FILE",
+        help="write each lookup's answer (its matches' JSON, hashed) here, by index and "
+        "workload, to compare the answers of two runs (bench_commits.py does)",
+    )  # fmt: skip
+    ap.add_argument(
         "--pace", type=float, default=0.0, metavar="MS",
         help="an idle pause of MS milliseconds before each lookup, as an editor's lookups come "
         "between edits (the caches of the core no longer warm from the lookup before)",
@@ -525,6 +541,7 @@ def main() -> None:
         kernel.use(p)  # an error now when the native search did not load
     kernel.use("auto")
     results = []
+    answers: dict[str, list[str]] = {}  # "<index> <workload>" -> each lookup's, hashed
     index_dirs = [named.partition("=")[2] for named in args.index]
     for named, spec in zip(args.index, args.texts):
         name, _, path = named.partition("=")
@@ -558,7 +575,8 @@ def main() -> None:
                     mapped = idx.map_ahead()
                     said.append(mapped.summary())
                     print(f"{name} {key}: {mapped.describe()}", flush=True)
-                runs[key] = measure(idx, pairs, language, paths, args.repeat, args.pace)
+                digests = answers.setdefault(f"{name} {key}", [])
+                runs[key] = measure(idx, pairs, language, paths, args.repeat, args.pace, digests)
                 for way, m in runs[key].items():
                     print(
                         f"{name} {key} {way}: p50 {m['p50']:.2f} p90 {m['p90']:.2f} "
@@ -587,6 +605,8 @@ def main() -> None:
     if args.out:
         Path(args.out).write_text(text)
         Path(args.out).with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
+    if args.answers:
+        Path(args.answers).write_text(json.dumps(answers) + "\n")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ Checked on the registry's 96th: the copy of an index built with every text in on
 has the `text.zst` and records of a build of the same corpus in frames, byte for byte.
 
     .venv/bin/python bench/reframe_index.py IDX-ALL IDX-ALL-FRAMES
+
+`--frame-chars` and `--framed-past` store the texts in frames of another size (a trial of
+the builder's FRAME_CHARS: `frames.md`).
 """
 
 from __future__ import annotations
@@ -26,8 +29,26 @@ from index_tools.store import generations as store
 COMMIT_EVERY = 10_000  # documents a write transaction
 
 
-def reframe(src: Path, dst: Path) -> tuple[int, int]:
-    """Write the copy; returns (documents, documents now in frames)."""
+def stored(text: str, chars: list[int], frame_chars: int, framed_past: int):
+    """`process.compressed` with frames of `frame_chars` characters, for a text of more than
+    `framed_past` characters (the builder's: both FRAME_CHARS)."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(text) <= framed_past:
+        return process.compressed(text, raw, [0])  # (one block: one frame)
+    kept = process.FRAME_CHARS
+    process.FRAME_CHARS = frame_chars
+    try:
+        return process.compressed(text, raw, chars)
+    finally:
+        process.FRAME_CHARS = kept
+
+
+def reframe(
+    src: Path, dst: Path, frame_chars: int = process.FRAME_CHARS, framed_past: int | None = None
+) -> tuple[int, int]:
+    """Write the copy; returns (documents, documents now in frames). The source must store
+    each text in one frame (format 6): a frame is decompressed alone."""
+    framed_past = frame_chars if framed_past is None else framed_past
     old_gen, header = store.read_header(src)
     dst.mkdir(parents=True)
     gen = dst / old_gen.name
@@ -46,12 +67,13 @@ def reframe(src: Path, dst: Path) -> tuple[int, int]:
         txn = new.begin(write=True)
         for key, raw in read.cursor(old_dbs["meta"]):
             meta = json.loads(raw)
-            meta.pop("f", None)
+            if "f" in meta:  # (a text in frames would be read as its first frame)
+                raise SystemExit(f"{src}: its texts are in frames already: copy one of format 6")
             text_in.seek(meta["o"])
             text = store.decompress(text_in.read(meta["z"]))
             blocks = read.get(key, db=old_dbs["blocks"])
             chars = np.frombuffer(blocks, dtype="<u4")[0::2].tolist()
-            ztext, frames = process.compressed(text, text.encode("utf-8", "surrogatepass"), chars)
+            ztext, frames = stored(text, chars, frame_chars, framed_past)
             if frames:
                 meta["f"] = [list(f) for f in frames]
                 framed += 1
@@ -84,8 +106,17 @@ def main() -> None:
     )
     ap.add_argument("index", type=Path, help="the index copied")
     ap.add_argument("copy", type=Path, help="where the copy goes (a new folder)")
+    ap.add_argument(
+        "--frame-chars", type=int, default=process.FRAME_CHARS,
+        help="characters a frame (default: the builder's FRAME_CHARS)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--framed-past", type=int,
+        help="store in frames the texts of more than this many characters (default: "
+        "--frame-chars, as the builder does)",
+    )  # fmt: skip
     args = ap.parse_args()
-    docs, framed = reframe(args.index, args.copy)
+    docs, framed = reframe(args.index, args.copy, args.frame_chars, args.framed_past)
     print(f"{args.copy}: {docs:,} documents, {framed:,} of them in frames")
 
 

@@ -575,7 +575,7 @@ def main() -> None:
                     mapped = idx.map_ahead()
                     said.append(mapped.summary())
                     print(f"{name} {key}: {mapped.describe()}", flush=True)
-                digests = answers.setdefault(f"{name} {key}", [])
+                digests = answers.setdefault(f"{name} {key}", []) if args.answers else None
                 runs[key] = measure(idx, pairs, language, paths, args.repeat, args.pace, digests)
                 for way, m in runs[key].items():
                     print(

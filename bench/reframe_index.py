@@ -29,20 +29,6 @@ from index_tools.store import generations as store
 COMMIT_EVERY = 10_000  # documents a write transaction
 
 
-def stored(text: str, chars: list[int], frame_chars: int, framed_past: int):
-    """`process.compressed` with frames of `frame_chars` characters, for a text of more than
-    `framed_past` characters (the builder's: both FRAME_CHARS)."""
-    raw = text.encode("utf-8", "surrogatepass")
-    if len(text) <= framed_past:
-        return process.compressed(text, raw, [0])  # (one block: one frame)
-    kept = process.FRAME_CHARS
-    process.FRAME_CHARS = frame_chars
-    try:
-        return process.compressed(text, raw, chars)
-    finally:
-        process.FRAME_CHARS = kept
-
-
 def reframe(
     src: Path, dst: Path, frame_chars: int = process.FRAME_CHARS, framed_past: int | None = None
 ) -> tuple[int, int]:
@@ -73,7 +59,10 @@ def reframe(
             text = store.decompress(text_in.read(meta["z"]))
             blocks = read.get(key, db=old_dbs["blocks"])
             chars = np.frombuffer(blocks, dtype="<u4")[0::2].tolist()
-            ztext, frames = stored(text, chars, frame_chars, framed_past)
+            raw_text = text.encode("utf-8", "surrogatepass")
+            # a text of at most `framed_past` characters in one frame (its blocks as one)
+            blocks_of = chars if len(text) > framed_past else [0]
+            ztext, frames = process.compressed(text, raw_text, blocks_of, frame_chars)
             if frames:
                 meta["f"] = [list(f) for f in frames]
                 framed += 1

@@ -92,13 +92,16 @@ def process(text: str, language: str = "", renamed: bool = False) -> ProcessedDo
     )
 
 
-def compressed(text: str, raw: bytes, block_chars: list[int]) -> tuple[bytes, list]:
+def compressed(
+    text: str, raw: bytes, block_chars: list[int], frame_chars: int | None = None
+) -> tuple[bytes, list]:
     """The stored text: one zstd frame, or for a text of more than FRAME_CHARS characters
-    in blocks, frames of whole blocks, each FRAME_CHARS characters or more but the last,
-    and per frame (first block, compressed size, newlines before it)."""
+    (`frame_chars`, given) in blocks, frames of whole blocks, each that many characters or
+    more but the last, and per frame (first block, compressed size, newlines before it)."""
+    frame_chars = FRAME_CHARS if frame_chars is None else frame_chars
     firsts = [0]
     for b, c in enumerate(block_chars):
-        if c - block_chars[firsts[-1]] >= FRAME_CHARS:
+        if c - block_chars[firsts[-1]] >= frame_chars:
             firsts.append(b)
     if len(firsts) == 1:
         return _compressor.compress(raw), []

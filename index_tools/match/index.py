@@ -97,6 +97,16 @@ class Frames:
     def of_char(self, offset: int) -> int:
         return bisect_right(self.chars, offset) - 1
 
+    def line_of(self, offset: int) -> int:
+        """1-based line of a character offset of the document: counted in its frame from the
+        nearest line known there (the frame's first: the newlines before it, plus one)."""
+        f = self.of_char(offset)
+        at, no = self.line_points.get(f) or ((0,), (self.lines[f] + 1,))
+        line, points = _line_from(self.text(f), offset - self.chars[f], at, no)
+        if points is not None:
+            self.line_points[f] = points
+        return line
+
     def of_block(self, b: int) -> int:
         return bisect_right(self.firsts, b) - 1
 
@@ -259,18 +269,11 @@ class StoredDocument:
         """1-based line of a character offset: the newlines counted from the nearest offset
         whose line is known, before or after it (the lines a match asks of a large file lie
         close together: its sources' and its parts' lines, counted from one another)."""
-        fr = self.frames
-        if fr is None:
-            line, points = _line_from(self.text, offset, self._line_at, self._line_no)
-            if points is not None:
-                self._line_at, self._line_no = points
-            return line
-        # in a long text's frame: its first line is the newlines before it, plus one
-        f = fr.of_char(offset)
-        at, no = fr.line_points.get(f) or ((0,), (fr.lines[f] + 1,))
-        line, points = _line_from(fr.text(f), offset - fr.chars[f], at, no)
+        if self.frames is not None:
+            return self.frames.line_of(offset)
+        line, points = _line_from(self.text, offset, self._line_at, self._line_no)
         if points is not None:
-            fr.line_points[f] = points
+            self._line_at, self._line_no = points
         return line
 
     def lines_of(self, start: int, end: int) -> tuple[int, int]:

@@ -193,11 +193,16 @@ def alive(pid: int) -> bool:
     )
 
 
+def said(marker: Path) -> bool:
+    return marker.exists() and marker.read_text().endswith("\n")
+
+
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc")
 def test_ctrl_c_ends_check_and_its_workers_at_once(tree, tmp_path):
     p, marker = stopping(tree, tmp_path, "wait")
     deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline and p.poll() is None:
+    # (its line written, not the file just made: the worker opens it, then writes)
+    while not said(marker) and time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.02)
     assert marker.exists(), p.communicate()[1]
     worker = int(marker.read_text().split()[0])

@@ -687,6 +687,30 @@ class Counts:
         )
         self._remember(todo, found)
 
+    def fill_crowded_of(self, starts: list[int]) -> None:
+        """`fill_crowded` of each of these starts, in one call of the compiled search per
+        shard (a region of vendored code: dozens of starts, each a call per shard)."""
+        ks = [sh.compiled() for sh in self.shards]
+        if None in ks:
+            return
+        memo, todo = self.memo, []
+        for s in sorted(set(starts)):
+            ends = self.crowded_ends.get(s)
+            if not ends or s in self.filled:
+                continue
+            self.filled.add(s)
+            todo += [(s, e) for e in sorted(set(ends)) if s < e <= self.n and (s, e) not in memo]
+        if not todo:
+            return
+        ss = np.array([s for s, _ in todo], dtype=np.uint64)
+        es = np.array([e for _, e in todo], dtype=np.uint64)
+        found = kernel.across(
+            lambda ksh: kernel.spans(ksh[0], ksh[1].native, self.qb[ksh[1].width], self.n, ss, es),
+            zip(ks, self.shards),
+            SEARCH_US * len(todo) * len(ks),
+        )
+        self._remember(todo, found)
+
     def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
         """Memoize the intervals the compiled search found for these spans: `found` holds
         each shard's, a row (start, end) per span."""

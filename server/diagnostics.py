@@ -15,7 +15,7 @@ from lsprotocol import types
 from index_tools import Match, QuoteIdentity, Source, Verdict, clean_link, describe_match, printable
 
 from .documents import Edit, TextDocument, map_span
-from .protocol import SOURCE
+from .protocol import SOURCE, PlainJson
 from .words import words_of
 
 SEVERITIES = {
@@ -68,7 +68,7 @@ class StoredMatch:
         return best.url if best is not None and is_web_link(best.url) else ""
 
     def data(self, verdict: Verdict | None = None) -> dict:
-        out = {**self.match.to_dict(), "id": self.id, "quoteId": self.identity.id}
+        out = PlainJson(self.match.to_dict(), id=self.id, quoteId=self.identity.id)
         if verdict is not None:
             out["verdict"] = verdict.to_dict()
         return out

@@ -38,7 +38,7 @@ from ..text.normalize import canonical, identifier_mask, keywords
 from ..text.templates import QueryTemplates
 from ..text.words import LineIndex
 from . import kernel
-from .suffix import Counts, Crowded, CrowdedSpans, search
+from .suffix import Crowded, CrowdedSpans, search
 
 MAX_CONTEXT_WORDS = 20_000  # context beyond this cannot change a match in practice
 MAX_PARTS = 32  # nested parts kept per match
@@ -213,14 +213,6 @@ class Spans:
     def __len__(self) -> int:
         return len(self._made)
 
-    @property
-    def counts(self) -> Counts:
-        return self._crowded.counts
-
-    def from_counts(self, ks: np.ndarray) -> np.ndarray:
-        """Which of these spans (indexes) were found from counts."""
-        return (ks >= self._first) & (ks < self._first + len(self._crowded))
-
     def __getitem__(self, k: int) -> Span:
         made = self._made[k]
         if made is None:
@@ -291,9 +283,6 @@ def _parts(
     counted below what it needs is left out without either. A span is also left out when a
     span of the other view around it is held by all of its documents, but for the primary
     span: the exact runs inside a renamed copy are its parts, the code copied unchanged."""
-    crowded = region[spans.from_counts(region)]
-    if len(crowded):  # (their places are read below: the starts searched at once)
-        spans.counts.fill_crowded_of(spans.starts[crowded].tolist())
     run_of, run_words = _collapsed(ids)
     run, packed, width = run_of.tolist(), run_words.tobytes(), run_words.itemsize
     starts, ends, views = spans.starts[region], spans.ends[region], spans.exact[region]

@@ -687,35 +687,6 @@ class Counts:
         )
         self._remember(todo, found)
 
-    def fill_crowded_of(self, starts: list[int]) -> None:
-        """`fill_crowded` of those of these starts that have at most `FEW_ENDS` spans, in
-        one call of the compiled search per shard (a region of vendored code: dozens of
-        starts with a few spans each, a call per shard each otherwise); a start with more
-        is left to `fill_crowded`, searched if it is asked for (a region can hold thousands
-        of crowded spans, most never asked for)."""
-        ks = [sh.compiled() for sh in self.shards]
-        if None in ks:
-            return
-        memo, todo = self.memo, []
-        for s in sorted(set(starts)):
-            ends = self.crowded_ends.get(s)
-            if not ends or s in self.filled:
-                continue
-            new = [(s, e) for e in sorted(set(ends)) if s < e <= self.n and (s, e) not in memo]
-            if len(new) <= FEW_ENDS:
-                self.filled.add(s)
-                todo += new
-        if not todo:
-            return
-        ss = np.array([s for s, _ in todo], dtype=np.uint64)
-        es = np.array([e for _, e in todo], dtype=np.uint64)
-        found = kernel.across(
-            lambda ksh: kernel.spans(ksh[0], ksh[1].native, self.qb[ksh[1].width], self.n, ss, es),
-            zip(ks, self.shards),
-            SEARCH_US * len(todo) * len(ks),
-        )
-        self._remember(todo, found)
-
     def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
         """Memoize the intervals the compiled search found for these spans: `found` holds
         each shard's, a row (start, end) per span."""
@@ -742,9 +713,6 @@ class Counts:
                 insort(known, e)
 
 
-# a start's crowded spans searched with its region's (`Counts.fill_crowded_of`) when this
-# few: a span costs a microsecond or two of search, a start searched alone some 15 µs a shard
-FEW_ENDS = 8
 FEW_PLACES = 8  # up to this many places are extended one at a time, by their bytes
 
 

@@ -76,7 +76,7 @@ def remove_checkout(path: Path) -> None:
 
 
 def run(
-    path: Path, index: Path, bench_args: list[str], answers: dict | None = None
+    path: Path, index: Path, bench_args: list[str], answers: dict
 ) -> dict[str, tuple[float, ...]]:
     """One bench_latency.py run in a checkout: {"<index> <workload>": (p50, p90, p99, max)};
     each lookup's answer (hashed) put in `answers` by workload."""
@@ -93,8 +93,7 @@ def run(
         )  # fmt: skip
         if done.returncode:
             sys.exit(f"bench_latency.py failed in {path.name}:\n{done.stderr[-2000:]}")
-        if answers is not None:
-            answers.update(json.loads(said.read_text()))
+        answers.update(json.loads(said.read_text()))
     out = done.stdout
     found = {}
     for line in out.splitlines():

@@ -584,9 +584,8 @@ def main() -> None:
                         f"{m['differ']}",
                         flush=True,
                     )
-        row = {"name": name, "words": idx.header.words, "load": load, "runs": runs}
-        row["pace_ms"] = args.pace
-        row["min_chars"] = args.min_chars
+        row = {"name": name, "words": idx.header.words, "load": load, "runs": runs,
+               "pace_ms": args.pace, "min_chars": args.min_chars}  # fmt: skip
         row["mapped_ahead"] = said
         row["bytes"] = where_bytes(idx)
         idx.close()

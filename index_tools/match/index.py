@@ -183,8 +183,7 @@ class StoredDocument:
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> its words' starts and ends
     # offsets whose lines are known, ascending, and their lines (the start's: 1)
-    _line_at: tuple[int, ...] = (0,)
-    _line_no: tuple[int, ...] = (1,)
+    _line_points: tuple[tuple[int, ...], tuple[int, ...]] = ((0,), (1,))
     _first_words: tuple[int, ...] = ()  # block_words, for scalar lookups
     _shown: tuple[tuple[str, str, str, str], ...] | None = None  # origins, printable
 
@@ -271,9 +270,9 @@ class StoredDocument:
         close together: its sources' and its parts' lines, counted from one another)."""
         if self.frames is not None:
             return self.frames.line_of(offset)
-        line, points = _line_from(self.text, offset, self._line_at, self._line_no)
+        line, points = _line_from(self.text, offset, *self._line_points)
         if points is not None:
-            self._line_at, self._line_no = points
+            self._line_points = points
         return line
 
     def lines_of(self, start: int, end: int) -> tuple[int, int]:

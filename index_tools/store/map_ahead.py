@@ -14,6 +14,10 @@ elsewhere (macOS, Windows, older Linux) nothing is done, and `MappedAhead.why_no
 What it costs: the page tables (8 bytes a page: 2 MiB a GiB mapped) and about 0.1 s of
 one core a GiB; the pages themselves were in memory already, and a process that ran long
 enough would have mapped them too (its resident memory counts them either way).
+
+The other way (`drop_pages`): a writer that reads a growing file through its map (LMDB's
+docs.mdb, read page by page as the builder stores documents) drops the pages from its
+memory now and then; the page cache keeps them, and a page touched again is mapped again.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import ctypes
 import errno
 import logging
 import mmap
+import os
 import sys
 import threading
 import time
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 MADV_POPULATE_READ = 22  # Linux 5.14+ (include/uapi/asm-generic/mman-common.h)
+MADV_DONTNEED = 4  # (the same header)
 CHUNK_BYTES = 64 << 20  # mincore'd and populated at a time (a stop is seen between chunks)
 
 
@@ -99,6 +105,33 @@ def _libc():
     madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     mincore.restype = madvise.restype = ctypes.c_int
     return mincore, madvise
+
+
+def mapping_of(path: str | os.PathLike) -> int | None:
+    """Where this process maps the file at `path` (the first mapping of its inode), or None:
+    none, or a system without /proc/self/maps (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        inode = os.stat(path).st_ino
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                fields = line.split(maxsplit=5)
+                if len(fields) == 6 and fields[4] == str(inode):
+                    return int(fields[0].split("-")[0], 16)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def drop_pages(address: int, length: int) -> bool:
+    """The pages of a shared mapping of a file, [address, address + length), dropped from
+    this process (the page cache keeps them: read back when next touched); False where the
+    system cannot (Linux only)."""
+    calls = _libc()
+    if calls is None or length <= 0:
+        return False
+    return calls[1](address, length, MADV_DONTNEED) == 0
 
 
 def map_ahead(maps: list, stop: threading.Event | None = None) -> MappedAhead:

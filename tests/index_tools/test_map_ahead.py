@@ -159,3 +159,40 @@ def test_elsewhere_it_says_why_and_does_nothing(index, monkeypatch):
     assert done.describe() == (
         "not mapped ahead (the system has no MADV_POPULATE_READ: Linux 5.14+ only)"
     )
+
+
+def _mapped_kb(path: Path) -> int:
+    """This process's resident kilobytes of its mappings of `path` (smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split(maxsplit=5)
+        if re.fullmatch(r"[0-9a-f]+-[0-9a-f]+", head[0]):
+            inside = len(head) == 6 and head[5] == str(path)
+        elif inside and line.startswith("Rss:"):
+            total += int(head[1])
+    return total
+
+
+@linux
+def test_dropped_pages_leave_the_process_and_read_back_the_same(tmp_path):
+    """What the builder does to its map of docs.mdb as the file grows: the pages of a
+    shared read-only mapping dropped from the process's memory, the file's bytes the same
+    when read through it again."""
+    path = tmp_path / "data"
+    data = np.random.default_rng(1).integers(0, 256, 8 << 20, dtype=np.uint8).tobytes()
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        assert m[:] == data  # every page touched
+        assert _mapped_kb(path) >= 8 << 10
+        address = ahead.mapping_of(path)
+        view = np.frombuffer(m, dtype=np.uint8)
+        assert address == view.ctypes.data
+        assert ahead.drop_pages(address, len(m))
+        assert _mapped_kb(path) < 256
+        assert m[:] == data
+        del view
+    finally:
+        m.close()
+    assert ahead.mapping_of(path) is None

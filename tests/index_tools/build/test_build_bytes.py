@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -254,3 +255,50 @@ def test_the_shard_being_filled_and_the_vocabulary_are_not_held_as_objects(
     before, _, _ = held_by_the_builder(tmp_path, "before", [str(root)])
     assert before > 4 * words + 100 * distinct  # every id in memory, a dict of words
     assert now < before / 2
+
+
+@pytest.fixture
+def drops(monkeypatch) -> list[int]:
+    """Each time the writer drops the pages of docs.mdb its map holds: the bytes it had,
+    their pages really dropped (small transactions: the builder commits every DOC_BATCH
+    documents, and drops after that)."""
+    from index_tools.build import local
+
+    monkeypatch.setattr(local, "DOC_BATCH", 4)
+    count: list[int] = []
+    real = local.drop_pages
+
+    def counted(address: int, length: int) -> bool:
+        dropped = real(address, length)
+        count.append(length if dropped else 0)
+        return dropped
+
+    monkeypatch.setattr(local, "drop_pages", counted)
+    return count
+
+
+def test_dropping_the_documents_map_changes_no_byte(tmp_path, monkeypatch, one_frame, drops):
+    """The writer drops the pages its map of docs.mdb holds as the file grows (they were the
+    builder's memory): the same bytes whether it does so after every transaction or never,
+    building and replacing a source's older version (`add`, which takes its files out)."""
+    from index_tools.build import local
+
+    monkeypatch.chdir(tmp_path)
+    sources = random_corpus(Path("src"), 7)
+    digests = {}
+    for way, every in (("never", 1 << 40), ("always", 1)):
+        monkeypatch.setattr(local, "DROP_BYTES", every)
+        build_index(sources, way, BuildOptions(**OPTS))
+        changed = Path(sources[0]) / "f000.py"
+        kept = changed.read_text(encoding="utf-8")
+        changed.write_text(kept + "x = 1\n", encoding="utf-8")
+        add_to_index(way, [sources[0]], BuildOptions(**OPTS))
+        changed.write_text(kept, encoding="utf-8")
+        digests[way] = one_digest(Path(way), MACHINE)
+        if way == "never":
+            assert drops == []
+    if sys.platform.startswith("linux"):
+        assert len(drops) > 10 and all(drops)
+    else:  # (the pages are the system's to keep)
+        assert drops == []
+    assert digests["never"] == digests["always"]

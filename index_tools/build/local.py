@@ -417,10 +417,16 @@ class Vocabulary:
         return (mixed >> bits).astype(np.int64) if bits < 64 else np.zeros(len(mixed), np.int64)
 
     def _rehash(self, size: int) -> None:
-        """A table of at least `size` slots (a power of two) of every word."""
+        """A table of at least `size` slots (a power of two) of every word, placed
+        REHASH_WORDS at a time: placing them all at once took 60-80 bytes a word beside the
+        table, while a shard may be sorting (0.35 GB at 4.2M words, 1.0 GB at 16.8M;
+        bench/results/vocabulary-memory.md)."""
         self._slots = np.zeros(1 << max(0, (size - 1).bit_length()), dtype=np.uint32)
-        ids = np.arange(files.FIRST_WORD_ID, files.FIRST_WORD_ID + len(self), dtype=np.uint32)
-        self._place(ids, np.frombuffer(self.hashes, dtype=np.uint64))
+        hashes = np.frombuffer(self.hashes, dtype=np.uint64)
+        for a in range(0, len(self), REHASH_WORDS):
+            b = min(a + REHASH_WORDS, len(self))
+            first = files.FIRST_WORD_ID
+            self._place(np.arange(first + a, first + b, dtype=np.uint32), hashes[a:b])
 
     def _place(self, ids: np.ndarray, hashes: np.ndarray) -> None:
         """Each of `ids` at the first free slot from its hash's on (linear probing: the
@@ -441,6 +447,7 @@ class Vocabulary:
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / the golden ratio, odd
+REHASH_WORDS = 1 << 20  # words placed at a time when the vocabulary's table grows
 
 
 def _same_bytes(

@@ -173,12 +173,19 @@ def test_the_standard_library_in_many_shards_gives_the_bytes_of_the_builder_befo
     assert generation_digest(tmp_path / "now") == generation_digest(tmp_path / "before")
 
 
-def test_the_vocabulary_numbers_words_as_a_dict_does_whatever_their_hashes(monkeypatch):
+@pytest.mark.parametrize("rehash_words", [1 << 20, 97])
+def test_the_vocabulary_numbers_words_as_a_dict_does_whatever_their_hashes(
+    monkeypatch, rehash_words
+):
     """Words of equal hashes (forced: a handful of values for thousands of words) are told
-    apart by their bytes; ids come in order of first appearance, as the dict's did."""
+    apart by their bytes; ids come in order of first appearance, as the dict's did; the
+    table grown by placing all its words at once, or a few at a time."""
     from reference_builder import DictVocabulary
 
+    from index_tools.build import local
     from index_tools.build import process as process_module
+
+    monkeypatch.setattr(local, "REHASH_WORDS", rehash_words)
     from index_tools.build.local import Vocabulary
     from index_tools.build.process import process
     from index_tools.store import shards

@@ -273,10 +273,11 @@ class DocStore:
         self.pending += 1
         if self.pending >= DOC_BATCH:
             self.txn.commit()
-            size = (self.env.info()["last_pgno"] + 1) * self.env.stat()["psize"]
-            if self.mapped_at is not None and size - self.dropped_at >= DROP_BYTES:
-                drop_pages(self.mapped_at, size)
-                self.dropped_at = size
+            if self.mapped_at is not None:
+                size = (self.env.info()["last_pgno"] + 1) * self.env.stat()["psize"]
+                if size - self.dropped_at >= DROP_BYTES:
+                    drop_pages(self.mapped_at, size)
+                    self.dropped_at = size
             self.txn = self.env.begin(write=True)
             self.pending = 0
 
@@ -422,10 +423,9 @@ class Vocabulary:
         table, while a shard may be sorting (0.35 GB at 4.2M words, 1.0 GB at 16.8M;
         bench/results/vocabulary-memory.md)."""
         self._slots = np.zeros(1 << max(0, (size - 1).bit_length()), dtype=np.uint32)
-        hashes = np.frombuffer(self.hashes, dtype=np.uint64)
+        hashes, first = np.frombuffer(self.hashes, dtype=np.uint64), files.FIRST_WORD_ID
         for a in range(0, len(self), REHASH_WORDS):
             b = min(a + REHASH_WORDS, len(self))
-            first = files.FIRST_WORD_ID
             self._place(np.arange(first + a, first + b, dtype=np.uint32), hashes[a:b])
 
     def _place(self, ids: np.ndarray, hashes: np.ndarray) -> None:

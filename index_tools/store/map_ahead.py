@@ -108,16 +108,21 @@ def _libc():
 
 
 def mapping_of(path: str | os.PathLike) -> int | None:
-    """Where this process maps the file at `path` (the first mapping of its inode), or None:
-    none, or a system without /proc/self/maps (Linux only)."""
+    """Where this process maps the file at `path` shared (the first such mapping of its
+    device and inode: the only kind `drop_pages` may drop), or None: none, or a system
+    without /proc/self/maps (Linux only)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        inode = os.stat(path).st_ino
+        st = os.stat(path)
+        device = (os.major(st.st_dev), os.minor(st.st_dev))
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
             for line in maps:
                 fields = line.split(maxsplit=5)
-                if len(fields) == 6 and fields[4] == str(inode):
+                if len(fields) < 5 or fields[4] != str(st.st_ino) or "s" not in fields[1]:
+                    continue
+                major, _, minor = fields[3].partition(":")
+                if (int(major, 16), int(minor, 16)) == device:
                     return int(fields[0].split("-")[0], 16)
     except (OSError, ValueError):
         return None

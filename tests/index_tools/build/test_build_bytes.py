@@ -184,11 +184,11 @@ def test_the_vocabulary_numbers_words_as_a_dict_does_whatever_their_hashes(
 
     from index_tools.build import local
     from index_tools.build import process as process_module
-
-    monkeypatch.setattr(local, "REHASH_WORDS", rehash_words)
     from index_tools.build.local import Vocabulary
     from index_tools.build.process import process
     from index_tools.store import shards
+
+    monkeypatch.setattr(local, "REHASH_WORDS", rehash_words)
 
     rng = random.Random(3)
     docs = [random_text(rng, rng.randrange(0, 400), 0.5, k) for k in range(300)]

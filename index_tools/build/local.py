@@ -263,6 +263,8 @@ class DocStore:
         txn, dbs = self.txn, self.dbs
         txn.put(key, json.dumps(meta).encode(), db=dbs["meta"], append=True)
         txn.put(key, pd.blocks, db=dbs["blocks"], append=True)
+        if "lines" in dbs:  # (a store without line tables: the builder before's, in tests)
+            txn.put(key, pd.lines, db=dbs["lines"], append=True)
         txn.put(key, json.dumps(origins).encode(), db=dbs["origins"], append=True)
         txn.put(pd.content_hash, key, db=dbs["content"])
 

@@ -8,6 +8,7 @@ import numpy as np
 import xxhash
 import zstandard
 
+from ..store.line_table import line_table
 from ..store.shards import packed_words
 from ..text.normalize import identifier_mask_of_ids
 from ..text.words import WORD_RE
@@ -37,6 +38,7 @@ class ProcessedDoc:
     # a text of more than one frame: per frame, its first block, its compressed size and
     # the newlines before it (empty: the text is one frame)
     frames: list[tuple[int, int, int]] = field(default_factory=list)
+    lines: bytes = b""  # the line table (store/line_table.py): each word's line
 
     def pack(self) -> ProcessedDoc:
         """This document with its vocabulary packed (the list let go)."""
@@ -55,26 +57,43 @@ def split_blocks(text: str) -> tuple[list[str], list[int]]:
     Blocks end at line breaks, which no word spans, so tokenizing a block alone gives
     exactly the words the whole text has there.
     """
+    words, table, _, _ = split_lines(text)
+    return words, table
+
+
+def split_lines(text: str) -> tuple[list[str], list[int], list[int], list[int]]:
+    """`split_blocks`, and the lines holding words: each one's first word and its line
+    number (0-based, lines ended by a line feed). Each line is tokenized alone: no word
+    spans a line break, so the words are the same."""
     words: list[str] = []
     table: list[int] = []
+    firsts: list[int] = []
+    lines: list[int] = []
     n = len(text)
-    start = 0
+    start = line = 0
     findall = WORD_RE.findall
     while start < n:
         end = text.find("\n", start + BLOCK_CHARS)
         end = n if end < 0 else end + 1
         table.append(start)
         table.append(len(words))
-        words.extend(findall(text, start, end))
+        pieces = text[start:end].split("\n")
+        for k, piece in enumerate(pieces):
+            found = findall(piece)
+            if found:
+                firsts.append(len(words))
+                lines.append(line + k)
+                words.extend(found)
+        line += len(pieces) - 1  # (a block ends after a line feed: its last piece is empty)
         start = end
-    return words, table
+    return words, table, firsts, lines
 
 
 def process(text: str, language: str = "", renamed: bool = False) -> ProcessedDoc:
     """Everything the index stores of one document; with `renamed`, also which words are
     identifiers when its language is supported."""
     raw = text.encode("utf-8", "surrogatepass")
-    words, table = split_blocks(text)
+    words, table, firsts, lines = split_lines(text)
     ztext, frames = compressed(text, raw, table[0::2])
     vocabulary = list(dict.fromkeys(words))  # distinct, in order of first appearance
     local = {w: i for i, w in enumerate(vocabulary)}
@@ -89,6 +108,7 @@ def process(text: str, language: str = "", renamed: bool = False) -> ProcessedDo
         local_ids=ids,
         identifiers=mask if mask is not None and mask.any() else None,
         frames=frames,
+        lines=line_table(firsts, lines),
     )
 
 

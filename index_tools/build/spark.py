@@ -151,7 +151,7 @@ def _process_chunk(path: str, renamed: bool, doc_of_seq: np.ndarray):
         if doc_id < 0:
             continue  # a later copy of a file already stored
         pd = process(text, language, renamed)
-        record = (pd.words, language, pd.content_hash, pd.blocks, pd.ztext, pd.frames)
+        record = (pd.words, language, pd.content_hash, pd.blocks, pd.ztext, pd.frames, pd.lines)
         yield doc_id, (record, pd.vocabulary, pd.local_ids, pd.identifiers)
 
 
@@ -238,12 +238,13 @@ class _DocsWriter:
         self.next_doc = 0
 
     def add(self, doc_id: int, record: tuple, occurrences: int, origins: list) -> int:
-        words, language, chash, blocks, ztext, frames = record
+        words, language, chash, blocks, ztext, frames, lines = record
         if doc_id != self.next_doc:
             raise BuildError(f"internal error: document {doc_id} arrived, {self.next_doc} due")
         self.next_doc += 1
         pd = ProcessedDoc(
-            chash, words, blocks, ztext, [], np.empty(0, dtype=np.uint32), frames=frames
+            chash, words, blocks, ztext, [], np.empty(0, dtype=np.uint32), frames=frames,
+            lines=lines,
         )
         self.docs.put(doc_id, pd, language, origins, occurrences)
         self.docs.tick()

@@ -10,7 +10,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from ..safe_text import printable
 from ..store import generations as store
 from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
+from ..store.line_table import read_line_table
 from ..store.map_ahead import MappedAhead, map_ahead
 from ..text.words import WORD_RE
 from . import kernel
@@ -172,7 +173,9 @@ class StoredDocument:
     lookups)."""
 
     doc_id: int
-    text: str | None  # the whole text, of a document stored as one frame (else `frames`)
+    # the whole text, of a document stored as one frame (else `frames`); None until read by
+    # `read_text` when one is given
+    text: str | None
     words: int
     language: str
     occurrences: int
@@ -180,6 +183,9 @@ class StoredDocument:
     block_chars: np.ndarray
     block_words: np.ndarray
     frames: Frames | None = None
+    read_text: Callable[[], str] | None = None  # the text of one frame, when first needed
+    stored_lines: bytes | None = None  # the line table (format 8), read when first asked
+    _line_table: tuple[np.ndarray, np.ndarray] | None = None
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> its words' starts and ends
     # offsets whose lines are known, ascending, and their lines (the start's: 1)
@@ -190,10 +196,19 @@ class StoredDocument:
     def __post_init__(self):
         self._first_words = tuple(self.block_words.tolist())
 
+    def _text(self) -> str:
+        """The text of a document stored as one frame, read when first needed."""
+        if self.text is None and self.read_text is not None:
+            text = self.read_text()
+            if len(self.block_chars) and int(self.block_chars[-1]) >= len(text):
+                raise IndexOpenError(f"index is damaged (document {self.doc_id}: block table)")
+            self.text, self.read_text = text, None
+        return self.text
+
     def whole_text(self) -> str:
         """The document's text (every frame of a long one)."""
         if self.frames is None:
-            return self.text
+            return self._text()
         return "".join(self.frames.text(f) for f in range(len(self.frames.firsts)))
 
     def head(self, chars: int) -> str:
@@ -204,7 +219,7 @@ class StoredDocument:
         """The text holding block b, and the offset it starts at in the document."""
         fr = self.frames
         if fr is None:
-            return self.text, 0
+            return self._text(), 0
         f = fr.of_block(b)
         piece, base = fr.text(f), fr.chars[f]
         if b == len(self.block_chars) - 1 and base + len(piece) <= int(self.block_chars[b]):
@@ -270,7 +285,7 @@ class StoredDocument:
         close together: its sources' and its parts' lines, counted from one another)."""
         if self.frames is not None:
             return self.frames.line_of(offset)
-        line, points = _line_from(self.text, offset, *self._line_points)
+        line, points = _line_from(self._text(), offset, *self._line_points)
         if points is not None:
             self._line_points = points
         return line
@@ -278,6 +293,25 @@ class StoredDocument:
     def lines_of(self, start: int, end: int) -> tuple[int, int]:
         """`line_of` both offsets (start <= end)."""
         return self.line_of(start), self.line_of(end)
+
+    def word_lines(self, first: int, last: int) -> tuple[int, int]:
+        """The 1-based lines of the words at positions `first` and `last` (first <= last):
+        from the line table where the index keeps one (no text read), else counted in the
+        text (`lines_of` the first's start and the last's end)."""
+        if self.stored_lines is None:
+            return self.lines_of(self.word_offsets(first)[0], self.word_offsets(last)[1] - 1)
+        if self._line_table is None:
+            try:
+                self._line_table = read_line_table(self.stored_lines, self.words)
+            except ValueError:
+                raise IndexOpenError(
+                    f"index is damaged (document {self.doc_id}: line table)"
+                ) from None
+        if not 0 <= first <= last < self.words:  # a place past the document: damaged shards
+            raise IndexOpenError(f"index is damaged (document {self.doc_id} has no word {last})")
+        firsts, lines = self._line_table
+        a, b = firsts.searchsorted((first, last), side="right").tolist()
+        return int(lines[a - 1]) + 1, int(lines[b - 1]) + 1
 
     def shown_origins(self) -> tuple[tuple[str, str, str, str], ...]:
         """(repository, path, commit, license) of each origin as printable text (corpus
@@ -341,7 +375,10 @@ class Index:
         try:
             self._docs_env = store.open_shared_env(self.gen / store.DOCS_NAME, max_dbs=8)
             self._docs_fd = store.open_regular(self.gen / store.DOCS_NAME)  # (its size, later)
-            self._dbs = {n.decode(): self._docs_env.open_db(n, create=False) for n in store.DOC_DBS}
+            self._dbs = {
+                n.decode(): self._docs_env.open_db(n, create=False)
+                for n in store.doc_dbs(h.format_version)
+            }
             with self._docs_env.begin() as txn:
                 stored = txn.stat(self._dbs["meta"])["entries"]
             if stored != h.documents:
@@ -594,17 +631,39 @@ class Index:
                 raise ValueError("document record")
             table = np.frombuffer(txn.get(key, db=dbs["blocks"]), dtype="<u4").reshape(-1, 2)
             origins = [_origin(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
+            lines = txn.get(key, db=dbs["lines"]) if "lines" in dbs else None
+        if o + z > len(self._text):  # (its bytes are read, and checked, when first needed)
+            raise ValueError("text past the end")
         chars = table[:, 0].astype(np.int64)
         words = table[:, 1].astype(np.int64)
+        # (the text's end is checked when it is read)
+        if not _block_table_ok(table, int(chars[-1]) + 1 if len(chars) else 0):
+            raise ValueError("block table")
         if "f" in meta:  # a long text in frames: each read when first needed
             frames = self._frames(doc_id, meta["f"], chars, o, z)
-            if not _block_table_ok(table, int(chars[-1]) + 1):  # (the text's end: when read)
+            return StoredDocument(doc_id, None, w, language, n, origins, chars, words, frames,
+                                  stored_lines=lines)  # fmt: skip
+        if lines is None:  # (no line table: a source's lines are counted in its text)
+            text = self._text_at(doc_id, o, z)
+            if not _block_table_ok(table, len(text)):
                 raise ValueError("block table")
-            return StoredDocument(doc_id, None, w, language, n, origins, chars, words, frames)
-        text = self._text_at(doc_id, o, z)
-        if not _block_table_ok(table, len(text)):
-            raise ValueError("block table")
-        return StoredDocument(doc_id, text, w, language, n, origins, chars, words)
+            return StoredDocument(doc_id, text, w, language, n, origins, chars, words)
+        return StoredDocument(doc_id, None, w, language, n, origins, chars, words,
+                              read_text=lambda: self._read_text(doc_id, o, z),
+                              stored_lines=lines)  # fmt: skip
+
+    def _read_text(self, doc_id: int, o: int, z: int) -> str:
+        """A document's text read after it was loaded (the line table answered before)."""
+        self.check_files(stored_only=True)
+        try:
+            return self._text_at(doc_id, o, z)
+        except IndexOpenError:
+            raise
+        except Exception as e:  # damaged stored data: one clear error
+            raise IndexOpenError(
+                f"index at {self.root} is damaged (document {doc_id}: {type(e).__name__}); "
+                "rebuild it"
+            ) from None
 
     def _text_at(self, doc_id: int, o: int, z: int) -> str:
         """The zstd frame of z bytes at offset o of text.zst, decompressed."""

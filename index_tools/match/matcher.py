@@ -374,9 +374,7 @@ def _sources(index, span: Span, max_sources: int, shown: np.ndarray | None = Non
         if len(out) >= max_sources:
             break
         doc = index.document(doc_id)
-        a, b = doc.lines_of(
-            doc.word_offsets(first)[0], doc.word_offsets(first + span.length - 1)[1] - 1
-        )
+        a, b = doc.word_lines(first, first + span.length - 1)
         origins = doc.origins or []
         for i, (o, (repository, path, commit, license_)) in enumerate(
             zip(origins, doc.shown_origins())

@@ -78,13 +78,20 @@ from .shards import (
 )
 from .small_files import replace_file
 
-FORMAT_VERSION = 7  # 7: a long document's text in frames (6, its text in one, still read)
-READ_VERSIONS = (6, FORMAT_VERSION)
+# 8: each document's line table (line_table.py); 7: a long document's text in frames (6, its
+# text in one); both still read
+FORMAT_VERSION = 8
+READ_VERSIONS = (6, 7, FORMAT_VERSION)
 HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
 STAGE_PREFIX = ".spark-stage-"  # the Spark builder's staging folders
 DOCS_NAME = "docs.mdb"
-DOC_DBS = (b"meta", b"blocks", b"origins", b"content")
+DOC_DBS = (b"meta", b"blocks", b"origins", b"content", b"lines")
+
+
+def doc_dbs(format_version: int) -> tuple[bytes, ...]:
+    """The databases of docs.mdb in an index of this format (`lines` since 8)."""
+    return DOC_DBS if format_version >= 8 else DOC_DBS[:-1]
 TEXT_NAME = "text.zst"
 MAP_SIZE = 1 << 40  # address space only; files grow with their contents
 # Where the address space is smaller (arm64 kernels with 39-bit addresses, emulators), a

@@ -1,7 +1,8 @@
 """A long document's text stored in frames of whole blocks: its words, their offsets and
 their lines read from one frame are those of the whole text; a lookup in a long file reads
-the frame it needs, not the file; an index of the format before (one frame a document) is
-still read, with the same answers; a damaged frame or frame table is an error."""
+the frame it needs, not the file (in an index without line tables, which read none:
+test_line_table.py); an index of the format before (one frame a document) is still read,
+with the same answers; a damaged frame or frame table is an error when read."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_damage import _edit_document, flip, keep_mtime
+from test_line_table import without_tables
 from test_stored_lines import CHARACTERS
 
 from index_tools import BuildOptions, IndexOpenError, build_index, open_index
@@ -150,22 +152,30 @@ def test_a_long_file_is_stored_in_frames_and_its_sources_lines_are_right(framed)
     (meta,) = framed_metas(framed)
     assert len(meta["f"]) >= 8 and sum(f[1] for f in meta["f"]) == meta["z"]
     header = json.loads((framed / store.current_name(framed) / store.HEADER_NAME).read_text())
-    assert header["format_version"] == store.FORMAT_VERSION == 7
+    assert header["format_version"] == store.FORMAT_VERSION
     for at, (length, files, sources) in zip(WHERE, answers(framed)):
         text = quote(at)
         assert length == len(word_bounds(text)[0]) and files == 1
         assert sources == [("long.py", *lines_in_long(text))]
 
 
-def test_a_lookup_reads_the_frames_of_its_lines_not_the_file(framed):
-    with open_index(framed) as index:
-        (m,) = index.match(quote(0.55))
-        (doc,) = [index.document(d) for d in range(index.header.documents)
-                  if index.document(d).frames is not None]  # fmt: skip
-        read = sorted(doc.frames._texts)
-        assert 1 <= len(read) <= 2 < len(doc.frames.firsts)
-        (src,) = source_texts(index, m.sources[0].repository, "long.py", m.sources[0].commit)
-        assert src.text == LONG  # the compare view: the whole file, every frame
+@pytest.fixture(scope="module")
+def counted(framed, tmp_path_factory) -> Path:
+    """The framed index without line tables: a source's lines counted in its frames."""
+    return without_tables(framed, tmp_path_factory.mktemp("counted") / "idx")
+
+
+def test_a_lookup_reads_the_frames_of_its_lines_not_the_file(framed, counted):
+    assert answers(counted) == answers(framed)
+    for idx, frames_read in ((counted, (1, 2)), (framed, (0, 0))):
+        with open_index(idx) as index:
+            (m,) = index.match(quote(0.55))
+            (doc,) = [index.document(d) for d in range(index.header.documents)
+                      if index.document(d).frames is not None]  # fmt: skip
+            read = sorted(doc.frames._texts)
+            assert frames_read[0] <= len(read) <= frames_read[1] < len(doc.frames.firsts)
+            (src,) = source_texts(index, m.sources[0].repository, "long.py", m.sources[0].commit)
+            assert src.text == LONG  # the compare view: the whole file, every frame
 
 
 def test_an_index_of_the_format_before_is_read_with_the_same_answers(framed, tmp_path, monkeypatch):
@@ -192,18 +202,19 @@ def located(idx: Path) -> list:
     return out
 
 
-def test_a_damaged_frame_is_an_error_when_read(framed, tmp_path, monkeypatch):
+def test_a_damaged_frame_is_an_error_when_read(counted, tmp_path, monkeypatch):
     """A large index is opened without reading every digest: a changed byte of a frame is
-    found by the frame's checksum when a lookup reads it, and said."""
+    found by the frame's checksum when a lookup reads it (for its lines, in an index
+    without line tables), and said."""
     from index_tools.match import index as index_module
 
     monkeypatch.setattr(index_module, "DIGESTS_ON_OPEN_BYTES", 0)
-    good = located(framed)
+    good = located(counted)
     assert "error" not in good and sum(map(bool, good)) >= 30
-    (meta,) = framed_metas(framed)
+    (meta,) = framed_metas(counted)
     for f in random.Random(3).sample(range(1, len(meta["f"])), 3):
         dest = tmp_path / f"f{f}"
-        shutil.copytree(framed, dest)
+        shutil.copytree(counted, dest)
         gen = dest / store.current_name(dest)
         at = meta["o"] + sum(r[1] for r in meta["f"][:f]) + meta["f"][f][1] // 2
         keep_mtime(gen / store.TEXT_NAME, lambda p, at=at: flip(p, at, 0x40))
@@ -234,12 +245,12 @@ FRAME_EDITS = {
 
 
 @pytest.mark.parametrize("case", sorted(FRAME_EDITS))
-def test_a_frame_table_of_the_wrong_shape_is_an_error(framed, tmp_path, case):
+def test_a_frame_table_of_the_wrong_shape_is_an_error(counted, tmp_path, case):
     """Until the first lookup that reads the damage (in file order), answers are right;
     that one says the index is damaged."""
-    good = located(framed)
+    good = located(counted)
     dest = tmp_path / "idx"
-    shutil.copytree(framed, dest)
+    shutil.copytree(counted, dest)
     _edit_document(dest / store.current_name(dest), b"meta", _frames_edit(FRAME_EDITS[case]))
     damaged = located(dest)
     assert "error" in damaged

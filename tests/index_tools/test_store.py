@@ -46,7 +46,7 @@ def test_folder_that_is_not_an_index(tmp_path):
         open_index(tmp_path)
 
 
-@pytest.mark.parametrize("version", [99, 8, 5])  # 5: 4-byte ids everywhere, before widths
+@pytest.mark.parametrize("version", [99, 9, 5])  # 5: 4-byte ids everywhere, before widths
 def test_other_format_version_is_refused(small_index, version):
     header = live_gen(small_index) / "HEADER.json"
     data = json.loads(header.read_text())
@@ -54,7 +54,7 @@ def test_other_format_version_is_refused(small_index, version):
     header.write_text(json.dumps(data))
     with pytest.raises(
         IndexOpenError,
-        match=f"format version {version}; this Recitation reads versions 6 to 7: rebuild it "
+        match=f"format version {version}; this Recitation reads versions 6 to 8: rebuild it "
         "with `recitation-index build`",
     ):
         open_index(small_index)

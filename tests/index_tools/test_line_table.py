@@ -1,0 +1,195 @@
+"""Each document's line table (format 8): the line of every word is the line counted in the
+text; a source's lines come from it without reading the text, the same lines as counted in
+the text (an index of the format before, which has no table, answers alike); a damaged
+table is an error when read, never a wrong line."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_damage import _edit_document, flip, reseal
+from test_stored_lines import CHARACTERS
+
+from index_tools import BuildOptions, IndexOpenError, build_index, open_index
+from index_tools.build import process
+from index_tools.match.index import StoredDocument
+from index_tools.store import generations as store
+from index_tools.store.generations import decompress
+from index_tools.store.line_table import line_table, read_line_table
+from index_tools.text.words import word_bounds
+
+TEXT = st.text(alphabet=st.one_of(st.sampled_from("_1(=)\n\n\r\t "), CHARACTERS), max_size=3000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=TEXT, block_chars=st.integers(1, 300), rng=st.randoms(use_true_random=False))
+def test_each_words_line_is_the_line_counted_in_the_text(text, block_chars, rng, monkeypatch_module):
+    monkeypatch_module.setattr(process, "BLOCK_CHARS", block_chars)
+    pd = process.process(text)
+    starts, ends = word_bounds(text)
+    assert pd.words == len(starts)
+    assert process.split_blocks(text)[0] == [text[a:b] for a, b in zip(starts, ends)]
+    firsts, lines = read_line_table(pd.lines, pd.words)
+    on = lines[np.searchsorted(firsts, np.arange(pd.words), side="right") - 1]
+    assert on.tolist() == [text.count("\n", 0, a) for a in starts.tolist()]
+    # a document as the index reads it: its sources' lines, by the table and by the text
+    table = np.frombuffer(pd.blocks, dtype="<u4").reshape(-1, 2).astype(np.int64)
+    args = (0, None, pd.words, "", 1, [], table[:, 0], table[:, 1])
+    counted = StoredDocument(0, decompress(pd.ztext), *args[2:])
+    read = []
+    tabled = StoredDocument(*args, read_text=lambda: read.append(1) or "", stored_lines=pd.lines)
+    for _ in range(10 if pd.words else 0):
+        first = rng.randrange(pd.words)
+        last = rng.randrange(first, pd.words)
+        assert tabled.word_lines(first, last) == counted.word_lines(first, last) == (
+            text.count("\n", 0, starts[first]) + 1,
+            text.count("\n", 0, ends[last] - 1) + 1,
+        )
+    assert read == []  # (the text never read)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_malformed_tables_are_refused():
+    good = line_table([0, 3, 9], [0, 2, 3])
+    assert [a.tolist() for a in read_line_table(good, 12)] == [[0, 3, 9], [0, 2, 3]]
+    assert [a.tolist() for a in read_line_table(line_table([], []), 0)] == [[], []]
+    bad = {
+        "past the words": (good, 9),
+        "words and no table": (line_table([], []), 4),
+        "a table and no words": (good, 0),
+        "the first line not at the first word": (line_table([1, 3], [0, 1]), 5),
+        "first words not rising": (line_table([0, 3, 3], [0, 1, 2]), 5),
+        "lines not rising": (line_table([0, 3, 4], [0, 1, 1]), 5),
+        "not zstd": (b"\x00" * 16, 5),
+        "an odd number of bytes": (__import__("zstandard").ZstdCompressor().compress(b"\0" * 6), 5),
+    }
+    for name, (raw, words) in bad.items():
+        with pytest.raises(ValueError):
+            read_line_table(raw, words)
+        assert name
+
+
+# real files: a long one with blank lines and Windows line ends, short ones, one copied
+CODE = "".join(
+    f"def f{i}(x, y):\r\n\r\n    total = x * {i} + y  # the {i}th\r\n    return total\r\n\n"
+    for i in range(400)
+)
+SHORT = (
+    "import os\n\n\nclass Box:\n    def __init__(self, size, name):\n        self.size = size\n"
+    "        self.name = name or os.getcwd()\n\n    def area(self):\n"
+    "        return self.size * self.size\n"
+)
+
+
+def quotes(text: str, count: int = 12) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    return ["".join(lines[k : k + count]) for k in range(0, len(lines) - count, len(lines) // 9)]
+
+
+@pytest.fixture(scope="module")
+def tabled(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("lines")
+    src = tmp / "src"
+    src.mkdir()
+    (src / "long.py").write_bytes(CODE.encode())
+    (src / "copy.py").write_bytes(CODE.encode())
+    (src / "short.py").write_text(SHORT)
+    build_index([str(src)], tmp / "idx", BuildOptions(jobs=1, progress=False))
+    return tmp / "idx"
+
+
+def without_tables(idx: Path, dest: Path) -> Path:
+    """A copy of the index as the format before stored it: no line tables."""
+    shutil.copytree(idx, dest)
+    gen = dest / store.current_name(dest)
+    env = store.open_env(gen / store.DOCS_NAME, readonly=False, max_dbs=8)
+    try:
+        lines = env.open_db(b"lines")
+        with env.begin(write=True) as txn:
+            txn.drop(lines, delete=True)
+    finally:
+        env.close()
+    header = json.loads((gen / store.HEADER_NAME).read_text())
+    header["format_version"] = 7
+    (gen / store.HEADER_NAME).write_text(json.dumps(header))
+    reseal(gen)
+    return dest
+
+
+def answers(idx: Path) -> list:
+    with open_index(idx) as index:
+        out = []
+        for q in [*quotes(CODE), SHORT]:
+            out.append([m.to_dict() for m in index.match(q, min_tokens=20)])
+        return out
+
+
+def test_sources_lines_from_the_table_are_those_counted_in_the_text(tabled, tmp_path):
+    header = json.loads((tabled / store.current_name(tabled) / store.HEADER_NAME).read_text())
+    assert header["format_version"] == store.FORMAT_VERSION == 8
+    found = answers(tabled)
+    assert all(found) and found == answers(without_tables(tabled, tmp_path / "seven"))
+    text = CODE.replace("\r\n", "\n")
+    for q, matches in zip(quotes(CODE), found):
+        (m,) = matches
+        at = CODE.index(q)
+        first = CODE.count("\n", 0, at + len(q) - len(q.lstrip())) + 1
+        last = CODE.count("\n", 0, at + len(q.rstrip())) + 1
+        assert {(s["path"], s["start_line"], s["end_line"]) for s in m["sources"]} == {
+            ("long.py", first, last),
+            ("copy.py", first, last),
+        }
+        assert text  # (lines end with \r\n: a line is counted at its \n)
+
+
+def test_a_lookup_reads_no_text(tabled):
+    with open_index(tabled) as index:
+        (m,) = index.match(quotes(CODE)[4], min_tokens=20)
+        assert m.sources
+        docs = [index.document(d) for d in range(index.header.documents)]
+        assert all(d.text is None and d.frames is None for d in docs)
+        assert docs[0].whole_text() in (CODE, SHORT)  # read when asked (the compare view)
+
+
+def test_a_damaged_line_table_is_an_error_when_read(tabled, tmp_path, monkeypatch):
+    from index_tools.match import index as index_module
+
+    monkeypatch.setattr(index_module, "DIGESTS_ON_OPEN_BYTES", 0)
+    good = answers(tabled)
+    rng = random.Random(4)
+    for k in range(6):
+        dest = tmp_path / f"d{k}"
+        shutil.copytree(tabled, dest)
+        gen = dest / store.current_name(dest)
+
+        def edit(value: bytes, k=k) -> bytes:
+            if k < 3:  # a byte of the frame changed: its checksum says so
+                at = rng.randrange(len(value))
+                return value[:at] + bytes([value[at] ^ 0x20]) + value[at + 1 :]
+            firsts, lines = read_line_table(value, 10**9)
+            if k == 3:  # a line number skipped back: the table of no text
+                return line_table(firsts.tolist(), [0, *lines.tolist()[:-1]])
+            if k == 4:  # first words past the document's words
+                return line_table([0, *(f + 10**6 for f in firsts.tolist()[1:])], lines.tolist())
+            return b""  # no table
+
+        _edit_document(gen, b"lines", edit)
+        try:
+            got = answers(dest)
+        except IndexOpenError as e:
+            assert "damaged" in str(e) and "line table" in str(e) and "\n" not in str(e)
+            continue
+        assert got == good, k  # (an edit that leaves a valid table of the same lines)
+    assert flip  # (test_damage's byte flips of whole files: digests, checked at open)

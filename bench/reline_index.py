@@ -82,7 +82,9 @@ def reline(src: Path, dst: Path) -> int:
             text = text_of(meta, data)
             lines, words = table_of(text)
             if words != meta["w"]:
-                raise SystemExit(f"document {int.from_bytes(key, 'big')}: {words} words, {meta['w']} stored")
+                raise SystemExit(
+                    f"document {int.from_bytes(key, 'big')}: {words} words, {meta['w']} stored"
+                )
             if docs % CHECK_EVERY == 0:
                 _, _, firsts, numbers = process.split_lines(text)
                 if line_table(firsts, numbers) != lines:

@@ -243,7 +243,13 @@ class _DocsWriter:
             raise BuildError(f"internal error: document {doc_id} arrived, {self.next_doc} due")
         self.next_doc += 1
         pd = ProcessedDoc(
-            chash, words, blocks, ztext, [], np.empty(0, dtype=np.uint32), frames=frames,
+            chash,
+            words,
+            blocks,
+            ztext,
+            [],
+            np.empty(0, dtype=np.uint32),
+            frames=frames,
             lines=lines,
         )
         self.docs.put(doc_id, pd, language, origins, occurrences)

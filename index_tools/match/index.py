@@ -180,11 +180,12 @@ class StoredDocument:
     language: str
     occurrences: int
     origins: list[Origin]
-    block_chars: np.ndarray
-    block_words: np.ndarray
+    block_chars: np.ndarray | None  # each block's first character (None: not read yet)
+    block_words: np.ndarray | None  # and its first word
     frames: Frames | None = None
     read_text: Callable[[], str] | None = None  # the text of one frame, when first needed
     stored_lines: bytes | None = None  # the line table (format 8), read when first asked
+    stored_blocks: bytes | None = None  # the block table, read when first needed
     _line_table: tuple[np.ndarray, np.ndarray] | None = None
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> its words' starts and ends
@@ -194,11 +195,30 @@ class StoredDocument:
     _shown: tuple[tuple[str, str, str, str], ...] | None = None  # origins, printable
 
     def __post_init__(self):
+        if self.block_words is not None:
+            self._first_words = tuple(self.block_words.tolist())
+
+    def _block_table(self) -> None:
+        """The block table read from `stored_blocks` when first needed (a source's lines
+        come from the line table: most documents loaded never need it)."""
+        if self.block_chars is not None:
+            return
+        try:
+            table = np.frombuffer(self.stored_blocks, dtype="<u4").reshape(-1, 2)
+            chars = table[:, 0].astype(np.int64)
+            if not _block_table_ok(table, int(chars[-1]) + 1 if len(chars) else 0):
+                raise ValueError
+        except (ValueError, TypeError):
+            raise IndexOpenError(
+                f"index is damaged (document {self.doc_id}: block table)"
+            ) from None
+        self.block_chars, self.block_words = chars, table[:, 1].astype(np.int64)
         self._first_words = tuple(self.block_words.tolist())
 
     def _text(self) -> str:
         """The text of a document stored as one frame, read when first needed."""
         if self.text is None and self.read_text is not None:
+            self._block_table()
             text = self.read_text()
             if len(self.block_chars) and int(self.block_chars[-1]) >= len(text):
                 raise IndexOpenError(f"index is damaged (document {self.doc_id}: block table)")
@@ -219,6 +239,7 @@ class StoredDocument:
         """The text holding block b, and the offset it starts at in the document."""
         fr = self.frames
         if fr is None:
+            self._block_table()
             return self._text(), 0
         f = fr.of_block(b)
         piece, base = fr.text(f), fr.chars[f]
@@ -227,6 +248,7 @@ class StoredDocument:
         return piece, base
 
     def _block_of(self, pos: int) -> int:
+        self._block_table()
         return bisect_right(self._first_words, pos) - 1
 
     def _block_bounds(self, b: int) -> tuple[str, int, int]:
@@ -435,9 +457,8 @@ class Index:
         One fstat a file (16 µs for 4 shards' files); called before each lookup, and before
         a document is read for the stored documents' files alone (`stored_only`)."""
         try:
-            for name, m in zip(self._map_names, self._maps):
-                if stored_only and name != store.TEXT_NAME:
-                    continue
+            maps = zip(self._map_names, self._maps)
+            for name, m in ((store.TEXT_NAME, self._text),) if stored_only else maps:
                 if isinstance(m, mmap.mmap) and m.size() < len(m):
                     raise IndexOpenError(
                         f"index at {self.root} is damaged ({name} was cut short); rebuild it"
@@ -629,28 +650,31 @@ class Index:
                 language, str
             ):
                 raise ValueError("document record")
-            table = np.frombuffer(txn.get(key, db=dbs["blocks"]), dtype="<u4").reshape(-1, 2)
+            blocks = txn.get(key, db=dbs["blocks"])
             origins = [_origin(o) for o in json.loads(txn.get(key, db=dbs["origins"]))]
             lines = txn.get(key, db=dbs["lines"]) if "lines" in dbs else None
         if o + z > len(self._text):  # (its bytes are read, and checked, when first needed)
             raise ValueError("text past the end")
+        if blocks is None or not blocks or len(blocks) % 8:
+            raise ValueError("block table")
+        if lines is not None and "f" not in meta:  # (its lines from the table: text, blocks
+            return StoredDocument(  # and all read when first needed)
+                doc_id, None, w, language, n, origins, None, None, stored_blocks=blocks,
+                read_text=lambda: self._read_text(doc_id, o, z), stored_lines=lines,
+            )  # fmt: skip
+        table = np.frombuffer(blocks, dtype="<u4").reshape(-1, 2)
         chars = table[:, 0].astype(np.int64)
         words = table[:, 1].astype(np.int64)
-        # (the text's end is checked when it is read)
-        if not _block_table_ok(table, int(chars[-1]) + 1 if len(chars) else 0):
-            raise ValueError("block table")
         if "f" in meta:  # a long text in frames: each read when first needed
             frames = self._frames(doc_id, meta["f"], chars, o, z)
+            if not _block_table_ok(table, int(chars[-1]) + 1):  # (the text's end: when read)
+                raise ValueError("block table")
             return StoredDocument(doc_id, None, w, language, n, origins, chars, words, frames,
                                   stored_lines=lines)  # fmt: skip
-        if lines is None:  # (no line table: a source's lines are counted in its text)
-            text = self._text_at(doc_id, o, z)
-            if not _block_table_ok(table, len(text)):
-                raise ValueError("block table")
-            return StoredDocument(doc_id, text, w, language, n, origins, chars, words)
-        return StoredDocument(doc_id, None, w, language, n, origins, chars, words,
-                              read_text=lambda: self._read_text(doc_id, o, z),
-                              stored_lines=lines)  # fmt: skip
+        text = self._text_at(doc_id, o, z)  # (no line table: a source's lines are counted in it)
+        if not _block_table_ok(table, len(text)):
+            raise ValueError("block table")
+        return StoredDocument(doc_id, text, w, language, n, origins, chars, words)
 
     def _read_text(self, doc_id: int, o: int, z: int) -> str:
         """A document's text read after it was loaded (the line table answered before)."""

@@ -92,6 +92,8 @@ DOC_DBS = (b"meta", b"blocks", b"origins", b"content", b"lines")
 def doc_dbs(format_version: int) -> tuple[bytes, ...]:
     """The databases of docs.mdb in an index of this format (`lines` since 8)."""
     return DOC_DBS if format_version >= 8 else DOC_DBS[:-1]
+
+
 TEXT_NAME = "text.zst"
 MAP_SIZE = 1 << 40  # address space only; files grow with their contents
 # Where the address space is smaller (arm64 kernels with 39-bit addresses, emulators), a

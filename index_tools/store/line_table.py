@@ -46,17 +46,18 @@ def read_line_table(raw: bytes, words: int) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("line table") from None
     if len(data) % 8:
         raise ValueError("line table")
-    values = np.frombuffer(data, dtype="<u4").astype(np.int64)
+    values = np.frombuffer(data, dtype="<u4")
     half = len(values) // 2
     steps, line_steps = values[:half], values[half:]
     if words == 0 or half == 0:
         if words or half:
             raise ValueError("line table")
-        return values[:0], values[:0]
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     # the first word starts the first line; each line after holds words past the one before
-    if steps[0] != 0 or not (steps[1:] > 0).all() or not (line_steps[1:] > 0).all():
+    if steps[0] != 0 or (half > 1 and (steps[1:].min() == 0 or line_steps[1:].min() == 0)):
         raise ValueError("line table")
-    firsts, lines = np.cumsum(steps), np.cumsum(line_steps)
+    firsts = np.cumsum(steps, dtype=np.int64)
+    lines = np.cumsum(line_steps, dtype=np.int64)
     if firsts[-1] >= words:
         raise ValueError("line table")
     return firsts, lines

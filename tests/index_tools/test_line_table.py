@@ -30,7 +30,9 @@ TEXT = st.text(alphabet=st.one_of(st.sampled_from("_1(=)\n\n\r\t "), CHARACTERS)
 
 @settings(max_examples=200, deadline=None)
 @given(text=TEXT, block_chars=st.integers(1, 300), rng=st.randoms(use_true_random=False))
-def test_each_words_line_is_the_line_counted_in_the_text(text, block_chars, rng, monkeypatch_module):
+def test_each_words_line_is_the_line_counted_in_the_text(
+    text, block_chars, rng, monkeypatch_module
+):
     monkeypatch_module.setattr(process, "BLOCK_CHARS", block_chars)
     pd = process.process(text)
     starts, ends = word_bounds(text)
@@ -48,9 +50,13 @@ def test_each_words_line_is_the_line_counted_in_the_text(text, block_chars, rng,
     for _ in range(10 if pd.words else 0):
         first = rng.randrange(pd.words)
         last = rng.randrange(first, pd.words)
-        assert tabled.word_lines(first, last) == counted.word_lines(first, last) == (
-            text.count("\n", 0, starts[first]) + 1,
-            text.count("\n", 0, ends[last] - 1) + 1,
+        assert (
+            tabled.word_lines(first, last)
+            == counted.word_lines(first, last)
+            == (
+                text.count("\n", 0, starts[first]) + 1,
+                text.count("\n", 0, ends[last] - 1) + 1,
+            )
         )
     assert read == []  # (the text never read)
 

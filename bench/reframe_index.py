@@ -1,7 +1,7 @@
-"""A copy of an index with its documents' texts stored as the format-7 builder stores them
-(a long text in frames of whole blocks), its shard and vocabulary files hard-linked, not
-rewritten: the same corpus in both layouts for `bench_frames.py`, without building a large
-index again. Every document's text is decompressed and stored anew; its records (meta,
+"""A copy of an index with its documents' texts stored as the format-7 builder stored them
+(a long text in frames of whole blocks; `reline_index.py` then adds format 8's line
+tables), its shard and vocabulary files hard-linked, not rewritten: the same corpus in
+both layouts for `bench_frames.py`, without building a large index again. Every document's text is decompressed and stored anew; its records (meta,
 blocks, origins, content) are copied, the meta given its new offset, size and frames.
 Checked on the registry's 96th: the copy of an index built with every text in one frame
 has the `text.zst` and records of a build of the same corpus in frames, byte for byte.
@@ -44,8 +44,8 @@ def reframe(
             os.link(p, gen / p.name)
     old = store.open_env(old_gen / store.DOCS_NAME, readonly=True, max_dbs=8)
     new = store.open_env(gen / store.DOCS_NAME, readonly=False, max_dbs=8)
-    old_dbs = {n.decode(): old.open_db(n) for n in store.DOC_DBS}
-    new_dbs = {n.decode(): new.open_db(n) for n in store.DOC_DBS}
+    old_dbs = {n.decode(): old.open_db(n) for n in store.doc_dbs(header.format_version)}
+    new_dbs = {n.decode(): new.open_db(n) for n in store.doc_dbs(7)}
     docs = framed = 0
     started = time.time()
     with open(old_gen / store.TEXT_NAME, "rb") as text_in, \
@@ -84,7 +84,7 @@ def reframe(
     new.sync(True)
     new.close()
     old.close()
-    store.finalize_generation(gen, dataclasses.replace(header, format_version=store.FORMAT_VERSION))
+    store.finalize_generation(gen, dataclasses.replace(header, format_version=7))
     (dst / store.CURRENT_NAME).write_text(gen.name + "\n")
     return docs, framed
 

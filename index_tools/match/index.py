@@ -22,7 +22,7 @@ from ..safe_text import printable
 from ..store import generations as store
 from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
-from ..store.line_table import read_line_table
+from ..store.line_table import LineTable
 from ..store.map_ahead import MappedAhead, map_ahead
 from ..text.words import WORD_RE
 from . import kernel
@@ -186,7 +186,7 @@ class StoredDocument:
     read_text: Callable[[], str] | None = None  # the text of one frame, when first needed
     stored_lines: bytes | None = None  # the line table (format 8), read when first asked
     stored_blocks: bytes | None = None  # the block table, read when first needed
-    _line_table: tuple[np.ndarray, np.ndarray] | None = None
+    _line_table: LineTable | None = None
     _blocks: dict = field(default_factory=dict)  # block -> its words, filled lazily
     _offsets: dict = field(default_factory=dict)  # block -> its words' starts and ends
     # offsets whose lines are known, ascending, and their lines (the start's: 1)
@@ -322,18 +322,14 @@ class StoredDocument:
         text (`lines_of` the first's start and the last's end)."""
         if self.stored_lines is None:
             return self.lines_of(self.word_offsets(first)[0], self.word_offsets(last)[1] - 1)
-        if self._line_table is None:
-            try:
-                self._line_table = read_line_table(self.stored_lines, self.words)
-            except ValueError:
-                raise IndexOpenError(
-                    f"index is damaged (document {self.doc_id}: line table)"
-                ) from None
         if not 0 <= first <= last < self.words:  # a place past the document: damaged shards
             raise IndexOpenError(f"index is damaged (document {self.doc_id} has no word {last})")
-        firsts, lines = self._line_table
-        a, b = firsts.searchsorted((first, last), side="right").tolist()
-        return int(lines[a - 1]) + 1, int(lines[b - 1]) + 1
+        try:
+            if self._line_table is None:
+                self._line_table = LineTable(self.stored_lines, self.words)
+            return self._line_table.line(first) + 1, self._line_table.line(last) + 1
+        except ValueError:
+            raise IndexOpenError(f"index is damaged (document {self.doc_id}: line table)") from None
 
     def shown_origins(self) -> tuple[tuple[str, str, str, str], ...]:
         """(repository, path, commit, license) of each origin as printable text (corpus

@@ -2,19 +2,25 @@
 so that a source's lines are read without decompressing and splitting the text into words.
 
 For each line holding a word: the index of its first word and its line number (0-based,
-lines ended by a line feed, as a source's lines are counted), each as its difference from
-the line's before (the first as it is), uint32 little-endian, the first words' then the
-line numbers, in one zstd frame with its checksum (a changed byte is an error when read).
-A document's word p is on the line of the last first word at or before p.
+lines ended by a line feed, as a source's lines are counted). The rows are stored in
+chunks of `CHUNK_LINES`, so that a lookup decodes the chunk its word is in, never the
+table of a whole generated file of a million lines: the number of chunks (uint32), per
+chunk its first row's word and line and its compressed size (uint32 each), then the
+chunks, each one zstd frame with its checksum (a changed byte is an error when read) of
+its rows' words and then lines, each as its difference from the row's before (the
+first 0), uint32. All little-endian. A document's word p is on the line of the last row
+whose first word is at or before p.
 """
 
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 
 import numpy as np
 import zstandard
 
+CHUNK_LINES = 1024  # rows a chunk (a text's frame of 64K characters has about 2,000 lines)
 LEVEL = 3  # (the differences are small numbers: any level packs them about as well)
 
 _local = threading.local()  # a (de)compressor per thread: neither is safe to share
@@ -23,41 +29,90 @@ _local = threading.local()  # a (de)compressor per thread: neither is safe to sh
 def line_table(firsts: list[int], lines: list[int]) -> bytes:
     """The stored line table of a document whose lines `lines` (ascending) start with the
     words `firsts` (ascending, the first 0)."""
-    values = np.empty(2 * len(firsts), dtype="<u4")
-    if firsts:
-        values[: len(firsts)] = np.diff(firsts, prepend=0)
-        values[len(firsts) :] = np.diff(lines, prepend=0)
     compressor = getattr(_local, "compressor", None)
     if compressor is None:
         compressor = _local.compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True)
-    return compressor.compress(values.tobytes())
+    heads, chunks = [], []
+    for a in range(0, len(firsts), CHUNK_LINES):
+        f, n = firsts[a : a + CHUNK_LINES], lines[a : a + CHUNK_LINES]
+        values = np.empty(2 * len(f), dtype="<u4")
+        values[: len(f)] = np.diff(f, prepend=f[0])
+        values[len(f) :] = np.diff(n, prepend=n[0])
+        chunks.append(compressor.compress(values.tobytes()))
+        heads += [f[0], n[0], len(chunks[-1])]
+    return b"".join((np.array([len(chunks), *heads], dtype="<u4").tobytes(), *chunks))
 
 
-def read_line_table(raw: bytes, words: int) -> tuple[np.ndarray, np.ndarray]:
-    """(first words, line numbers) of a stored line table of a document of `words` words,
-    both int64 and ascending; ValueError when they cannot be the table of such a document
-    (damaged stored data)."""
-    decompressor = getattr(_local, "decompressor", None)
-    if decompressor is None:
-        decompressor = _local.decompressor = zstandard.ZstdDecompressor()
-    try:
-        data = decompressor.decompress(raw)
-    except zstandard.ZstdError:
-        raise ValueError("line table") from None
-    if len(data) % 8:
-        raise ValueError("line table")
-    values = np.frombuffer(data, dtype="<u4")
-    half = len(values) // 2
-    steps, line_steps = values[:half], values[half:]
-    if words == 0 or half == 0:
-        if words or half:
+class LineTable:
+    """A stored line table, read: the chunk a word is in decoded when first asked. Damage
+    (a table that cannot be one of a document of `words` words) is a ValueError."""
+
+    def __init__(self, raw: bytes, words: int):
+        if len(raw) < 4:
             raise ValueError("line table")
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    # the first word starts the first line; each line after holds words past the one before
-    if steps[0] != 0 or (half > 1 and (steps[1:].min() == 0 or line_steps[1:].min() == 0)):
-        raise ValueError("line table")
-    firsts = np.cumsum(steps, dtype=np.int64)
-    lines = np.cumsum(line_steps, dtype=np.int64)
-    if firsts[-1] >= words:
-        raise ValueError("line table")
-    return firsts, lines
+        count = int.from_bytes(raw[:4], "little")
+        end = 4 + 12 * count
+        if count > len(raw) // 12 or len(raw) < end or (count == 0) != (words == 0):
+            raise ValueError("line table")
+        heads = np.frombuffer(raw, dtype="<u4", count=3 * count, offset=4).reshape(-1, 3)
+        firsts, lines, sizes = (heads[:, k].astype(np.int64) for k in range(3))
+        if count and (
+            firsts[0] != 0
+            or firsts[-1] >= words
+            or (np.diff(firsts) <= 0).any()
+            or (np.diff(lines) <= 0).any()
+            or (sizes == 0).any()
+            or end + int(sizes.sum()) != len(raw)
+        ):
+            raise ValueError("line table")
+        self.words = words
+        self._raw = raw
+        self._firsts = tuple(firsts.tolist())  # each chunk's first word and line
+        self._lines = tuple(lines.tolist())
+        self._at = tuple(np.cumsum([end, *sizes.tolist()]).tolist())  # each chunk's bytes
+        self._chunks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def line(self, word: int) -> int:
+        """The 0-based line of word `word` (0 <= word < words)."""
+        k = bisect_right(self._firsts, word) - 1
+        firsts, lines = self._chunk(k)
+        return int(lines[firsts.searchsorted(word, side="right") - 1])
+
+    def _chunk(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Chunk k's rows: their first words and lines, checked against the chunks around."""
+        got = self._chunks.get(k)
+        if got is not None:
+            return got
+        decompressor = getattr(_local, "decompressor", None)
+        if decompressor is None:
+            decompressor = _local.decompressor = zstandard.ZstdDecompressor()
+        try:
+            data = decompressor.decompress(self._raw[self._at[k] : self._at[k + 1]])
+        except zstandard.ZstdError:
+            raise ValueError("line table") from None
+        last = k == len(self._firsts) - 1
+        rows = len(data) // 8
+        if len(data) % 8 or not rows or rows > CHUNK_LINES or (rows < CHUNK_LINES and not last):
+            raise ValueError("line table")
+        values = np.frombuffer(data, dtype="<u4")
+        steps, line_steps = values[:rows], values[rows:]
+        if (
+            steps[0]
+            or line_steps[0]
+            or (rows > 1 and (steps[1:].min() == 0 or line_steps[1:].min() == 0))
+        ):
+            raise ValueError("line table")
+        firsts = np.cumsum(steps, dtype=np.int64) + self._firsts[k]
+        lines = np.cumsum(line_steps, dtype=np.int64) + self._lines[k]
+        past, after = (self.words, None) if last else (self._firsts[k + 1], self._lines[k + 1])
+        if firsts[-1] >= past or (after is not None and lines[-1] >= after):
+            raise ValueError("line table")
+        self._chunks[k] = firsts, lines
+        return firsts, lines
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every row: the first words and the lines (each chunk decoded)."""
+        chunks = [self._chunk(k) for k in range(len(self._firsts))]
+        empty = np.empty(0, dtype=np.int64)
+        return (np.concatenate([c[0] for c in chunks]) if chunks else empty,
+                np.concatenate([c[1] for c in chunks]) if chunks else empty)  # fmt: skip

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_damage import _edit_document, flip, reseal
@@ -22,23 +23,27 @@ from index_tools.build import process
 from index_tools.match.index import StoredDocument
 from index_tools.store import generations as store
 from index_tools.store.generations import decompress
-from index_tools.store.line_table import line_table, read_line_table
+from index_tools.store import line_table as line_tables
+from index_tools.store.line_table import LineTable, line_table
 from index_tools.text.words import word_bounds
 
 TEXT = st.text(alphabet=st.one_of(st.sampled_from("_1(=)\n\n\r\t "), CHARACTERS), max_size=3000)
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=TEXT, block_chars=st.integers(1, 300), rng=st.randoms(use_true_random=False))
-def test_each_words_line_is_the_line_counted_in_the_text(
-    text, block_chars, rng, monkeypatch_module
-):
-    monkeypatch_module.setattr(process, "BLOCK_CHARS", block_chars)
-    pd = process.process(text)
+@given(
+    text=TEXT, block_chars=st.integers(1, 300), chunk=st.sampled_from([1, 2, 7, 1024]),
+    rng=st.randoms(use_true_random=False),
+)  # fmt: skip
+def test_each_words_line_is_the_line_counted_in_the_text(text, block_chars, chunk, rng):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(process, "BLOCK_CHARS", block_chars)
+        mp.setattr(line_tables, "CHUNK_LINES", chunk)
+        pd = process.process(text)
     starts, ends = word_bounds(text)
     assert pd.words == len(starts)
     assert process.split_blocks(text)[0] == [text[a:b] for a, b in zip(starts, ends)]
-    firsts, lines = read_line_table(pd.lines, pd.words)
+    firsts, lines = LineTable(pd.lines, pd.words).rows()
     on = lines[np.searchsorted(firsts, np.arange(pd.words), side="right") - 1]
     assert on.tolist() == [text.count("\n", 0, a) for a in starts.tolist()]
     # a document as the index reads it: its sources' lines, by the table and by the text
@@ -61,29 +66,49 @@ def test_each_words_line_is_the_line_counted_in_the_text(
     assert read == []  # (the text never read)
 
 
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as mp:
-        yield mp
+def table_of(raw: bytes, words: int) -> list:
+    return [a.tolist() for a in LineTable(raw, words).rows()]
 
 
-def test_malformed_tables_are_refused():
-    good = line_table([0, 3, 9], [0, 2, 3])
-    assert [a.tolist() for a in read_line_table(good, 12)] == [[0, 3, 9], [0, 2, 3]]
-    assert [a.tolist() for a in read_line_table(line_table([], []), 0)] == [[], []]
+def test_malformed_tables_are_refused(monkeypatch):
+    monkeypatch.setattr(line_tables, "CHUNK_LINES", 2)  # (chunks of two rows)
+    good = line_table([0, 3, 9, 10, 11], [0, 2, 3, 5, 9])
+    assert table_of(good, 12) == [[0, 3, 9, 10, 11], [0, 2, 3, 5, 9]]
+    assert table_of(line_table([], []), 0) == [[], []]
+
+    def chunk_of(firsts, lines):  # a chunk's frame as the writer makes it
+        steps = [*np.diff(firsts, prepend=firsts[0]), *np.diff(lines, prepend=lines[0])]
+        return zstandard.ZstdCompressor().compress(np.array(steps, dtype="<u4").tobytes())
+
+    def heads(*rows) -> bytes:
+        return np.array([len(rows), *[v for r in rows for v in r]], dtype="<u4").tobytes()
+
+    one, single = chunk_of([0, 3], [0, 2]), chunk_of([0], [0])
     bad = {
-        "past the words": (good, 9),
+        "past the words": (good, 11),
         "words and no table": (line_table([], []), 4),
         "a table and no words": (good, 0),
         "the first line not at the first word": (line_table([1, 3], [0, 1]), 5),
         "first words not rising": (line_table([0, 3, 3], [0, 1, 2]), 5),
         "lines not rising": (line_table([0, 3, 4], [0, 1, 1]), 5),
-        "not zstd": (b"\x00" * 16, 5),
-        "an odd number of bytes": (__import__("zstandard").ZstdCompressor().compress(b"\0" * 6), 5),
+        "chunks not rising": (heads((0, 0, len(one)), (0, 2, len(one))) + one + one, 5),
+        "a chunk past the next": (heads((0, 0, len(one)), (2, 1, len(one))) + one + one, 9),
+        "a short chunk before the last": (
+            heads((0, 0, len(single)), (3, 2, len(one))) + single + one,
+            9,
+        ),
+        "bytes past the sizes": (good + b"\0", 12),
+        "a count past the bytes": (np.array([1 << 30], dtype="<u4").tobytes(), 12),
+        "not zstd": (heads((0, 0, 16)) + b"\x00" * 16, 5),
+        "an odd number of bytes": (
+            heads((0, 0, len(z := zstandard.ZstdCompressor().compress(b"\0" * 6)))) + z,
+            5,
+        ),
+        "cut": (good[:-2], 12),
     }
     for name, (raw, words) in bad.items():
         with pytest.raises(ValueError):
-            read_line_table(raw, words)
+            table_of(raw, words)
         assert name
 
 
@@ -184,7 +209,7 @@ def test_a_damaged_line_table_is_an_error_when_read(tabled, tmp_path, monkeypatc
             if k < 3:  # a byte of the frame changed: its checksum says so
                 at = rng.randrange(len(value))
                 return value[:at] + bytes([value[at] ^ 0x20]) + value[at + 1 :]
-            firsts, lines = read_line_table(value, 10**9)
+            firsts, lines = LineTable(value, 10**9).rows()
             if k == 3:  # a line number skipped back: the table of no text
                 return line_table(firsts.tolist(), [0, *lines.tolist()[:-1]])
             if k == 4:  # first words past the document's words

@@ -22,8 +22,8 @@ from index_tools import BuildOptions, IndexOpenError, build_index, open_index
 from index_tools.build import process
 from index_tools.match.index import StoredDocument
 from index_tools.store import generations as store
-from index_tools.store.generations import decompress
 from index_tools.store import line_table as line_tables
+from index_tools.store.generations import decompress
 from index_tools.store.line_table import LineTable, line_table
 from index_tools.text.words import word_bounds
 

@@ -212,18 +212,20 @@ class StoredDocument:
             raise IndexOpenError(
                 f"index is damaged (document {self.doc_id}: block table)"
             ) from None
-        self.block_chars, self.block_words = chars, table[:, 1].astype(np.int64)
-        self._first_words = tuple(self.block_words.tolist())
+        words = table[:, 1].astype(np.int64)
+        self._first_words = tuple(words.tolist())  # (set before block_chars, which says it is
+        self.block_words, self.block_chars = words, chars  # read: lookups in other threads)
 
     def _text(self) -> str:
         """The text of a document stored as one frame, read when first needed."""
-        if self.text is None and self.read_text is not None:
+        text = self.text
+        if text is None and self.read_text is not None:
             self._block_table()
             text = self.read_text()
             if len(self.block_chars) and int(self.block_chars[-1]) >= len(text):
                 raise IndexOpenError(f"index is damaged (document {self.doc_id}: block table)")
-            self.text, self.read_text = text, None
-        return self.text
+            self.text = text
+        return text
 
     def whole_text(self) -> str:
         """The document's text (every frame of a long one)."""

@@ -46,7 +46,7 @@ def test_stats_json(built):
     for key in ("format_version", "shards", "documents", "files", "words", "vocabulary",
                 "bytes", "bytes_per_word"):  # fmt: skip
         assert key in s
-    assert s["files"] == 4 and s["documents"] == 3 and s["format_version"] == 7
+    assert s["files"] == 4 and s["documents"] == 3 and s["format_version"] == 8
     assert s["bytes_per_word"] == round(s["bytes"] / s["words"], 3)
     r = run("stats", built["out"], "--verify")
     assert r.returncode == 0 and "all files match" in r.stdout

@@ -36,34 +36,36 @@ TEXT = st.text(alphabet=st.one_of(st.sampled_from("_1(=)\n\n\r\t "), CHARACTERS)
     rng=st.randoms(use_true_random=False),
 )  # fmt: skip
 def test_each_words_line_is_the_line_counted_in_the_text(text, block_chars, chunk, rng):
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp:  # (a table is read as the writer's chunks)
         mp.setattr(process, "BLOCK_CHARS", block_chars)
         mp.setattr(line_tables, "CHUNK_LINES", chunk)
         pd = process.process(text)
-    starts, ends = word_bounds(text)
-    assert pd.words == len(starts)
-    assert process.split_blocks(text)[0] == [text[a:b] for a, b in zip(starts, ends)]
-    firsts, lines = LineTable(pd.lines, pd.words).rows()
-    on = lines[np.searchsorted(firsts, np.arange(pd.words), side="right") - 1]
-    assert on.tolist() == [text.count("\n", 0, a) for a in starts.tolist()]
-    # a document as the index reads it: its sources' lines, by the table and by the text
-    table = np.frombuffer(pd.blocks, dtype="<u4").reshape(-1, 2).astype(np.int64)
-    args = (0, None, pd.words, "", 1, [], table[:, 0], table[:, 1])
-    counted = StoredDocument(0, decompress(pd.ztext), *args[2:])
-    read = []
-    tabled = StoredDocument(*args, read_text=lambda: read.append(1) or "", stored_lines=pd.lines)
-    for _ in range(10 if pd.words else 0):
-        first = rng.randrange(pd.words)
-        last = rng.randrange(first, pd.words)
-        assert (
-            tabled.word_lines(first, last)
-            == counted.word_lines(first, last)
-            == (
-                text.count("\n", 0, starts[first]) + 1,
-                text.count("\n", 0, ends[last] - 1) + 1,
-            )
+        starts, ends = word_bounds(text)
+        assert pd.words == len(starts)
+        assert process.split_blocks(text)[0] == [text[a:b] for a, b in zip(starts, ends)]
+        firsts, lines = LineTable(pd.lines, pd.words).rows()
+        on = lines[np.searchsorted(firsts, np.arange(pd.words), side="right") - 1]
+        assert on.tolist() == [text.count("\n", 0, a) for a in starts.tolist()]
+        # a document as the index reads it: its sources' lines, by the table and by the text
+        table = np.frombuffer(pd.blocks, dtype="<u4").reshape(-1, 2).astype(np.int64)
+        args = (0, None, pd.words, "", 1, [], table[:, 0], table[:, 1])
+        counted = StoredDocument(0, decompress(pd.ztext), *args[2:])
+        read = []
+        tabled = StoredDocument(
+            *args, read_text=lambda: read.append(1) or "", stored_lines=pd.lines
         )
-    assert read == []  # (the text never read)
+        for _ in range(10 if pd.words else 0):
+            first = rng.randrange(pd.words)
+            last = rng.randrange(first, pd.words)
+            assert (
+                tabled.word_lines(first, last)
+                == counted.word_lines(first, last)
+                == (
+                    text.count("\n", 0, starts[first]) + 1,
+                    text.count("\n", 0, ends[last] - 1) + 1,
+                )
+            )
+        assert read == []  # (the text never read)
 
 
 def table_of(raw: bytes, words: int) -> list:

@@ -91,11 +91,13 @@ def warm(names, dirs, pairs, rounds: int) -> tuple[dict, int]:
     rows: dict[str, list] = {n: [] for n in names}
     differ = 0
     with DocumentTime() as timer:
-        for _ in range(rounds):
+        for r in range(rounds):
             opened = {n: open_index(d) for n, d in zip(names, dirs)}
             for i, (ctx, sug, language) in enumerate(pairs):
                 answers = []
-                for n in names if i % 2 == 0 else names[::-1]:
+                # (each index first on every other lookup, and on the round's first lookup
+                # every other round: a newly opened index's first lookup costs the most)
+                for n in names if (i + r) % 2 == 0 else names[::-1]:
                     ms, docs_ms, out = lookup(opened[n], timer, ctx, sug, language)
                     rows[n].append((ms, docs_ms))
                     answers.append(out)

@@ -254,3 +254,30 @@ def test_reline_index_adds_the_tables_the_builder_writes(tabled, tmp_path):
                    capture_output=True)  # fmt: skip
     assert records(tmp_path / "eight") == records(tabled)
     assert answers(tmp_path / "eight") == answers(tabled)
+
+
+def test_add_to_an_index_without_tables_keeps_its_format(tabled, tmp_path):
+    """`add` to an index of format 7 keeps it of format 7 (an engine before line tables
+    still reads it): the new files' lines are counted in their texts too, and right."""
+    from index_tools import add_to_index
+
+    seven = without_tables(tabled, tmp_path / "seven")
+    more = tmp_path / "more"
+    more.mkdir()
+    added = CODE.replace("def f", "def g").replace("total", "amount")
+    (more / "added.py").write_bytes(added.encode())
+    add_to_index(seven, [str(more)], BuildOptions(jobs=1, progress=False))
+    gen = seven / store.current_name(seven)
+    assert json.loads((gen / store.HEADER_NAME).read_text())["format_version"] == 7
+    with open_index(seven) as index:
+        assert index.header.documents == 3
+        assert all(index.document(d).stored_lines is None for d in range(3))
+        for text, path in ((CODE, "long.py"), (added, "added.py")):
+            for q in quotes(text):
+                (m,) = index.match(q, min_tokens=20)
+                at = text.index(q)
+                first = text.count("\n", 0, at + len(q) - len(q.lstrip())) + 1
+                last = text.count("\n", 0, at + len(q.rstrip())) + 1
+                assert (path, first, last) in {
+                    (s.path, s.start_line, s.end_line) for s in m.sources
+                }

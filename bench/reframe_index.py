@@ -1,8 +1,9 @@
 """A copy of an index with its documents' texts stored as the format-7 builder stored them
 (a long text in frames of whole blocks; `reline_index.py` then adds format 8's line
 tables), its shard and vocabulary files hard-linked, not rewritten: the same corpus in
-both layouts for `bench_frames.py`, without building a large index again. Every document's text is decompressed and stored anew; its records (meta,
-blocks, origins, content) are copied, the meta given its new offset, size and frames.
+both layouts for `bench_frames.py`, without building a large index again. Every document's
+text is decompressed and stored anew; its records (meta, blocks, origins, content) are
+copied, the meta given its new offset, size and frames.
 Checked on the registry's 96th: the copy of an index built with every text in one frame
 has the `text.zst` and records of a build of the same corpus in frames, byte for byte.
 

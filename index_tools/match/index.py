@@ -241,7 +241,6 @@ class StoredDocument:
         """The text holding block b, and the offset it starts at in the document."""
         fr = self.frames
         if fr is None:
-            self._block_table()
             return self._text(), 0
         f = fr.of_block(b)
         piece, base = fr.text(f), fr.chars[f]
@@ -653,7 +652,7 @@ class Index:
             lines = txn.get(key, db=dbs["lines"]) if "lines" in dbs else None
         if o + z > len(self._text):  # (its bytes are read, and checked, when first needed)
             raise ValueError("text past the end")
-        if blocks is None or not blocks or len(blocks) % 8:
+        if not blocks or len(blocks) % 8:
             raise ValueError("block table")
         if lines is not None and "f" not in meta:  # (its lines from the table: text, blocks
             return StoredDocument(  # and all read when first needed)
@@ -674,11 +673,15 @@ class Index:
             raise ValueError("block table")
         return StoredDocument(doc_id, text, w, language, n, origins, chars, words)
 
+    def _read_stored(self, doc_id: int, o: int, z: int) -> str:
+        """z bytes of stored text at o, decompressed, once the file is known whole."""
+        self.check_files(stored_only=True)
+        return self._text_at(doc_id, o, z)
+
     def _read_text(self, doc_id: int, o: int, z: int) -> str:
         """A document's text read after it was loaded (the line table answered before)."""
-        self.check_files(stored_only=True)
         try:
-            return self._text_at(doc_id, o, z)
+            return self._read_stored(doc_id, o, z)
         except IndexOpenError:
             raise
         except Exception as e:  # damaged stored data: one clear error
@@ -696,10 +699,7 @@ class Index:
         return decompress(ztext)  # the zstd frame's checksum finds changed bytes
 
     def _frames(self, doc_id: int, rows, chars: np.ndarray, o: int, z: int) -> Frames:
-        def read(at: int, size: int) -> str:
-            self.check_files(stored_only=True)
-            return self._text_at(doc_id, at, size)
-
+        read = lambda at, size: self._read_stored(doc_id, at, size)  # noqa: E731
         return frames_of(doc_id, rows, chars, o, z, read)
 
     def document_ids(self, doc_id: int, start: int, end: int) -> np.ndarray:

@@ -86,14 +86,7 @@ HEADER_NAME = "HEADER.json"
 CURRENT_NAME = "CURRENT"
 STAGE_PREFIX = ".spark-stage-"  # the Spark builder's staging folders
 DOCS_NAME = "docs.mdb"
-DOC_DBS = (b"meta", b"blocks", b"origins", b"content", b"lines")
-
-
-def doc_dbs(format_version: int) -> tuple[bytes, ...]:
-    """The databases of docs.mdb in an index of this format (`lines` since 8)."""
-    return DOC_DBS if format_version >= 8 else DOC_DBS[:-1]
-
-
+DOC_DBS = (b"meta", b"blocks", b"origins", b"content", b"lines")  # (`doc_dbs`)
 TEXT_NAME = "text.zst"
 MAP_SIZE = 1 << 40  # address space only; files grow with their contents
 # Where the address space is smaller (arm64 kernels with 39-bit addresses, emulators), a
@@ -108,6 +101,11 @@ _DOC_KEY = struct.Struct(">I")
 
 class IndexOpenError(Exception):
     """The index is missing, damaged, or of another format version (message says which)."""
+
+
+def doc_dbs(format_version: int) -> tuple[bytes, ...]:
+    """The databases of docs.mdb in an index of this format (`lines` since 8)."""
+    return DOC_DBS if format_version >= 8 else DOC_DBS[:-1]
 
 
 def doc_key(doc_id: int) -> bytes:
@@ -814,8 +812,13 @@ def verify(root: Path) -> list[str]:
 _decompressors = threading.local()
 
 
-def decompress(ztext: bytes) -> str:
+def decompress_bytes(data: bytes) -> bytes:
+    """One zstd frame decompressed (its checksum checked: ZstdError when it differs)."""
     decompressor = getattr(_decompressors, "zstd", None)
     if decompressor is None:
         decompressor = _decompressors.zstd = zstandard.ZstdDecompressor()
-    return decompressor.decompress(ztext).decode("utf-8", "surrogatepass")
+    return decompressor.decompress(data)
+
+
+def decompress(ztext: bytes) -> str:
+    return decompress_bytes(ztext).decode("utf-8", "surrogatepass")

@@ -20,10 +20,12 @@ from bisect import bisect_right
 import numpy as np
 import zstandard
 
+from .generations import decompress_bytes
+
 CHUNK_LINES = 1024  # rows a chunk (a text's frame of 64K characters has about 2,000 lines)
 LEVEL = 3  # (the differences are small numbers: any level packs them about as well)
 
-_local = threading.local()  # a (de)compressor per thread: neither is safe to share
+_local = threading.local()  # a compressor per thread: not safe to share
 
 
 def line_table(firsts: list[int], lines: list[int]) -> bytes:
@@ -83,11 +85,8 @@ class LineTable:
         got = self._chunks.get(k)
         if got is not None:
             return got
-        decompressor = getattr(_local, "decompressor", None)
-        if decompressor is None:
-            decompressor = _local.decompressor = zstandard.ZstdDecompressor()
         try:
-            data = decompressor.decompress(self._raw[self._at[k] : self._at[k + 1]])
+            data = decompress_bytes(self._raw[self._at[k] : self._at[k + 1]])
         except zstandard.ZstdError:
             raise ValueError("line table") from None
         last = k == len(self._firsts) - 1

@@ -178,9 +178,7 @@ def _write_group(
         rids = _joined(old_gen, header, group, "rids")[0] if renamed else None
         shard = JoinedShard(ids, starts, rids)
         del ids, rids
-        return write_joined(
-            gen, k, shard, header.renamed_stride, header.top_step, at_once=False, say=say
-        )
+        return write_joined(gen, k, shard, header.renamed_stride, header.top_step, say=say)
     except ValueError as e:  # a shard file that does not hold what the header says
         raise BuildError(f"index at {root} is damaged ({e}); rebuild it") from None
 

@@ -573,7 +573,7 @@ def _write_filled(
     shard = JoinedShard(ids, starts, renamed)
     del ids, renamed
     try:
-        return write_joined(gen, index, shard, stride, top, at_once=False)
+        return write_joined(gen, index, shard, stride, top)
     finally:
         del shard
         give_back_memory()

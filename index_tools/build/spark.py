@@ -199,7 +199,7 @@ def _write_shard(index: int, items, gen: str, first_shard: int, stride: int, top
         joined = joined_shard(ids, masks)
         give_back_memory()  # (the documents' many small arrays, freed: the C heap keeps them)
         try:
-            yield index, write_joined(Path(gen), shard, joined, stride, top, at_once=False)
+            yield index, write_joined(Path(gen), shard, joined, stride, top)
         finally:
             del joined
             give_back_memory()

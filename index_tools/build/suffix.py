@@ -6,8 +6,8 @@ the same files (`store/shards.py` describes them).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,33 +33,49 @@ _CHUNK = 1 << 20  # ids encoded, and suffix array entries mapped, at a time (bou
 def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:
     """The positions of `ids` (uint32, separators included) that are multiples of
     `stride`, sorted by the ids that follow them, separators' own suffixes left out, as
-    little-endian uint32.
+    little-endian uint32 (`sorted_chunks`, joined: the array held whole)."""
+    chunks = list(sorted_chunks(lambda: ids, width, stride))
+    return np.concatenate(chunks) if chunks else np.empty(0, dtype="<u4")
+
+
+def sorted_chunks(
+    take: Callable[[], np.ndarray], width: int, stride: int = 1
+) -> Iterator[np.ndarray]:
+    """`suffix_array` of the ids `take()` returns, in chunks (little-endian uint32) as they
+    are found: a writer puts each in its file, the array is never held whole.
 
     divsufsort sorts bytes: the ids are written in an order-preserving prefix code (see
     `_order_code`: the most frequent ids in one byte, most of the rest in two), the bytes'
     suffixes sorted and those that start at a kept id taken. Byte order is then id order,
-    so the order is the ids' (`width`: bytes an id needs). With a stride, each block of
-    `stride` ids becomes one symbol first (its rank among the blocks), so only the blocks
-    are sorted: the same order, since blocks compare as their ids do.
+    so the order is the ids' (`width`: bytes an id needs). With a stride, each block of `stride` ids becomes one symbol
+    first (its rank among the blocks), so only the blocks are sorted: the same order, since
+    blocks compare as their ids do.
 
-    Memory, besides `ids`: the code (1–2 bytes a symbol), divsufsort's array (4 bytes a
-    code byte), the result and a bit per code byte; nothing else grows with the shard, so
-    that a shard of 2^30 words sorts in about 14 GB.
+    Memory: the ids are let go once coded (when `take` handed over the only reference to
+    them), so the sort holds the code (1–2 bytes a symbol), divsufsort's array (4 bytes a
+    code byte) and a bit per code byte: about 5 bytes a code byte, 7–10 a word; nothing
+    else grows with the shard.
     """
+    ids = take()
     if not len(ids):
-        return np.empty(0, dtype="<u4")
-    symbols = ids if stride == 1 else _block_ranks(ids, width, stride)
+        return
+    kept = _bits(ids[::stride] != SEPARATOR)  # the symbols whose suffixes are kept
+    if stride == 1:
+        symbols = ids
+        del ids
+    else:
+        key = _block_keys(ids, width, stride)
+        del ids
+        symbols = _ranks(key)
+        del key
     code, starts = _order_code(symbols)
     del symbols
-    kept = _bits(ids[::stride] != SEPARATOR)  # the symbols whose suffixes are kept
     sa = divsufsort(code)
     del code
     # a code byte's symbol is the number of symbols starting before it (a rank over the
     # bits of `starts`); the suffixes of the bytes that start a kept symbol are taken
     before = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(_popcount(starts), out=before[1:])
-    out = np.empty(int(_popcount(kept).sum()), dtype="<u4")
-    filled = 0
     for i in range(0, len(sa), _CHUNK):
         at = sa[i : i + _CHUNK].astype(np.int64)
         word, bit = at >> 6, (at & 63).astype(np.uint64)
@@ -68,10 +84,26 @@ def suffix_array(ids: np.ndarray, width: int, stride: int = 1) -> np.ndarray:
         symbol = before[word] + _popcount(here & ((np.uint64(1) << bit) - np.uint64(1)))
         symbol = symbol[start]
         symbol = symbol[((kept[symbol >> 6] >> (symbol & 63).astype(np.uint64)) & 1) == 1]
-        out[filled : filled + len(symbol)] = symbol * stride
-        filled += len(symbol)
-    assert filled == len(out)
-    return out
+        if len(symbol):
+            yield (symbol * stride).astype("<u4")
+
+
+def write_suffix_array(
+    path: Path, take: Callable[[], np.ndarray], width: int, stride: int, top_step: int
+) -> tuple[int, np.ndarray]:
+    """`sorted_chunks` of `take()` written to `path` as they come; returns the places
+    written and every `top_step`-th of them (the top table's; none without a step)."""
+    places, tops = 0, []
+    with open(path, "wb") as f:
+        for chunk in sorted_chunks(take, width, stride):
+            if top_step:
+                tops.append(chunk[-places % top_step :: top_step])
+            chunk.tofile(f)
+            places += len(chunk)
+        f.flush()
+        os.fsync(f.fileno())
+    top = np.concatenate(tops) if tops else np.empty(0, dtype="<u4")
+    return places, top
 
 
 def _bits(flags: np.ndarray) -> np.ndarray:
@@ -148,9 +180,9 @@ def _order_code(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return code, _bits(starts)
 
 
-def _block_ranks(ids: np.ndarray, width: int, stride: int) -> np.ndarray:
-    """Each block of `stride` ids (the last one padded with separators) as its rank among
-    the distinct blocks in their order: a sequence that sorts as the blocks do."""
+def _block_keys(ids: np.ndarray, width: int, stride: int) -> np.ndarray:
+    """Each block of `stride` ids (the last one padded with separators) as a key that sorts
+    as the block: its ids in one 64-bit number when they fit, else a row of them."""
     blocks = -(-len(ids) // stride)
     if width * stride <= 8:  # a block's ids in one 64-bit number, in order
         key = np.zeros(blocks, dtype=np.uint64)
@@ -158,17 +190,24 @@ def _block_ranks(ids: np.ndarray, width: int, stride: int) -> np.ndarray:
             column = ids[j::stride]
             key <<= np.uint64(8 * width)
             key[: len(column)] |= column.astype(np.uint64)
+        return key
+    padded = np.zeros(blocks * stride, dtype=np.uint64)
+    padded[: len(ids)] = ids
+    return padded.reshape(blocks, stride)
+
+
+def _ranks(key: np.ndarray) -> np.ndarray:
+    """Each block's rank among the distinct blocks in their order (`_block_keys`' keys):
+    a sequence that sorts as the blocks do."""
+    blocks = len(key)
+    if key.ndim == 1:
         order = np.argsort(key, kind="stable")
         ordered = key[order]
-        del key
         new = np.ones(blocks, dtype=bool)
         new[1:] = ordered[1:] != ordered[:-1]
     else:
-        padded = np.zeros(blocks * stride, dtype=np.uint64)
-        padded[: len(ids)] = ids
-        rows = padded.reshape(blocks, stride)
-        order = np.lexsort(rows.T[::-1])
-        ordered = rows[order]
+        order = np.lexsort(key.T[::-1])
+        ordered = key[order]
         new = np.ones(blocks, dtype=bool)
         new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
     del ordered
@@ -198,7 +237,7 @@ def write_shard(
     documents, bytes per id, places of the rename-insensitive view's suffix array).
     Consumes `docs` and `identifiers` (`joined_shard`)."""
     shard = joined_shard(docs, identifiers)
-    return write_joined(gen, index, shard, stride, top_step, at_once=False)
+    return write_joined(gen, index, shard, stride, top_step)
 
 
 def joined_shard(
@@ -238,6 +277,13 @@ class JoinedShard:
     starts: np.ndarray
     renamed: np.ndarray | None
 
+    def take_ids(self) -> np.ndarray:
+        """The ids, no longer held here (their sort lets them go once coded)."""
+        ids, self.ids = self.ids, None
+        if ids is None:
+            raise ValueError("the shard's ids were taken already")
+        return ids
+
 
 def write_joined(
     gen: Path,
@@ -245,50 +291,60 @@ def write_joined(
     shard: JoinedShard,
     stride: int,
     top_step: int = 0,
-    at_once: bool = True,
     say: Callable[[str], None] = lambda step: None,
 ) -> tuple[int, int, int, int]:
-    """Write shard `index` as `write_shard` does. With `at_once`, the two views are
-    sorted side by side (faster); without, one after the other and each array let go as
-    soon as it is written (less memory: compacting sorts the largest shards). `say` is
-    told each step as it starts (a progress bar's)."""
+    """Write shard `index` as `write_shard` does, one view after the other, each array let
+    go as soon as it is written: the ids once coded for their sort (the shard's reference
+    taken), each suffix array written as it is found, the rename-insensitive view's ids
+    read back from their file after the exact view is sorted (two bytes an id, all it
+    holds). `say` is told each step as it starts (a progress bar's)."""
     ids, starts = shard.ids, shard.starts
     words = len(ids) - len(starts) - 1  # a separator before, between and after documents
     width = id_width(int(ids.max()))
-    # the exact view's sort is the longest step: started first, in a thread (the sort
-    # releases the interpreter), while the rest is written and the other view sorted
-    with ThreadPoolExecutor(1) as pool:
-        exact = pool.submit(suffix_array, ids, width) if at_once else None
-        tok = id_bytes(ids, width)
-        write_array(gen / shard_file(index, "ids"), tok)
-        if exact is None:  # read back from its file for the top table: no copy held
-            del tok
-        write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
-        rplaces = 0
-        if shard.renamed is not None:
-            say("sorting the rename-insensitive view")
-            renamed, shard.renamed = shard.renamed, None
-            rtok = id_bytes(renamed, RENAMED_WIDTH)
-            write_array(gen / shard_file(index, "rids"), rtok)
-            rsa = suffix_array(renamed, RENAMED_WIDTH, stride)
-            del renamed
-            write_array(gen / shard_file(index, "rsa"), rsa)
-            if top_step:
-                keys = top_keys(rtok, rsa.view(np.uint32), RENAMED_WIDTH, top_step, TOP_BYTES)
-                write_array(gen / shard_file(index, "rtop"), keys)
-            rplaces = len(rsa)
-            del rtok, rsa
-        say("sorting")
-        if exact is not None:
-            sa = exact.result()
-        else:
-            shard.ids = None
-            sa = suffix_array(ids, width)
-            del ids
-            tok = np.fromfile(gen / shard_file(index, "ids"), dtype=np.uint8)
-        say("writing")
-        write_array(gen / shard_file(index, "sa"), sa)
+    _write_ids(gen / shard_file(index, "ids"), ids, width)
+    del ids
+    write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
+    if shard.renamed is not None:
+        _write_ids(gen / shard_file(index, "rids"), shard.renamed, RENAMED_WIDTH)
+        shard.renamed = None
+        renamed = True
+    else:
+        renamed = False
+    say("sorting")
+    _, top = write_suffix_array(gen / shard_file(index, "sa"), shard.take_ids, width, 1, top_step)
+    say("writing")
+    if top_step:
+        _write_top(gen / shard_file(index, "top"), gen / shard_file(index, "ids"), top, width)
+    rplaces = 0
+    if renamed:
+        say("sorting the rename-insensitive view")
+        rids = gen / shard_file(index, "rids")
+        rplaces, rtop = write_suffix_array(
+            gen / shard_file(index, "rsa"), lambda: _read_renamed(rids), RENAMED_WIDTH, stride,
+            top_step,
+        )  # fmt: skip
         if top_step:
-            keys = top_keys(tok, sa.view(np.uint32), width, top_step, TOP_BYTES)
-            write_array(gen / shard_file(index, "top"), keys)
+            _write_top(gen / shard_file(index, "rtop"), rids, rtop, RENAMED_WIDTH)
     return words, len(starts), width, rplaces
+
+
+def _write_ids(path: Path, ids: np.ndarray, width: int) -> None:
+    """`ids` as the shard's file holds them (`id_bytes`), a chunk at a time."""
+    with open(path, "wb") as f:
+        for i in range(0, len(ids), _CHUNK):
+            id_bytes(ids[i : i + _CHUNK], width).tofile(f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _read_renamed(rids: Path) -> np.ndarray:
+    """The rename-insensitive view's ids from their file (each at most RARE_ID: two bytes
+    hold it whole)."""
+    return np.fromfile(rids, dtype=">u2").astype(np.uint16)
+
+
+def _write_top(path: Path, ids_file: Path, sampled: np.ndarray, width: int) -> None:
+    """The top table of a suffix array from its every `top_step`-th place (`sampled`) and
+    its shard's ids file."""
+    tok = np.fromfile(ids_file, dtype=np.uint8)
+    write_array(path, top_keys(tok, sampled.view(np.uint32), width, 1, TOP_BYTES))

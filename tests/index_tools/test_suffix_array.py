@@ -1,13 +1,18 @@
 """The shards' suffix arrays against sorting every suffix by hand: every position, and
 one in `stride` (blocks of ids ranked first), on ids with heavy repetition, frequent and
-rare ids (their codes one to four bytes long)."""
+rare ids (their codes one to four bytes long); written to a file as found, with the top
+table's places, and the ids let go before the sort."""
 
 from __future__ import annotations
+
+import gc
+import weakref
 
 import numpy as np
 import pytest
 
-from index_tools.build.suffix import suffix_array
+from index_tools.build import suffix
+from index_tools.build.suffix import JoinedShard, sorted_chunks, suffix_array, write_suffix_array
 from index_tools.store.shards import SEPARATOR
 
 
@@ -51,3 +56,48 @@ def test_suffix_array_is_the_same_sorted_a_few_ids_at_a_time(stride, monkeypatch
             if stride > 1:
                 ids = np.minimum(ids, (1 << 16) - 1).astype(np.uint32)
             assert suffix_array(ids, width, stride).tolist() == by_hand(ids, stride)
+
+
+@pytest.mark.parametrize("stride", [1, 4])
+def test_a_suffix_array_written_as_found_is_the_array_and_its_top_places(
+    stride, tmp_path, monkeypatch
+):
+    """Written a chunk at a time (chunks of any size, a top table's step that does not
+    divide them): the file holds the array, and the places kept for the top table are
+    every step-th of it."""
+    rng = np.random.default_rng(30 + stride)
+    for chunk in (1, 5, 64, 1 << 20):
+        monkeypatch.setattr(suffix, "_CHUNK", chunk)
+        for _ in range(20):
+            n = int(rng.integers(0, 300))
+            ids = np.minimum(rng.zipf(1.2, n), 60_000)
+            ids[rng.random(n) < 0.05] = SEPARATOR
+            ids = np.concatenate([[SEPARATOR], ids, [SEPARATOR]]).astype(np.uint32)
+            want = by_hand(ids, stride)
+            for step in (1, 3, 7):
+                path = tmp_path / "sa"
+                places, top = write_suffix_array(path, ids.copy, 2, stride, step)
+                assert np.fromfile(path, dtype="<u4").tolist() == want
+                assert places == len(want)
+                assert top.tolist() == want[::step]
+            _, top = write_suffix_array(tmp_path / "sa", ids.copy, 2, stride, 0)
+            assert len(top) == 0
+
+
+@pytest.mark.parametrize("stride", [1, 4])
+def test_the_ids_are_let_go_before_they_are_sorted(stride):
+    """A shard's sort holds its code and divsufsort's array, not its ids (4 bytes a word):
+    handed over, they are freed before the first place is found."""
+    ids = np.concatenate([[SEPARATOR], np.arange(1, 5000) % 300 + 1, [SEPARATOR]])
+    ids = ids.astype(np.uint32)
+    want = by_hand(ids, stride)
+    shard = JoinedShard(ids, np.array([1]), None)
+    alive = weakref.ref(ids)
+    del ids
+    chunks = sorted_chunks(shard.take_ids, 2, stride)
+    first = next(chunks)
+    gc.collect()
+    assert alive() is None and shard.ids is None
+    assert np.concatenate([first, *chunks]).tolist() == want
+    with pytest.raises(ValueError, match="taken already"):
+        shard.take_ids()

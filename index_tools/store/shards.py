@@ -134,7 +134,9 @@ def renamed_ids(ids: np.ndarray, identifiers: np.ndarray) -> np.ndarray:
     """The rename-insensitive view of `ids` (uint32): IDENT_ID where `identifiers`,
     RARE_ID for every other id from RARE_ID on (2 bytes an id, whatever the vocabulary;
     words that equal there may differ, which the lookup checks in the documents)."""
-    return np.where(identifiers, IDENT_ID, np.minimum(ids, RARE_ID)).astype(np.uint32)
+    out = np.minimum(ids, RARE_ID).astype(np.uint32, copy=False)
+    out[identifiers] = IDENT_ID  # (in place: a shard's ids and this view held, no more)
+    return out
 
 
 def expected_sizes(

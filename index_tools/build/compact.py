@@ -187,14 +187,16 @@ def _joined(
     old_gen: Path, header: store.Header, group: list[int], part: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ids of the shards of `group` (`part`: "ids" or the rename-insensitive "rids")
-    back to back, one separator between shards, as uint32, and where their documents
+    back to back, one separator between shards, as uint32 (the rename-insensitive view's as
+    uint16: each of its ids fits in two bytes), and where their documents
     start; each file read once and checked against the header's digest (the suffix arrays
     and top tables of joined shards are sorted anew, never read)."""
     sizes = []
     for i in group:
         width = header.shard_id_bytes[i] if part == "ids" else files.RENAMED_WIDTH
         sizes.append((i, width, header.shard_words[i] + header.shard_documents[i] + 1))
-    ids = np.empty(sum(n for _, _, n in sizes) - len(group) + 1, dtype=np.uint32)
+    dtype = np.uint32 if part == "ids" else np.uint16
+    ids = np.empty(sum(n for _, _, n in sizes) - len(group) + 1, dtype=dtype)
     starts = []
     at = 0
     for j, (i, width, n) in enumerate(sizes):

@@ -97,7 +97,8 @@ def write_suffix_array(
     with open(path, "wb") as f:
         for chunk in sorted_chunks(take, width, stride):
             if top_step:
-                tops.append(chunk[-places % top_step :: top_step])
+                tops.append(chunk[-places % top_step :: top_step].copy())  # (not a view: it
+                # would hold the whole chunk, and so the whole array)
             chunk.tofile(f)
             places += len(chunk)
         f.flush()

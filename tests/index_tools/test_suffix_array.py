@@ -101,3 +101,27 @@ def test_the_ids_are_let_go_before_they_are_sorted(stride):
     assert np.concatenate([first, *chunks]).tolist() == want
     with pytest.raises(ValueError, match="taken already"):
         shard.take_ids()
+
+
+def test_a_chunk_written_is_let_go_before_the_next_is_found(tmp_path, monkeypatch):
+    """Writing holds one chunk at a time, the last one written while the next is found
+    (the top table keeps copies of its places, not views that would hold every chunk, and
+    with them the whole array)."""
+    monkeypatch.setattr(suffix, "_CHUNK", 64)
+    rng = np.random.default_rng(4)
+    ids = np.concatenate([[SEPARATOR], rng.integers(1, 50, 3000), [SEPARATOR]]).astype(np.uint32)
+    found = suffix.sorted_chunks
+    alive: list[weakref.ref] = []
+
+    def watched(take, width, stride=1):
+        for chunk in found(take, width, stride):
+            gc.collect()
+            assert not any(ref() is not None for ref in alive[:-1])
+            alive.append(weakref.ref(chunk))
+            yield chunk
+            del chunk
+
+    monkeypatch.setattr(suffix, "sorted_chunks", watched)
+    places, top = write_suffix_array(tmp_path / "sa", ids.copy, 2, 1, 5)
+    assert len(alive) > 10 and places == len(by_hand(ids, 1))
+    assert top.tolist() == by_hand(ids, 1)[::5]

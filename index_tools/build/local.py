@@ -41,7 +41,6 @@ from ..store import generations as store
 from ..store import shards as files
 from ..store.lock import IndexBusyError, WriterLock
 from ..store.map_ahead import drop_pages, mapping_of
-from ..store.shards import renamed_ids
 from ..store.small_files import NotRegularFile, writable_target
 from ..text.normalize import GRAMMARS, NORMALIZER_VERSION, supported
 from ..text.words import TOKENIZER_VERSION
@@ -562,16 +561,13 @@ def _write_filled(
     ids_file.unlink()
     lengths = np.frombuffer(sizes, dtype=np.uint32).astype(np.int64) + 1
     starts = np.cumsum(lengths) - lengths + 1
-    renamed = None
+    marked = None
     if marks_file is not None:
         marked = np.fromfile(marks_file, dtype=np.bool_)
         marks_file.unlink()
-        renamed = renamed_ids(ids, marked)
-        del marked
-    # the views one after the other, each array let go once written: a shard sorts in about
-    # 19 bytes a word (both at once: 27)
-    shard = JoinedShard(ids, starts, renamed)
-    del ids, renamed
+    # the views one after the other, each array let go once written (`write_joined`)
+    shard = JoinedShard(ids, starts, None, marked)
+    del ids, marked
     try:
         return write_joined(gen, index, shard, stride, top)
     finally:

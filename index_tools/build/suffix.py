@@ -264,19 +264,20 @@ def joined_shard(
                 marked[s : s + len(d)] = mask
         del d
     docs.clear()
-    renamed = renamed_ids(ids, marked) if marked is not None else None
-    return JoinedShard(ids, starts, renamed)
+    return JoinedShard(ids, starts, None, marked)
 
 
 @dataclass
 class JoinedShard:
     """A shard's documents back to back (`joined`'s ids and starts) and their
-    rename-insensitive view (None: the index has none); `write_joined` lets each array go
-    once written."""
+    rename-insensitive view (None: the index has none), or which of their words are
+    identifiers (`marks`: the view made from them a chunk at a time as it is written, never
+    held whole); `write_joined` lets each array go once written."""
 
     ids: np.ndarray | None
     starts: np.ndarray
     renamed: np.ndarray | None
+    marks: np.ndarray | None = None
 
     def take_ids(self) -> np.ndarray:
         """The ids, no longer held here (their sort lets them go once coded)."""
@@ -305,12 +306,11 @@ def write_joined(
     _write_ids(gen / shard_file(index, "ids"), ids, width)
     del ids
     write_array(gen / shard_file(index, "docs"), starts.astype("<u4"))
-    if shard.renamed is not None:
-        _write_ids(gen / shard_file(index, "rids"), shard.renamed, RENAMED_WIDTH)
-        shard.renamed = None
-        renamed = True
-    else:
-        renamed = False
+    renamed = shard.renamed is not None or shard.marks is not None
+    if renamed:
+        view = shard.renamed if shard.renamed is not None else shard.ids
+        _write_ids(gen / shard_file(index, "rids"), view, RENAMED_WIDTH, shard.marks)
+        shard.renamed = shard.marks = view = None
     say("sorting")
     _, top = write_suffix_array(gen / shard_file(index, "sa"), shard.take_ids, width, 1, top_step)
     say("writing")
@@ -329,11 +329,15 @@ def write_joined(
     return words, len(starts), width, rplaces
 
 
-def _write_ids(path: Path, ids: np.ndarray, width: int) -> None:
-    """`ids` as the shard's file holds them (`id_bytes`), a chunk at a time."""
+def _write_ids(path: Path, ids: np.ndarray, width: int, marks: np.ndarray | None = None) -> None:
+    """`ids` as the shard's file holds them (`id_bytes`), a chunk at a time; with `marks`
+    (which words are identifiers), their rename-insensitive view (`renamed_ids`)."""
     with open(path, "wb") as f:
         for i in range(0, len(ids), _CHUNK):
-            id_bytes(ids[i : i + _CHUNK], width).tofile(f)
+            part = ids[i : i + _CHUNK]
+            if marks is not None:
+                part = renamed_ids(part, marks[i : i + _CHUNK])
+            id_bytes(part, width).tofile(f)
         f.flush()
         os.fsync(f.fileno())
 

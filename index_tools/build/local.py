@@ -7,8 +7,9 @@ the ids of unique documents to a file of the shard being filled. A full shard
 (`shard_words`) is read back and has its suffix arrays built in a thread (the sort releases
 the interpreter, so it runs beside the workers) while the next one fills on disk.
 
-Memory is bounded by the shard, not the corpus: one shard sorted at a time (about 19 bytes
-a word, the two views one after the other), the rest on disk; what grows with the corpus
+Memory is bounded by the shard, not the corpus: one shard sorted at a time (about 9 bytes
+a word: its code and divsufsort's array, the two views one after the other, each suffix
+array written as it is found), the rest on disk; what grows with the corpus
 is the vocabulary (about 40 bytes a distinct word, `Vocabulary`) and 4 bytes a document
 and a file (`_Writer.occurrences`, `shares`). Everything goes into a new generation
 published atomically.
@@ -51,7 +52,7 @@ from .sources.base import with_own_license
 from .suffix import JoinedShard, write_joined
 from .workers import ordered_map
 
-DEFAULT_SHARD_WORDS = 1 << 27  # words per shard: its suffix array's memory (~20 bytes/word)
+DEFAULT_SHARD_WORDS = 1 << 27  # words per shard: its sort's memory (~9 bytes a word)
 # words per shard joined by `compact`: about 21 bytes a word of memory (11 GB; measured
 # 16.6 GB for 805M words)
 DEFAULT_COMPACT_WORDS = 1 << 29

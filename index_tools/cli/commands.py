@@ -609,7 +609,7 @@ def _parser() -> argparse.ArgumentParser:
             "--shard-words",
             type=int,
             default=DEFAULT_SHARD_WORDS,
-            help="words per shard: a build's memory is about one shard's sort, 19 bytes a "
+            help="words per shard: a build's memory is about one shard's sort, 9 bytes a "
             "word, the rest on disk (default: %(default)s)",
         )
         pk = sp.add_argument_group("package sources (pypi:, npm:)")

@@ -792,7 +792,7 @@ def _parser() -> argparse.ArgumentParser:
         "--shard-words",
         type=_number(int, 1, MAX_SHARD_WORDS),
         default=DEFAULT_COMPACT_WORDS,
-        help="words per joined shard: joining one takes about 21 bytes a word of memory "
+        help="words per joined shard: joining one takes about 10 bytes a word of memory "
         "(default: %(default)s)",
     )
     m.add_argument("--json", action="store_true")

@@ -47,9 +47,9 @@ def sorted_chunks(
     divsufsort sorts bytes: the ids are written in an order-preserving prefix code (see
     `_order_code`: the most frequent ids in one byte, most of the rest in two), the bytes'
     suffixes sorted and those that start at a kept id taken. Byte order is then id order,
-    so the order is the ids' (`width`: bytes an id needs). With a stride, each block of `stride` ids becomes one symbol
-    first (its rank among the blocks), so only the blocks are sorted: the same order, since
-    blocks compare as their ids do.
+    so the order is the ids' (`width`: bytes an id needs). With a stride, each block of
+    `stride` ids becomes one symbol first (its rank among the blocks), so only the blocks
+    are sorted: the same order, since blocks compare as their ids do.
 
     Memory: the ids are let go once coded (when `take` handed over the only reference to
     them), so the sort holds the code (1–2 bytes a symbol), divsufsort's array (4 bytes a

@@ -127,15 +127,17 @@ def _popcount(words: np.ndarray) -> np.ndarray:
 
 def _order_code(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`symbols` in a prefix code whose byte order is their order, and the bytes where a
-    symbol's code starts (a bit each, packed by `_bits`); written a chunk at a time. The first `a1` symbols take one byte, the next `a2 * 256` two
-    (a first byte of their own, then one), the rest three or four: first bytes split
+    symbol's code starts (a bit each, packed by `_bits`); written a chunk at a time. The
+    first `a1` symbols take one byte, the next `a2 * 256` two (a first byte of their own,
+    then one), the rest three or four: first bytes split
     between the classes so that the fewest bytes are written (ids are numbered in order
     of first appearance: the frequent ones are small). A longer code's first byte is
     larger than any shorter code's, so two codes compare as their symbols do, and two
     sequences as their first different symbols."""
     n = len(symbols)
     top = int(symbols.max()) + 1
-    sample = symbols[:: max(1, n >> 20)]  # the sizes compared on a sample
+    # (symbols of any unsigned type: a chunk at a time as uint32, the sample as int64)
+    sample = symbols[:: max(1, n >> 20)].astype(np.int64)  # the sizes compared on a sample
     small = np.bincount(np.minimum(sample, 1 << 17), minlength=(1 << 17) + 1)
     below = np.concatenate(([0], np.cumsum(small)))  # below[k]: sampled symbols < k
     m, best = len(sample), None
@@ -158,14 +160,14 @@ def _order_code(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     shift = np.array([24, 16, 32 - 8 * last], dtype=np.uint32)  # codes left-aligned
     total = n  # the code's bytes: one a symbol, one more from a1 on, more from c2 on
     for i in range(0, n, _CHUNK):
-        chunk = symbols[i : i + _CHUNK]
+        chunk = symbols[i : i + _CHUNK].astype(np.uint32, copy=False)
         total += int(np.count_nonzero(chunk >= a1))
         total += int(np.count_nonzero(chunk >= c2)) * (last - 2)
     code = np.empty(total, dtype=np.uint8)
     starts = np.zeros(total, dtype=bool)
     at = 0
     for i in range(0, n, _CHUNK):
-        chunk = symbols[i : i + _CHUNK]
+        chunk = symbols[i : i + _CHUNK].astype(np.uint32, copy=False)
         cls = (chunk >= a1).astype(np.uint8) + (chunk >= c2)
         length = nbytes[cls]
         c = chunk.astype(np.uint32) - base[cls]

@@ -125,3 +125,20 @@ def test_a_chunk_written_is_let_go_before_the_next_is_found(tmp_path, monkeypatc
     places, top = write_suffix_array(tmp_path / "sa", ids.copy, 2, 1, 5)
     assert len(alive) > 10 and places == len(by_hand(ids, 1))
     assert top.tolist() == by_hand(ids, 1)[::5]
+
+
+@pytest.mark.parametrize("stride", [1, 2, 4])
+def test_two_byte_ids_sort_as_four_byte_ones(stride, tmp_path):
+    """The rename-insensitive view's ids are read back from their file as two bytes each
+    (`--renamed-stride 1` sorts every one of them): the same array as their uint32."""
+    rng = np.random.default_rng(50 + stride)
+    for _ in range(40):
+        n = int(rng.integers(1, 300))
+        ids = np.minimum(rng.zipf(1.1, n), (1 << 16) - 1)
+        ids[rng.random(n) < 0.05] = SEPARATOR
+        ids = np.concatenate([[SEPARATOR], ids, [SEPARATOR]])
+        want = by_hand(ids.astype(np.uint32), stride)
+        narrow = ids.astype(np.uint16)
+        assert suffix_array(narrow, 2, stride).tolist() == want
+        write_suffix_array(tmp_path / "sa", narrow.copy, 2, stride, 0)
+        assert np.fromfile(tmp_path / "sa", dtype="<u4").tolist() == want

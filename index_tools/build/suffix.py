@@ -6,7 +6,6 @@ the same files (`store/shards.py` describes them).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from ..store.shards import (
     shard_file,
     top_keys,
     write_array,
+    write_arrays,
 )
 
 _CHUNK = 1 << 20  # ids encoded, and suffix array entries mapped, at a time (bounds temporaries)
@@ -94,17 +94,17 @@ def write_suffix_array(
     """`sorted_chunks` of `take()` written to `path` as they come; returns the places
     written and every `top_step`-th of them (the top table's; none without a step)."""
     places, tops = 0, []
-    with open(path, "wb") as f:
+
+    def counted() -> Iterator[np.ndarray]:
+        nonlocal places
         for chunk in sorted_chunks(take, width, stride):
-            if top_step:
-                tops.append(chunk[-places % top_step :: top_step].copy())  # (not a view: it
-                # would hold the whole chunk, and so the whole array)
-            chunk.tofile(f)
+            if top_step:  # (a copy: a view would hold the chunk, and so the whole array)
+                tops.append(chunk[-places % top_step :: top_step].copy())
             places += len(chunk)
-        f.flush()
-        os.fsync(f.fileno())
-    top = np.concatenate(tops) if tops else np.empty(0, dtype="<u4")
-    return places, top
+            yield chunk
+
+    write_arrays(path, counted())
+    return places, np.concatenate(tops) if tops else np.empty(0, dtype="<u4")
 
 
 def _bits(flags: np.ndarray) -> np.ndarray:
@@ -334,14 +334,12 @@ def write_joined(
 def _write_ids(path: Path, ids: np.ndarray, width: int, marks: np.ndarray | None = None) -> None:
     """`ids` as the shard's file holds them (`id_bytes`), a chunk at a time; with `marks`
     (which words are identifiers), their rename-insensitive view (`renamed_ids`)."""
-    with open(path, "wb") as f:
-        for i in range(0, len(ids), _CHUNK):
-            part = ids[i : i + _CHUNK]
-            if marks is not None:
-                part = renamed_ids(part, marks[i : i + _CHUNK])
-            id_bytes(part, width).tofile(f)
-        f.flush()
-        os.fsync(f.fileno())
+
+    def part(i: int) -> np.ndarray:
+        ids_here = ids[i : i + _CHUNK]
+        return ids_here if marks is None else renamed_ids(ids_here, marks[i : i + _CHUNK])
+
+    write_arrays(path, (id_bytes(part(i), width) for i in range(0, len(ids), _CHUNK)))
 
 
 def _read_renamed(rids: Path) -> np.ndarray:
@@ -354,4 +352,4 @@ def _write_top(path: Path, ids_file: Path, sampled: np.ndarray, width: int) -> N
     """The top table of a suffix array from its every `top_step`-th place (`sampled`) and
     its shard's ids file."""
     tok = np.fromfile(ids_file, dtype=np.uint8)
-    write_array(path, top_keys(tok, sampled.view(np.uint32), width, 1, TOP_BYTES))
+    write_array(path, top_keys(tok, sampled, width, 1, TOP_BYTES))

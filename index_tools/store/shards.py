@@ -167,8 +167,15 @@ def expected_sizes(
 
 
 def write_array(path: Path, array: np.ndarray) -> None:
+    write_arrays(path, [array])
+
+
+def write_arrays(path: Path, arrays: Iterable[np.ndarray]) -> None:
+    """The arrays back to back in one file, each written as it comes (a large one made a
+    chunk at a time is never held whole), then synced."""
     with open(path, "wb") as f:
-        array.tofile(f)
+        for array in arrays:
+            array.tofile(f)
         f.flush()
         os.fsync(f.fileno())
 

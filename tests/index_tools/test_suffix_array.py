@@ -21,6 +21,14 @@ def by_hand(ids: np.ndarray, stride: int) -> list[int]:
     return sorted(places, key=lambda p: ids[p:].tolist())
 
 
+def separated(rng, n: int, a: float, most: int) -> np.ndarray:
+    """n ids drawn from a Zipf law (a), at most `most`, one in twenty a separator, with a
+    separator before and after them (uint32)."""
+    ids = np.minimum(rng.zipf(a, n), most)
+    ids[rng.random(n) < 0.05] = SEPARATOR
+    return np.concatenate([[SEPARATOR], ids, [SEPARATOR]]).astype(np.uint32)
+
+
 @pytest.mark.parametrize("stride", [1, 2, 3, 4, 7])
 def test_suffix_array_sorts_every_sampled_suffix(stride):
     rng = np.random.default_rng(stride)
@@ -49,9 +57,7 @@ def test_suffix_array_is_the_same_sorted_a_few_ids_at_a_time(stride, monkeypatch
         monkeypatch.setattr(suffix, "_CHUNK", chunk)
         for _ in range(60):
             n = int(rng.integers(1, 400))
-            ids = np.minimum(rng.zipf(1.1, n), 30_000_000)
-            ids[rng.random(n) < 0.05] = SEPARATOR
-            ids = np.concatenate([[SEPARATOR], ids, [SEPARATOR]]).astype(np.uint32)
+            ids = separated(rng, n, 1.1, 30_000_000)
             width = 2 if stride > 1 else 4
             if stride > 1:
                 ids = np.minimum(ids, (1 << 16) - 1).astype(np.uint32)
@@ -70,9 +76,7 @@ def test_a_suffix_array_written_as_found_is_the_array_and_its_top_places(
         monkeypatch.setattr(suffix, "_CHUNK", chunk)
         for _ in range(20):
             n = int(rng.integers(0, 300))
-            ids = np.minimum(rng.zipf(1.2, n), 60_000)
-            ids[rng.random(n) < 0.05] = SEPARATOR
-            ids = np.concatenate([[SEPARATOR], ids, [SEPARATOR]]).astype(np.uint32)
+            ids = separated(rng, n, 1.2, 60_000)
             want = by_hand(ids, stride)
             for step in (1, 3, 7):
                 path = tmp_path / "sa"
@@ -134,10 +138,8 @@ def test_two_byte_ids_sort_as_four_byte_ones(stride, tmp_path):
     rng = np.random.default_rng(50 + stride)
     for _ in range(40):
         n = int(rng.integers(1, 300))
-        ids = np.minimum(rng.zipf(1.1, n), (1 << 16) - 1)
-        ids[rng.random(n) < 0.05] = SEPARATOR
-        ids = np.concatenate([[SEPARATOR], ids, [SEPARATOR]])
-        want = by_hand(ids.astype(np.uint32), stride)
+        ids = separated(rng, n, 1.1, (1 << 16) - 1)
+        want = by_hand(ids, stride)
         narrow = ids.astype(np.uint16)
         assert suffix_array(narrow, 2, stride).tolist() == want
         write_suffix_array(tmp_path / "sa", narrow.copy, 2, stride, 0)

@@ -378,9 +378,12 @@ class Vocabulary:
             at[todo] = (at[todo] + 1) & mask
         found = np.flatnonzero(out)
         k = out[found].astype(np.int64) - files.FIRST_WORD_ID
-        offsets = np.frombuffer(self.offsets, dtype=np.uint64).astype(np.int64)
+        # (the found words' offsets alone: a copy of all of them, 8 bytes a word of the
+        # vocabulary, made each document's lookup grow with the vocabulary)
+        offsets = np.frombuffer(self.offsets, dtype=np.uint64)
+        firsts, ends = offsets[k].astype(np.int64), offsets[k + 1].astype(np.int64)
         equal = _same_bytes(
-            np.frombuffer(self.blob, dtype=np.uint8), offsets[k], offsets[k + 1] - offsets[k],
+            np.frombuffer(self.blob, dtype=np.uint8), firsts, ends - firsts,
             q, starts[found], sizes[found],
         )  # fmt: skip
         for j in found[~equal].tolist():  # another word of the same hash: probed on

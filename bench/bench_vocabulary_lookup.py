@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,28 +24,28 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_build_memory import earlier_tree  # noqa: E402
+
+from index_tools.build.local import Vocabulary  # noqa: E402
 from index_tools.build.process import process  # noqa: E402
 from index_tools.build.sources import open_source  # noqa: E402
 
 
-def engine_before(commit: str, where: Path):
-    """`index_tools.build.local` of `commit`, imported under another name."""
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-f", "--detach", str(where), commit],
-                   check=True, capture_output=True)  # fmt: skip
+def vocabulary_at(commit: str, where: Path) -> type:
+    """The builder's `Vocabulary` of `commit`: its `local.py` imported as a module of this
+    package (its relative imports resolve here; the vocabulary's code is the commit's)."""
     name = "index_tools.build.local_before"
-    spec = importlib.util.spec_from_file_location(name, where / "index_tools/build/local.py")
-    # (imported as part of this package: the local module's relative imports resolve here,
-    # and only the vocabulary's code is the commit's)
-    source = (where / "index_tools/build/local.py").read_text()
+    spec = importlib.util.spec_from_file_location(
+        name, earlier_tree(commit, where) / "index_tools/build/local.py"
+    )
     module = importlib.util.module_from_spec(spec)
-    module.__package__ = "index_tools.build"
-    sys.modules[name] = module
-    exec(compile(source, str(spec.origin), "exec"), module.__dict__)
-    return module
+    sys.modules[name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module.Vocabulary
 
 
-def filled(module, words: int):
-    vocabulary = module.Vocabulary()
+def filled(vocabulary_type: type, words: int):
+    vocabulary = vocabulary_type()
     for start in range(0, words, 200_000):
         end = min(words, start + 200_000)
         vocabulary.map(process(" ".join(f"w{k}" for k in range(start, end))).pack())
@@ -59,34 +58,28 @@ def main() -> None:
     ap.add_argument("--words", type=int, action="append", required=True)
     ap.add_argument("--documents", type=int, default=300)
     args = ap.parse_args()
-    from index_tools.build import local
-
     docs = [d.text for d in open_source("python:stdlib").documents()][: args.documents]
     packed = [process(t).pack() for t in docs]
     with tempfile.TemporaryDirectory() as tmp:
-        before = engine_before(args.before, Path(tmp) / "before")
-        try:
-            print("| vocabulary words | documents | ms a document before (median) | after | "
-                  "total s before | after | same ids |")  # fmt: skip
-            print("| ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-            for n in args.words:
-                vocabularies = {"before": filled(before, n), "after": filled(local, n)}
-                times = {k: [] for k in vocabularies}
-                same = True
-                for i, pd in enumerate(packed):
-                    ids = {}
-                    for name in ("before", "after") if i % 2 == 0 else ("after", "before"):
-                        t = time.perf_counter()
-                        ids[name] = vocabularies[name].map(pd)
-                        times[name].append(time.perf_counter() - t)
-                    same = same and np.array_equal(ids["before"], ids["after"])
-                med = {k: statistics.median(v) * 1000 for k, v in times.items()}
-                tot = {k: sum(v) for k, v in times.items()}
-                print(f"| {n:,} | {len(packed)} | {med['before']:.2f} | {med['after']:.2f} | "
-                      f"{tot['before']:.2f} | {tot['after']:.2f} | {'yes' if same else 'NO'} |")  # fmt: skip
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(Path(tmp) / "before")], capture_output=True)  # fmt: skip
+        before = vocabulary_at(args.before, Path(tmp))
+    print("| vocabulary words | documents | ms a document before (median) | after | "
+          "total s before | after | same ids |")  # fmt: skip
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for n in args.words:
+        vocabularies = {"before": filled(before, n), "after": filled(Vocabulary, n)}
+        times = {k: [] for k in vocabularies}
+        same = True
+        for i, pd in enumerate(packed):
+            ids = {}
+            for name in ("before", "after") if i % 2 == 0 else ("after", "before"):
+                t = time.perf_counter()
+                ids[name] = vocabularies[name].map(pd)
+                times[name].append(time.perf_counter() - t)
+            same = same and np.array_equal(ids["before"], ids["after"])
+        med = {k: statistics.median(v) * 1000 for k, v in times.items()}
+        tot = {k: sum(v) for k, v in times.items()}
+        print(f"| {n:,} | {len(packed)} | {med['before']:.2f} | {med['after']:.2f} | "
+              f"{tot['before']:.2f} | {tot['after']:.2f} | {'yes' if same else 'NO'} |")  # fmt: skip
 
 
 if __name__ == "__main__":

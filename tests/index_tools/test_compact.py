@@ -21,7 +21,7 @@ from test_duplication import (
     write_files,
 )
 
-from index_tools import BuildOptions, add_to_index, build_index, open_index
+from index_tools import BuildOptions, FollowingIndex, add_to_index, build_index, open_index
 from index_tools.build.compact import compact_index, groups
 from index_tools.build.local import BuildError
 from index_tools.cli.commands import main
@@ -229,3 +229,31 @@ def test_a_build_of_many_shards_says_compact_would_join_them(tmp_path, capsys):
     assert main(["build", corpus, "--out", one, "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "shards: 1\n" in out and "compact" not in out
+
+
+def test_a_server_following_the_index_switches_to_the_compacted_generation(tmp_path):
+    """`compact` links the documents' database into the new generation (one file, two
+    names): an index followed across generations (the language server's, `serve`'s) opens
+    it while the old generation is still open, and answers from it, the same matches."""
+    rng = random.Random(5)
+    words = [random_words(rng, 400) for _ in range(6)]
+    corpus = write_files(tmp_path / "src", {f"m{i}.py": as_text(w) for i, w in enumerate(words)})
+    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=600, **OPTS))
+    query = as_text(words[2][100:200])
+    switched, errors = [], []
+    following = FollowingIndex(
+        tmp_path / "idx", poll_seconds=0, on_switch=switched.append, on_error=errors.append
+    )
+    try:
+        with following.using() as idx:
+            before = [m.to_dict() for m in idx.match(query, min_tokens=20)]
+        assert before and before[0]["length"] == 100
+        compact_index(tmp_path / "idx", 1 << 29, progress=False)
+        with following.using() as idx:
+            after = [m.to_dict() for m in idx.match(query, min_tokens=20)]
+            assert idx.header.shards == 1
+    finally:
+        following.close()
+    assert errors == []
+    assert switched == [store.current_generation(tmp_path / "idx")]
+    assert after == before

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_commits import checkout, remove_checkout  # noqa: E402
-from bench_latency import read_through  # noqa: E402
+from bench_latency import drop_cache, read_through  # noqa: E402
 from commit import commit  # noqa: E402
 
 from index_tools import (  # noqa: E402
@@ -393,23 +393,32 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
     opened = open_index(index)
     summary = opened.summary()
     indexes = {index.name: index}  # the servers' indexes, by name
-    others = []  # the other index, opened
+    opened_by_name = {index.name: opened}  # each index, opened (to read it through)
     if args.other_index:
         other = Path(args.other_index)
         indexes[other.name] = other
         if len(indexes) < 2:
             raise SystemExit("--other-index needs a folder of another name than --index")
-        others = [open_index(other)]
+        opened_by_name[other.name] = open_index(other)
 
-    def read_all_through() -> None:
-        for each in (opened, *others):
-            print(f"read through in {read_through(each):.0f} s", flush=True)
+    def read_all_through(ix: str) -> None:
+        """Index `ix` resident: the other one's pages dropped first (two large indexes
+        need not fit in memory together), then its files read."""
+        for name, each in opened_by_name.items():
+            if name != ix:
+                drop_cache(each)
+        print(f"{ix} read through in {read_through(opened_by_name[ix]):.0f} s", flush=True)
 
     warm = ""
     if args.read_through:
         warm = (
             " Its files read through before each server's run (a machine may reclaim pages"
-            " untouched for a while, however much memory is free)."
+            " untouched for a while, however much memory is free)"
+            + (
+                ", the other index's pages dropped from the page cache first."
+                if args.other_index
+                else "."
+            )
         )
 
     # a tiny index, to show that the server's memory does not grow with the index
@@ -429,7 +438,7 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
     for r in range(args.rounds):  # A B, B A, ...: every way sees the same machine
         for engine, path, ix in ways if r % 2 == 0 else ways[::-1]:
             if args.read_through:
-                read_all_through()
+                read_all_through(ix)
             name = f"{server_log.stem}-{engine.replace('/', '_')}-{path}-{ix}-{r}"
             log = server_log.with_name(name + server_log.suffix)
             res = asyncio.run(
@@ -451,7 +460,7 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
             lookups += [inside[uri] for uri in res["by_uri"] if uri in inside]
             overhead += [ms - inside[uri] for uri, ms in res["by_uri"].items() if uri in inside]
         if args.read_through:  # (the same state of the page cache as the servers had)
-            read_all_through()
+            read_all_through(ix)
         alone = lookup_only(engines[engine], indexes[ix], pairs, args.warmup, path)
         rows += [
             (f"didChange → publishDiagnostics ({way})", lat),
@@ -487,9 +496,10 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
         f"{summary.get('words'):,} words, {summary.get('bytes'):,} bytes on disk "
         f"(format {summary.get('format_version')}, {summary.get('shards')} shard(s)).{warm}"
         + "".join(
-            f" The other index, {Path(args.other_index).name}: {o.summary().get('bytes'):,} "
-            f"bytes (format {o.summary().get('format_version')})."
-            for o in others
+            f" The other index, {name}: {o.summary().get('bytes'):,} bytes (format "
+            f"{o.summary().get('format_version')}, {o.summary().get('shards')} shard(s))."
+            for name, o in opened_by_name.items()
+            if o is not opened
         ),
         "",
         f"{len(pairs) - args.warmup} insertions of {args.words}-word suggestions quoted from "

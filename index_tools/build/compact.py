@@ -7,9 +7,8 @@ own, so an index grows shards. Compacting joins neighbouring shards (their docum
 their order, so every document keeps its number) and sorts each joined shard's suffix
 arrays again, one view after the other, each array let go once written; the documents,
 texts, vocabulary and sources are carried over as they are (linked where the filesystem
-allows, copied otherwise, the documents' database always copied; their digests checked
-either way). The new generation is published atomically, as `add` publishes its own: the
-old one answers until then.
+allows, copied otherwise, their digests checked either way). The new generation is
+published atomically, as `add` publishes its own: the old one answers until then.
 """
 
 from __future__ import annotations
@@ -125,9 +124,7 @@ def compact_index(
 
 def _carry_over(old_gen: Path, gen: Path, header: store.Header, root: Path) -> None:
     """The files that are not shards, checked against the header's digests, then linked
-    (or copied where links are refused); the documents' database always copied: a server
-    following the index opens the new generation while it holds the old one, and LMDB
-    opens a file once in a process (a linked one is the same file)."""
+    (or copied where links are refused)."""
     shard_names = set(
         files.shard_files(header.shards, bool(header.renamed_languages), bool(header.top_step))
     )
@@ -135,23 +132,16 @@ def _carry_over(old_gen: Path, gen: Path, header: store.Header, root: Path) -> N
         if name in shard_names:
             continue
         _check(old_gen, header, [name], root)
-        if name == store.DOCS_NAME:
-            _copy(old_gen / name, gen / name)
-        else:
-            _link_or_copy(old_gen / name, gen / name)
+        _link_or_copy(old_gen / name, gen / name)
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
     try:
         os.link(src, dst)
     except OSError:  # another filesystem, or none that links: a copy
-        _copy(src, dst)
-
-
-def _copy(src: Path, dst: Path) -> None:
-    with os.fdopen(store.open_regular(src), "rb") as f, open(dst, "wb") as out:
-        while chunk := f.read(1 << 20):
-            out.write(chunk)
+        with os.fdopen(store.open_regular(src), "rb") as f, open(dst, "wb") as out:
+            while chunk := f.read(1 << 20):
+                out.write(chunk)
 
 
 def _check(old_gen: Path, header: store.Header, names: list[str], root: Path) -> None:

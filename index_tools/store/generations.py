@@ -143,16 +143,19 @@ def open_env(path: Path, *, readonly: bool, max_dbs: int = 0) -> lmdb.Environmen
             size //= 4
 
 
-_shared_envs: dict[str, list] = {}  # real path -> [read-only environment, its readers]
+# the file (device, inode) -> [read-only environment, its readers]
+_shared_envs: dict[tuple[int, int], list] = {}
 _shared_lock = threading.Lock()
 
 
 def open_shared_env(path: Path, max_dbs: int) -> lmdb.Environment:
     """A read-only environment of `path`, one per file in this process, shared by its
     readers: LMDB refuses to open one file twice in a process (two workspaces naming one
-    index, a handle reopened before the old one is closed). `release_shared_env` when
-    done."""
-    key = os.path.realpath(path)
+    index, a handle reopened before the old one is closed, a generation whose database is
+    linked from the one before it: `compact`'s). The file is known by its device and inode,
+    whatever its name. `release_shared_env` when done."""
+    st = os.stat(path)
+    key = (st.st_dev, st.st_ino)
     with _shared_lock:
         held = _shared_envs.get(key)
         if held is None:

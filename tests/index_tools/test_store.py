@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from engine_fixtures import HAVERSINE, ROUTES, make_repo
@@ -61,13 +62,26 @@ def test_other_format_version_is_refused(small_index, version):
 
 
 def test_one_index_opened_twice_in_a_process(small_index, tmp_path):
-    """Two workspaces naming one index (one through a link), or a handle reopened before
-    the old one closed: both open and answer, and closing one leaves the other whole (LMDB
-    refuses a second open of one file in a process: it was reported as damage)."""
+    """Two workspaces naming one index (one through a link, one a copy of it made of hard
+    links: `cp -al`, or a generation `compact` linked), or a handle reopened before the old
+    one closed: all open and answer, and closing one leaves the others whole (LMDB refuses
+    a second open of one file in a process: it was reported as damage)."""
     link = tmp_path / "link"
     link.symlink_to(small_index, target_is_directory=True)
+    copy = tmp_path / "hard-linked copy"
+    for f in small_index.rglob("*"):
+        target = copy / f.relative_to(small_index)
+        if f.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(f, target)
     first, second, third = open_index(small_index), open_index(small_index), open_index(link)
+    fourth = open_index(copy)
     try:
+        (m,) = fourth.match(ROUTES)
+        assert m.length == len(tokenize(ROUTES)) and m.file_count == 1
+        fourth.close()
         for idx in (first, second, third):
             (m,) = idx.match(ROUTES)
             assert m.length == len(tokenize(ROUTES)) and m.file_count == 1

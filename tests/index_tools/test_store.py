@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 from engine_fixtures import HAVERSINE, ROUTES, make_repo
@@ -69,13 +70,7 @@ def test_one_index_opened_twice_in_a_process(small_index, tmp_path):
     link = tmp_path / "link"
     link.symlink_to(small_index, target_is_directory=True)
     copy = tmp_path / "hard-linked copy"
-    for f in small_index.rglob("*"):
-        target = copy / f.relative_to(small_index)
-        if f.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.link(f, target)
+    shutil.copytree(small_index, copy, copy_function=os.link)
     first, second, third = open_index(small_index), open_index(small_index), open_index(link)
     fourth = open_index(copy)
     try:

@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import FeatureRequestError
-from pygls.io_ import StdoutWriter
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 
 from index_tools import (
@@ -39,6 +39,7 @@ from . import __version__
 from .detection import Checker, PendingCheck
 from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import DocumentLines, DocumentStore, TextDocument
+from .event_loop import run_session
 from .file_watch import FileWatch
 from .folder_check import FolderChecks
 from .folders import Scope, Scopes
@@ -97,30 +98,52 @@ class RecitationServer(LanguageServer):
     def start_stdio(self) -> None:
         """LSP over stdin/stdout. When stdin is a pipe or socket (as editors start language
         servers) it is read by the event loop itself, without a reader thread in between;
-        otherwise pygls' own stdio transport is used."""
+        otherwise by pygls' reader. The session ends within a bound (`run_session`)."""
         try:
             mode = os.fstat(sys.stdin.fileno()).st_mode
         except (OSError, ValueError):
             mode = 0
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-            self.start_io()
-            return
+        self._stop_event = stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
 
         async def serve() -> None:
+            if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):  # a file, a terminal
+                lines = StdinAsyncReader(sys.stdin.buffer, self.thread_pool)
+                await run_async(stop_event, lines, self.protocol, log, self.report_server_error)
+                return
             loop = asyncio.get_running_loop()
             reader = asyncio.StreamReader()
             await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer
             )
-            self.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
             await self._serve_frames(FrameReader(reader, self.report_framing_error))
 
-        self._stop_event = threading.Event()
         try:
-            asyncio.run(serve())
+            run_session(serve())
         except BrokenPipeError:
             log.error("the connection to the client is lost")
         except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """LSP with a client over TCP, through pygls' reader; ended as stdio is."""
+        self._stop_event = stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+            await run_async(stop_event, reader, self.protocol, log, self.report_server_error)
+            self.shutdown()
+
+        async def serve() -> None:
+            self._server = server = await asyncio.start_server(connection, host, port)
+            async with server:
+                await server.serve_forever()
+
+        try:
+            run_session(serve())
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             pass
         finally:
             self.shutdown()

@@ -37,6 +37,7 @@ import stat
 import sys
 import threading
 
+from ..event_loop import run_session
 from .relay import Relay
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,6 @@ def main(argv: list[str]) -> int:
         level=args.log_level, handlers=[handler], format="%(asctime)s %(name)s %(message)s"
     )
     try:
-        return asyncio.run(serve(args.command, args.upstream_timeout, args.request_timeout))
+        return run_session(serve(args.command, args.upstream_timeout, args.request_timeout))
     except KeyboardInterrupt:
         return 1

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
-from server_helpers import SERVER_COMMAND, make_client, server_env, write_corpus_jsonl
+from server_helpers import SERVER_COMMAND, end_session, make_client, server_env, write_corpus_jsonl
 
 from index_tools import build_index
 
@@ -37,4 +37,4 @@ def workspace(tmp_path) -> dict[str, Path]:
 async def client(lsp_client: LanguageClient):
     """A server over stdio, not yet initialized: each test starts its own session."""
     yield
-    await lsp_client.shutdown_session()
+    await end_session(lsp_client)

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Union
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
@@ -89,6 +90,21 @@ async def wait_for(predicate, timeout: float = 30.0, what: str = "a condition") 
         if loop.time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.005)
+
+
+EXIT_SECONDS = 30.0
+
+
+async def end_session(client: LanguageClient) -> None:
+    """`shutdown` then `exit`, as an editor ends a session: the server's process must be
+    gone within EXIT_SECONDS. One still running then is killed, and the test fails."""
+    try:
+        await asyncio.wait_for(client.shutdown_session(), EXIT_SECONDS)
+    except asyncio.TimeoutError:
+        process = client._server  # pygls' handle of the server's process
+        if process is not None and process.returncode is None:
+            process.kill()
+        pytest.fail(f"the server did not exit within {EXIT_SECONDS:.0f} s of shutdown and exit")
 
 
 def plain(value: Any) -> Any:

@@ -16,6 +16,7 @@ from server_helpers import (
     corpus_text,
     diagnostics_for,
     end_position,
+    end_session,
     insert,
     make_client,
     open_doc,
@@ -89,7 +90,7 @@ async def restarted(index, folder, settings=None):
         await wait_for(lambda: client.statuses, what="index status")
         yield client
     finally:
-        await client.shutdown_session()
+        await end_session(client)
         await client.stop()
 
 

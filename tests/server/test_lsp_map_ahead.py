@@ -13,6 +13,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 from server_helpers import (
     SERVER_COMMAND,
+    end_session,
     make_client,
     quote_found,
     server_env,
@@ -34,7 +35,7 @@ def logged_client(name: str, env: dict[str, str]):
     )
     async def fixture(lsp_client: LanguageClient):
         yield  # (the fixture is the client; its log is LOGS / f"{name}.log")
-        await lsp_client.shutdown_session()
+        await end_session(lsp_client)
 
     return fixture
 

@@ -15,6 +15,7 @@ from server_helpers import (
     SERVER_COMMAND,
     block,
     corpus_text,
+    end_session,
     make_client,
     server_env,
     start_session,
@@ -60,7 +61,7 @@ class ThreadedSession:
 
     def close(self):
         async def stop():
-            await self.client.shutdown_session()
+            await end_session(self.client)
             await self.client.stop()
 
         try:

@@ -9,6 +9,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 from server_helpers import (
     SERVER_COMMAND,
+    end_session,
     make_client,
     quote_found,
     server_env,
@@ -28,7 +29,7 @@ def search_client(path: str):
     )
     async def fixture(lsp_client: LanguageClient):
         yield
-        await lsp_client.shutdown_session()
+        await end_session(lsp_client)
 
     return fixture
 

@@ -30,6 +30,7 @@ from server_helpers import (
     block,
     corpus_text,
     end_position,
+    end_session,
     folder,
     insert,
     make_client,
@@ -132,7 +133,7 @@ class Session:
             client.answers.put_nowait(None)  # (an offer left unanswered by a failed test)
             try:
                 if not client.stopped:
-                    await asyncio.wait_for(client.shutdown_session(), 30)
+                    await end_session(client)
             finally:
                 await client.stop()
 
@@ -351,7 +352,7 @@ async def test_not_now_is_remembered_and_a_build_can_be_cancelled(session, regis
     await wait_for(lambda: client.message_requests, what="the offer", timeout=60)
     await client.answers.put("Not now")
     await wait_status(client, app, own("declined"), "declined")
-    await client.shutdown_session()
+    await end_session(client)
     await client.stop()
     # the next session does not ask again
     again = await session.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -105,6 +106,23 @@ async def end_session(client: LanguageClient) -> None:
         if process is not None and process.returncode is None:
             process.kill()
         pytest.fail(f"the server did not exit within {EXIT_SECONDS:.0f} s of shutdown and exit")
+
+
+def frame(message: Any) -> bytes:
+    """A JSON-RPC message as LSP frames it on a stream."""
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def unframe(data: bytes) -> list[Any]:
+    """The messages of a stream of frames (a server's whole output), in order."""
+    messages, at = [], 0
+    while (head_end := data.find(b"\r\n\r\n", at)) >= 0:
+        length = int(re.search(rb"Content-Length: *(\d+)", data[at:head_end]).group(1))
+        body_at = head_end + 4
+        messages.append(json.loads(data[body_at : body_at + length]))
+        at = body_at + length
+    return messages
 
 
 def plain(value: Any) -> Any:
@@ -239,8 +257,7 @@ async def diagnostics_for(
 
 def send_raw(client: LanguageClient, message: dict) -> None:
     """Write a JSON-RPC message as is, bypassing the client's typed serialization."""
-    body = json.dumps(message).encode("utf-8")
-    res = client.protocol.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    res = client.protocol.writer.write(frame(message))
     if hasattr(res, "__await__"):
         asyncio.ensure_future(res)
 

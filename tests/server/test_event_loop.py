@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import re
 import subprocess
 import sys
 import textwrap
 import time
 
 import pytest
-from server_helpers import REPO
+from server_helpers import REPO, frame, unframe
 
 from server.event_loop import run_session
 
@@ -96,11 +94,6 @@ def test_the_tasks_that_stop_when_asked_end_with_the_session():
     assert stopped == ["polite"]
 
 
-def frame(message: dict) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
 def test_a_session_read_from_a_file_is_answered_and_ends_with_exit(tmp_path):
     """stdin a file, not a pipe (pygls' reader): the requests answered, `exit` obeyed."""
     messages = tmp_path / "session.jsonrpc"
@@ -119,9 +112,6 @@ def test_a_session_read_from_a_file_is_answered_and_ends_with_exit(tmp_path):
             timeout=120,
         )
     assert ended.returncode == 0, ended.stderr.decode()
-    answers = [
-        json.loads(b) for b in re.findall(rb"\r\n\r\n(\{.*?\})(?=Content-Length|$)", ended.stdout)
-    ]
-    by_id = {a["id"]: a for a in answers if "id" in a}
+    by_id = {a["id"]: a for a in unframe(ended.stdout) if "id" in a}
     assert by_id[1]["result"]["serverInfo"]["name"] == "recitation"
     assert by_id[2]["result"] is None

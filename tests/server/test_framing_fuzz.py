@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from server_helpers import server_env
+from server_helpers import frame, server_env
 
 from server.framing import _LENGTH as LENGTH
 from server.framing import MAX_BODY
@@ -36,11 +36,6 @@ WRAPPED = [
     *SNIPPET_SERVER,
 ]
 FUZZ_MESSAGES = int(os.environ.get("RECITATION_FUZZ_MESSAGES", "1500"))
-
-
-def frame(obj) -> bytes:
-    body = json.dumps(obj).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def request(msg_id, method: str, params) -> dict:

@@ -9,6 +9,10 @@ arrays again, one view after the other, each array let go once written; the docu
 texts, vocabulary and sources are carried over as they are (linked where the filesystem
 allows, copied otherwise, their digests checked either way). The new generation is
 published atomically, as `add` publishes its own: the old one answers until then.
+
+After each `add`, `settle_index` joins the add's shards with the smaller ones before them
+(`settled`, within the add's shard limit), so an index kept current by adds stays in about
+log(adds) shards, each word sorted again a few times.
 """
 
 from __future__ import annotations
@@ -16,18 +20,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from ..store import generations as store
 from ..store import shards as files
-from .local import DEFAULT_COMPACT_WORDS, BuildError, abandon, groups, writing
+from .local import DEFAULT_COMPACT_WORDS, BuildError, abandon, groups, settled, writing
+from .progress import bar as progress_bar
 from .suffix import JoinedShard, write_joined
 
 
@@ -61,9 +64,27 @@ def compact_index(
 ) -> CompactSummary:
     """Join the shards of the index at `path` into as few as hold at most `shard_words`
     words each, and publish the result as a new generation."""
+    return _join(Path(path), lambda words: groups(words, shard_words), shard_words, progress)
+
+
+def settle_index(
+    path: str | os.PathLike, shard_words: int, progress: bool | str | None = None
+) -> CompactSummary:
+    """After an `add`: its shards joined with the smaller ones before them (`settled`),
+    within `shard_words` words a shard, so that adds keep an index in few shards."""
+    return _join(Path(path), lambda words: settled(words, shard_words), shard_words, progress)
+
+
+def _join(
+    root: Path,
+    plan_of: Callable[[list[int]], list[list[int]]],
+    shard_words: int,
+    progress: bool | str | None,
+) -> CompactSummary:
+    """The shards of the index at `root` joined as `plan_of` groups them (given each
+    shard's words), published as a new generation; nothing written when none is joined."""
     if not (1 <= shard_words <= files.MAX_SHARD_WORDS):
         raise BuildError(f"shard words must be between 1 and {files.MAX_SHARD_WORDS:,}")
-    root = Path(path)
     store.read_header(root)  # a clear error before taking the lock when there is no index
     started = time.perf_counter()
     with writing(root):
@@ -71,7 +92,7 @@ def compact_index(
         problems = store.structure_problems(old_gen, header)
         if problems:
             raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
-        plan = groups(header.shard_words, shard_words)
+        plan = plan_of(header.shard_words)
         summary = CompactSummary(str(root), header.shards, len(plan), header.words)
         if len(plan) == header.shards:  # nothing to join: the index stays as it is
             return summary
@@ -86,22 +107,14 @@ def compact_index(
                 shard_id_bytes=[],
                 shard_renamed_places=[],
             )
-            show = progress if progress is not None else sys.stderr.isatty()
-            bar = tqdm(
-                total=header.words,
-                desc="sorting",
-                unit=" words",
-                unit_scale=True,
-                disable=not show,
-                file=sys.stderr,
-                dynamic_ncols=True,
-            )
+            bar = progress_bar("joining shards", total=header.words, unit=" words", show=progress)
             with contextlib.closing(bar):
                 for k, group in enumerate(plan):
-                    bar.set_description(f"shard {k + 1} of {len(plan)}")
+                    step = f"shard {k + 1} of {len(plan)}"
                     words, docs, width, rplaces = _write_group(
-                        old_gen, gen, header, k, group, root, bar.set_postfix_str
-                    )
+                        old_gen, gen, header, k, group, root,
+                        lambda doing, step=step: bar.set_postfix_str(f"{step}: {doing}"),
+                    )  # fmt: skip
                     new.shard_words.append(words)
                     new.shard_documents.append(docs)
                     new.shard_id_bytes.append(width)
@@ -225,4 +238,4 @@ def _read_checked(gen: Path, header: store.Header, name: str, dtype) -> np.ndarr
     return data.view(dtype)
 
 
-__all__ = ["DEFAULT_COMPACT_WORDS", "CompactSummary", "compact_index", "groups"]
+__all__ = ["DEFAULT_COMPACT_WORDS", "CompactSummary", "compact_index", "groups", "settle_index"]

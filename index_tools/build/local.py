@@ -98,6 +98,28 @@ def groups(shard_words: list[int], limit: int) -> list[list[int]]:
     return out
 
 
+# an `add` joins its shards with the ones before them while each of those holds at most
+# this many times the words joined after it: an index kept current by adds holds about
+# log(adds) small shards, each word sorted again a few times (5 shards at most and each
+# word sorted ~5 times over 200 adds of one size)
+JOIN_RATIO = 2
+
+
+def settled(shard_words: list[int], limit: int) -> list[list[int]]:
+    """The shards an `add` leaves (as `groups` gives them): the last one joined with those
+    before it while each holds at most JOIN_RATIO times the words after it and the joined
+    shard stays within `limit`, the build's own bound on a shard's memory."""
+    if not shard_words:
+        return []
+    first, total = len(shard_words) - 1, shard_words[-1]
+    while first > 0:
+        words = shard_words[first - 1]
+        if words > JOIN_RATIO * total or total + words > limit:
+            break
+        first, total = first - 1, total + words
+    return [[i] for i in range(first)] + [list(range(first, len(shard_words)))]
+
+
 def compacted_shards(shard_words: list[int]) -> int:
     """The shards of an index once compacted with the default limit."""
     return len(groups(shard_words, DEFAULT_COMPACT_WORDS))
@@ -122,6 +144,7 @@ class BuildSummary:
     left: list[str] = field(default_factory=list)  # sources a workspace no longer names
     removed: int = 0  # files of the replaced versions and the left sources taken out
     compacted: int | None = None  # its shards once compacted (`compacted_shards`)
+    joined: int | None = None  # the shards an `add` left before joining them (`settled`)
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -145,7 +168,7 @@ class BuildSummary:
             f"{self.duplicates:,} duplicates)",
             f"words: {self.words:,} in unique documents ({self.vocabulary:,} distinct)",
             f"skipped: {skipped}",
-            f"shards: {self.shards}{self._compact_hint()}",
+            f"shards: {self.shards}{self._joined()}{self._compact_hint()}",
             f"index size: {self.bytes:,} bytes ({bpw} bytes per word)",
             f"time: {self.seconds:.1f} s ({rate:,.0f} words/s)",
         ]
@@ -160,6 +183,11 @@ class BuildSummary:
         if self.sources:
             out.insert(1, self.sources_line())
         return out
+
+    def _joined(self) -> str:
+        if self.joined is None:
+            return ""
+        return f" (joined from {self.joined}: the add's with the smaller ones before them)"
 
     def _compact_hint(self) -> str:
         """How to make lookups faster when `compact` would join shards (a lookup searches
@@ -980,7 +1008,17 @@ def add_to_index(
         if not (root / store.CURRENT_NAME).exists():
             raise
     with writing(root):
-        return _add(root, specs, opts)
+        summary = _add(root, specs, opts)
+    if summary.bytes:  # a new generation: its new shards joined with the small ones before
+        from .compact import settle_index
+
+        joined = settle_index(root, opts.shard_words, opts.progress)
+        if joined.shards_after < joined.shards_before:
+            summary.joined = joined.shards_before
+            summary.shards, summary.bytes = joined.shards_after, joined.bytes
+            summary.compacted = compacted_shards(store.read_header(root)[1].shard_words)
+            summary.seconds += joined.seconds
+    return summary
 
 
 def _copy_checked(src: Path, dst: Path, digest: str, root: Path) -> None:

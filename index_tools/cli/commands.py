@@ -749,7 +749,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Extend an index; it stays usable and unchanged until the "
         "extended one is published. A source it holds at the same version is left out; "
         "at another version (a new commit, a changed folder) it is replaced: its old "
-        "files leave the index.",
+        "files leave the index. The added shards are then joined with the smaller ones "
+        "before them (each at most twice the words joined after it, within --shard-words), "
+        "so an index kept current by many adds stays in few shards and answers as fast.",
     )
     a.add_argument("index", metavar="DIR")
     a.add_argument("sources", nargs="+", metavar="SOURCE")

@@ -1,0 +1,198 @@
+"""An index kept current by `add`s: its shards, each add's time, and its lookups, with each
+add's shards joined with the smaller ones before them (`settled`, what `add` does) beside
+the same adds leaving every add's shards apart (what `add` did before).
+
+A package list (pinned, as `bench/registry_packages/*.txt`) is split: the first part built
+into both indexes, the rest added in `--adds` batches, each batch to one index and then
+the other (taking turns, so both see the same machine). Then the same lookups on both
+(bench_latency's windows: quoted and novel, with the language and without), two rounds in
+alternating order, every lookup's answer compared between the indexes.
+
+    RECITATION_PACKAGE_CACHE=.cache/bench/registry .venv/bin/python bench/bench_adds.py \\
+        --packages bench/registry_packages/pypi-24th.txt --adds 16 --work DIR \\
+        --out bench/results/adds.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_index import pct  # noqa: E402
+from bench_latency import outputs, workload  # noqa: E402
+from commit import commit  # noqa: E402
+
+from index_tools import BuildOptions, add_to_index, build_index, open_index  # noqa: E402
+from index_tools.build import local  # noqa: E402
+from index_tools.build.sources.packages import RegistryOptions  # noqa: E402
+from index_tools.store import generations as store  # noqa: E402
+
+WAYS = ("apart", "settled")
+
+
+def batches(lines: list[str], first: int, adds: int) -> list[list[str]]:
+    rest = lines[first:]
+    size = -(-len(rest) // adds)
+    return [lines[:first]] + [rest[k : k + size] for k in range(0, len(rest), size)]
+
+
+def spec_file(work: Path, k: int, names: list[str]) -> str:
+    path = work / f"batch-{k:03d}.txt"
+    path.write_text("\n".join(names) + "\n", encoding="utf-8")
+    return f"pypi:{path}"
+
+
+def grow(work: Path, parts: list[list[str]], opts: BuildOptions) -> list[dict]:
+    """Both indexes built from the first part and grown by the rest, one add each in turn."""
+    rows = []
+    for k, names in enumerate(parts):
+        spec = spec_file(work, k, names)
+        row = {"add": k, "packages": len(names)}
+        for way in WAYS if k % 2 == 0 else WAYS[::-1]:
+            t = time.perf_counter()
+            ratio = local.JOIN_RATIO
+            local.JOIN_RATIO = 0 if way == "apart" else ratio  # 0: no shard is ever joined
+            try:
+                if k == 0:
+                    build_index([spec], work / way, opts)
+                else:
+                    add_to_index(work / way, [spec], opts)
+            finally:
+                local.JOIN_RATIO = ratio
+            row[f"{way}_s"] = time.perf_counter() - t
+            row[f"{way}_shards"] = store.read_header(work / way)[1].shards
+        row["words"] = store.read_header(work / "settled")[1].words
+        rows.append(row)
+        print(row, flush=True)
+    return rows
+
+
+def lookups(work: Path, pairs: dict, rounds: int) -> dict:
+    """Each workload on both indexes, `rounds` times in alternating order: the times per
+    index and how many answers differed."""
+    out: dict = {}
+    with open_index(work / "apart") as a, open_index(work / "settled") as b:
+        idx = {"apart": a, "settled": b}
+        for kind, items in pairs.items():
+            for language in ("python", None):
+                key = f"{kind} / {language or 'none'}"
+                times: dict[str, list[float]] = {w: [] for w in WAYS}
+                differ = 0
+                for way in WAYS:  # warm-up: imports, first page faults
+                    for ctx, sug in items[:20]:
+                        idx[way].match(sug, ctx, language=language)
+                for r in range(rounds):
+                    for i, (ctx, sug) in enumerate(items):
+                        got = {}
+                        for way in WAYS if (i + r) % 2 == 0 else WAYS[::-1]:
+                            t = time.perf_counter()
+                            found = idx[way].match(sug, ctx, language=language)
+                            times[way].append((time.perf_counter() - t) * 1000)
+                            got[way] = outputs(found)
+                        differ += got["apart"] != got["settled"]
+                out[key] = {"times": times, "differ": differ, "n": len(items) * rounds}
+                print(key, {w: round(pct(times[w], 99), 2) for w in WAYS}, flush=True)
+    return out
+
+
+def markdown(rows: list[dict], found: dict, argv: list[str]) -> str:
+    last = rows[-1]
+    lines = [
+        "# An index kept current by adds: each add's shards joined with the smaller ones before",
+        "",
+        f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
+        f"{platform.python_version()}), load average before {os.getloadavg()[0]:.1f}.",
+        "",
+        "Reproduce:",
+        "",
+        "```",
+        "RECITATION_PACKAGE_CACHE=.cache/bench/registry python bench/bench_adds.py "
+        + " ".join(argv),
+        "```",
+        "",
+        f"Built from {rows[0]['packages']} packages, then {len(rows) - 1} adds of "
+        f"{rows[1]['packages']} packages each ({last['words']:,} words in the end). `apart`: "
+        "every add's shards left as written (what `add` did before); `settled`: each add's "
+        "shards joined with the smaller ones before them (`JOIN_RATIO` 2, within the add's "
+        "shard limit: what `add` does now). Each add ran on one index and then the other, "
+        "the order alternating.",
+        "",
+        f"Shards in the end: apart **{last['apart_shards']}**, settled "
+        f"**{last['settled_shards']}** (at most {max(r['settled_shards'] for r in rows)} "
+        "after any add). The adds' time in all: apart "
+        f"{sum(r['apart_s'] for r in rows[1:]):.1f} s, settled "
+        f"{sum(r['settled_s'] for r in rows[1:]):.1f} s.",
+        "",
+        "| add | packages | words after | apart s | apart shards | settled s | settled shards |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {'build' if r['add'] == 0 else r['add']} | {r['packages']} | {r['words']:,} | "
+            f"{r['apart_s']:.1f} | {r['apart_shards']} | {r['settled_s']:.1f} | "
+            f"{r['settled_shards']} |"
+        )
+    lines += [
+        "",
+        "Lookups on the two indexes in the end (300-word suggestions with 200 words of "
+        "context; compiled search; each lookup on both indexes in turn, the order "
+        "alternating; `differ`: lookups whose answers, the matches' JSON, differed):",
+        "",
+        "| workload / language | n | differ | apart p50 / p90 / p99 / max ms "
+        "| settled p50 / p90 / p99 / max ms |",
+        "| --- | ---: | ---: | --- | --- |",
+    ]
+    for key, r in found.items():
+        cells = [
+            " / ".join(f"{pct(r['times'][w], q):.2f}" for q in (50, 90, 99))
+            + f" / {max(r['times'][w]):.2f}"
+            for w in WAYS
+        ]
+        lines.append(f"| {key} | {r['n']} | {r['differ']} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--packages", required=True, help="a pinned PyPI list, one per line")
+    ap.add_argument("--first", type=float, default=0.33, help="share of the list built first")
+    ap.add_argument("--adds", type=int, default=16)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--work", required=True, help="a folder for the two indexes (emptied)")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    names = [
+        ln.strip()
+        for ln in Path(args.packages).read_text(encoding="utf-8").splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
+    work = Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    parts = batches(names, max(1, int(len(names) * args.first)), args.adds)
+    registry = RegistryOptions(keep_going=True, max_download_bytes=200 << 20)
+    opts = BuildOptions(progress=False, registry=registry)
+    rows = grow(work, parts, opts)
+    pairs = workload(f"pypi:{Path(args.packages).resolve()}", args.queries, args.seed)
+    found = lookups(work, pairs, args.rounds)
+    argv = sys.argv[1:]
+    argv[argv.index("--work") + 1] = "DIR"  # (a folder of this machine's)
+    text = markdown(rows, found, argv)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -119,6 +119,13 @@ class Sorted:
     # entries of a workspace given again that it no longer names (a dependency removed):
     # (entry, name) to take out
     left: list[tuple[int, str]] = field(default_factory=list)
+    held_entries: list[int] = field(default_factory=list)  # the entries of `held`
+
+    def whole(self, entries: int) -> bool:
+        """Whether the sources given are all of an index of `entries` sources: each held,
+        replaced or left (so that a build of them is the index, without what it took out)."""
+        covered = set(self.held_entries) | {r.entry for r in self.replaced}
+        return covered | {k for k, _ in self.left} == set(range(entries))
 
 
 def sort_sources(held_entries: Iterable[dict], sources: list) -> Sorted:
@@ -145,6 +152,7 @@ def sort_sources(held_entries: Iterable[dict], sources: list) -> Sorted:
             version, entry = held[found.key]
             if version == found.version:
                 out.held.append(src.name)
+                out.held_entries.append(entry)
                 continue
             out.replaced.append(Replacing(src, entry, version, found.version))
         out.add.append(src)

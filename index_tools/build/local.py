@@ -105,6 +105,32 @@ def groups(shard_words: list[int], limit: int) -> list[list[int]]:
 JOIN_RATIO = 2
 
 
+# an `add` given every source of its index builds it anew once at least this share of the
+# index's words is in documents no file holds any more (old versions, taken out): a
+# generation's shards are never rewritten, so those stay in them, searched by every lookup
+REBUILD_DEAD_SHARE = 0.5
+
+
+def dead_words(gen: Path, header: store.Header) -> int:
+    """Words of the documents no file holds any more (their occurrences all taken out)."""
+    occurrences = np.fromfile(gen / files.OCCURRENCES_NAME, dtype="<u4")
+    dead, first = 0, 0
+    for i, documents in enumerate(header.shard_documents):
+        starts = np.fromfile(gen / files.shard_file(i, "docs"), dtype="<u4").astype(np.int64)
+        end = header.shard_words[i] + documents + 1  # one separator before each and at the end
+        lengths = np.diff(np.append(starts, end)) - 1
+        gone = occurrences[first : first + documents] == 0
+        if len(starts) != documents or len(gone) != documents:
+            raise BuildError(f"index at {gen.parent} is damaged (shard {i}); rebuild it")
+        dead += int(lengths[gone].sum())
+        first += documents
+    return dead
+
+
+class _BuildAnew(Exception):
+    """Raised by `_add` (before it writes) when the index is better built anew."""
+
+
 def settled(shard_words: list[int], limit: int) -> list[list[int]]:
     """The shards an `add` leaves (as `groups` gives them): the last one joined with those
     before it while each holds at most JOIN_RATIO times the words after it and the joined
@@ -145,6 +171,8 @@ class BuildSummary:
     removed: int = 0  # files of the replaced versions and the left sources taken out
     compacted: int | None = None  # its shards once compacted (`compacted_shards`)
     joined: int | None = None  # the shards an `add` left before joining them (`settled`)
+    # an `add` that built its index anew: the share of its words no file held any more
+    rebuilt: float | None = None
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -180,6 +208,8 @@ class BuildSummary:
             out.insert(4, f"taken out (no longer in the workspace): {names}{more}")
         if self.replaced:
             out.insert(4, self.replaced_line())
+        if self.rebuilt is not None:
+            out.insert(1, self.rebuilt_line())
         if self.sources:
             out.insert(1, self.sources_line())
         return out
@@ -216,6 +246,13 @@ class BuildSummary:
         shown = ", ".join(f"{printable(k, 24)} {c:,}" for k, c in kinds[:5])
         more = f" and {len(kinds) - 5} more kinds" if len(kinds) > 5 else ""
         return f"{n:,} unsupported ({shown}{more})"
+
+    def rebuilt_line(self) -> str:
+        return (
+            f"built anew: {self.rebuilt:.0%} of the index's words were in documents no "
+            "file held any more (old versions taken out), searched by every lookup; the "
+            "sources given are all of the index, so it was built from them again"
+        )
 
     def replaced_line(self) -> str:
         """`replaced: acme/widgets 1a2b3c4d → 5e6f7a8b (2 files of the old version out)`"""
@@ -1007,8 +1044,13 @@ def add_to_index(
         # reading CURRENT and its files: only "no index" is said here, the rest under the lock
         if not (root / store.CURRENT_NAME).exists():
             raise
-    with writing(root):
-        summary = _add(root, specs, opts)
+    try:
+        with writing(root):
+            summary = _add(root, specs, opts)
+    except _BuildAnew as why:  # the same sources, without the documents they left
+        summary = build_index(specs, root, opts)
+        summary.rebuilt = why.args[0]
+        return summary
     if summary.bytes:  # a new generation: its new shards joined with the small ones before
         from .compact import settle_index
 
@@ -1099,6 +1141,11 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     started = time.perf_counter()
     if not sources and not found.left:  # all held already: the index stays as it is
         return BuildSummary(path=str(root), skipped=Counter({HELD: held}))
+    if found.whole(len(header.sources)) and header.words:
+        dead = dead_words(old_gen, header)
+        if dead >= REBUILD_DEAD_SHARE * header.words:
+            opts.renamed_stride = header.renamed_stride or opts.renamed_stride
+            raise _BuildAnew(dead / header.words)
     gen = store.new_generation(root)
     try:
         rewritten = {files.WORDS_NAME, files.OFFSETS_NAME, files.LOOKUP_NAME}

@@ -1,19 +1,28 @@
-"""An index kept current by `add` stays in few shards: each add joins its shards with the
+"""An index kept current by `add` stays in shape: each add joins its shards with the
 smaller ones before it (`settled`), within the build's own shard limit, and the joined index
-answers exactly as the one left in every add's shards (and as the brute-force reference)."""
+answers exactly as the one left in every add's shards (and as the brute-force reference);
+an add given all of its index's sources builds it anew once half its words are in documents
+no file holds any more (old versions), and answers as a fresh build."""
 
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
 from test_compact import answers, queries_of
-from test_duplication import agrees_with_reference, as_text, random_corpus, write_files
+from test_duplication import (
+    agrees_with_reference,
+    as_text,
+    random_corpus,
+    random_words,
+    write_files,
+)
 
 from index_tools import BuildOptions, add_to_index, build_index, open_index
 from index_tools.build import local
-from index_tools.build.local import settled
+from index_tools.build.local import dead_words, settled
 from index_tools.cli.commands import main
 from index_tools.store import generations as store
 
@@ -93,3 +102,76 @@ def test_the_add_command_says_its_shards_were_joined(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "shards: 1 (joined from 2: the add's with the smaller ones before them)" in out
     assert store.read_header(Path(idx))[1].shards == 1
+
+
+def rewrite(rng: random.Random, folder: Path, share: float) -> None:
+    """A new version of `folder`: `share` of its files with new contents."""
+    for path in sorted(folder.iterdir()):
+        if rng.random() < share:
+            path.write_text(as_text(random_words(rng, rng.randint(40, 120))), encoding="utf-8")
+
+
+def dead_share(root: Path) -> float:
+    gen, header = store.read_header(root)
+    return dead_words(gen, header) / header.words
+
+
+def test_an_add_of_the_whole_index_builds_it_anew_once_half_its_words_are_dead(tmp_path):
+    rng = random.Random(8)
+    names = [f"f{i:02d}.py" for i in range(30)]
+    src = Path(write_files(tmp_path / "src", {n: as_text(random_words(rng, 80)) for n in names}))
+    idx = tmp_path / "idx"
+    build_index([str(src)], idx, BuildOptions(**OPTS))
+    shares, rebuilt = [], []
+    for _ in range(3):
+        rewrite(rng, src, 0.6)
+        summary = add_to_index(idx, [str(src)], BuildOptions(**OPTS))
+        rebuilt.append(summary.rebuilt)
+        shares.append(dead_share(idx))
+    assert rebuilt[:2] == [None, None] and 0.3 < shares[0] < 0.5 <= shares[1]
+    assert rebuilt[2] is not None and rebuilt[2] >= 0.5 and shares[2] == 0.0
+    build_index([str(src)], tmp_path / "fresh", BuildOptions(**OPTS))
+    new, fresh = (store.read_header(p)[1] for p in (idx, tmp_path / "fresh"))
+    facts = lambda h: (h.words, h.documents, h.files, h.shards, h.sources)  # noqa: E731
+    assert facts(new) == facts(fresh)
+    every = [(src / n).read_text(encoding="utf-8").split() for n in names]
+    queries = queries_of(rng, every, 10)
+    with open_index(idx) as a, open_index(tmp_path / "fresh") as b:
+        assert answers(a, queries) == answers(b, queries)
+        texts = [(src / n).read_text(encoding="utf-8") for n in names]
+        agrees_with_reference(a, rng, every, texts, min_tokens=10)
+
+
+def test_an_add_of_part_of_the_index_keeps_its_documents(tmp_path):
+    """Another source held and not given: building anew would drop it, so the add adds."""
+    rng = random.Random(9)
+    src = Path(
+        write_files(
+            tmp_path / "src", {f"f{i}.py": as_text(random_words(rng, 80)) for i in range(20)}
+        )
+    )
+    other = write_files(tmp_path / "other", {"o.py": as_text(random_words(rng, 30))})
+    idx = tmp_path / "idx"
+    build_index([str(src), other], idx, BuildOptions(**OPTS))
+    for _ in range(3):
+        rewrite(rng, src, 0.9)
+        assert add_to_index(idx, [str(src)], BuildOptions(**OPTS)).rebuilt is None
+    assert dead_share(idx) > 0.5
+    assert len(store.read_header(idx)[1].sources) == 2
+
+
+def test_the_add_command_says_it_built_the_index_anew(tmp_path, capsys):
+    rng = random.Random(10)
+    src = Path(
+        write_files(
+            tmp_path / "src", {f"f{i}.py": as_text(random_words(rng, 80)) for i in range(10)}
+        )
+    )
+    idx = str(tmp_path / "idx")
+    assert main(["build", str(src), "--out", idx, "--quiet", "--jobs", "1"]) == 0
+    for _ in range(2):
+        rewrite(rng, src, 1.0)
+        assert main(["add", idx, str(src), "--quiet", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    said = re.search(r"built anew: (\d+)% of the index's words were in documents no file", out)
+    assert said and 50 <= int(said[1]) <= 60, out

@@ -15,7 +15,9 @@ folder or a dataset file, its files' paths, sizes and modification times). `add`
   recorded in the generation's shares.u32: its documents lose those occurrences and the
   origins listed for them), its entry leaves `sources`, and the new version is added as any
   source is. A document left with no occurrences stays in the shards (a generation's
-  shards are never rewritten) and the matcher skips it; the next `build` leaves it out;
+  shards are never rewritten) and the matcher skips it; the next `build` leaves it out, and
+  so does an `add` given every source of its index once half the index's words are in such
+  documents (`Sorted.whole`: it builds the index anew);
 - read a source given twice in one command once; at two versions, refuse;
 - for a workspace given again (`workspace:DIR`, whose sources carry its key), take out the
   sources it held and no longer names (a dependency removed from its lock file).

@@ -339,6 +339,13 @@ def cmd_stats(args) -> int:
         print(f"skipped while building: {skipped}")
         for line in workspace_lines(s.get("sources") or []):
             print(line)
+        dead = s.get("dead_words") or 0
+        if dead and s["words"]:
+            print(
+                f"old versions: {dead:,} words ({dead / s['words']:.0%}) in documents no file "
+                "holds any more, skipped by every search (an add of all the index's sources "
+                "builds it anew from half, `build` at once)"
+            )
         joined = compacted_shards(s.get("shard_words") or [])
         if not is_remote(path) and joined < s["shards"]:
             print(
@@ -751,7 +758,9 @@ def _parser() -> argparse.ArgumentParser:
         "at another version (a new commit, a changed folder) it is replaced: its old "
         "files leave the index. The added shards are then joined with the smaller ones "
         "before them (each at most twice the words joined after it, within --shard-words), "
-        "so an index kept current by many adds stays in few shards and answers as fast.",
+        "so an index kept current by many adds stays in few shards and answers as fast. "
+        "Given every source the index holds (a workspace:DIR again), it builds the index "
+        "anew once half its words are in documents no file holds any more (old versions).",
     )
     a.add_argument("index", metavar="DIR")
     a.add_argument("sources", nargs="+", metavar="SOURCE")

@@ -509,6 +509,8 @@ class Index:
             "documents": h.documents,
             "files": h.files,
             "words": h.words,
+            # words of documents no file holds any more (old versions taken out by `add`)
+            "dead_words": sum(sh.dead for sh in self.shards),
             "vocabulary": h.vocabulary,
             "renamed_languages": h.renamed_languages,
             "shard_words": h.shard_words,

@@ -142,7 +142,7 @@ def test_an_add_of_the_whole_index_builds_it_anew_once_half_its_words_are_dead(t
         agrees_with_reference(a, rng, every, texts, min_tokens=10)
 
 
-def test_an_add_of_part_of_the_index_keeps_its_documents(tmp_path):
+def test_an_add_of_part_of_the_index_keeps_its_documents(tmp_path, capsys):
     """Another source held and not given: building anew would drop it, so the add adds."""
     rng = random.Random(9)
     src = Path(
@@ -158,6 +158,12 @@ def test_an_add_of_part_of_the_index_keeps_its_documents(tmp_path):
         assert add_to_index(idx, [str(src)], BuildOptions(**OPTS)).rebuilt is None
     assert dead_share(idx) > 0.5
     assert len(store.read_header(idx)[1].sources) == 2
+    with open_index(idx) as i:
+        dead = i.summary()["dead_words"]
+        assert dead == dead_words(*store.read_header(idx)) > 0
+    assert main(["stats", str(idx)]) == 0
+    said = f"old versions: {dead:,} words ({dead_share(idx):.0%}) in documents no file holds"
+    assert said in capsys.readouterr().out
 
 
 def test_the_add_command_says_it_built_the_index_anew(tmp_path, capsys):

@@ -171,6 +171,7 @@ class BuildSummary:
     removed: int = 0  # files of the replaced versions and the left sources taken out
     compacted: int | None = None  # its shards once compacted (`compacted_shards`)
     joined: int | None = None  # the shards an `add` left before joining them (`settled`)
+    not_joined: str | None = None  # why an add's shards could not be joined (it is published)
     # an `add` that built its index anew: the share of its words no file held any more
     rebuilt: float | None = None
 
@@ -215,6 +216,8 @@ class BuildSummary:
         return out
 
     def _joined(self) -> str:
+        if self.not_joined is not None:
+            return f" (not joined with the ones before, the index as added: {self.not_joined})"
         if self.joined is None:
             return ""
         return f" (joined from {self.joined}: the add's with the smaller ones before them)"
@@ -1054,7 +1057,11 @@ def add_to_index(
     if summary.bytes:  # a new generation: its new shards joined with the small ones before
         from .compact import settle_index
 
-        joined = settle_index(root, opts.shard_words, opts.progress)
+        try:
+            joined = settle_index(root, opts.shard_words, opts.progress)
+        except BuildError as e:  # the add is published: the index answers, in more shards
+            summary.not_joined = str(e)
+            return summary
         if joined.shards_after < joined.shards_before:
             summary.joined = joined.shards_before
             summary.shards, summary.bytes = joined.shards_after, joined.bytes

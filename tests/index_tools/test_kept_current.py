@@ -181,3 +181,27 @@ def test_the_add_command_says_it_built_the_index_anew(tmp_path, capsys):
     out = capsys.readouterr().out
     said = re.search(r"built anew: (\d+)% of the index's words were in documents no file", out)
     assert said and 50 <= int(said[1]) <= 60, out
+
+
+def test_an_add_whose_join_fails_is_published_and_says_why(tmp_path, monkeypatch):
+    from index_tools.build import compact
+
+    rng = random.Random(12)
+    (first, _), (second, _), (third, _) = folders(tmp_path, rng, 3)
+    idx = tmp_path / "idx"
+    build_index([first], idx, BuildOptions(**OPTS))
+
+    def broken(*args, **kwargs):
+        raise local.BuildError(f"cannot write the index at {idx}: No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(compact, "_write_group", broken)
+        summary = add_to_index(idx, [second], BuildOptions(**OPTS))
+    assert summary.not_joined and "No space left on device" in summary.not_joined
+    line = next(ln for ln in summary.lines() if ln.startswith("shards:"))
+    assert line.startswith("shards: 2 (not joined with the ones before, the index as added:")
+    header = store.read_header(idx)[1]
+    assert header.shards == 2 and len(header.sources) == 2
+    assert store.verify(idx) == []
+    assert add_to_index(idx, [third], BuildOptions(**OPTS)).not_joined is None
+    assert store.read_header(idx)[1].shards < 3

@@ -76,32 +76,50 @@ def grow(work: Path, parts: list[list[str]], opts: BuildOptions) -> list[dict]:
     return rows
 
 
-def lookups(work: Path, pairs: dict, rounds: int) -> dict:
-    """Each workload on both indexes, `rounds` times in alternating order: the times per
-    index and how many answers differed."""
+def side_by_side(indexes: dict, pairs: dict, rounds: int, answer=outputs) -> dict:
+    """Each workload (with the language and without) on every index of `indexes` (name ->
+    open index) in turn, `rounds` times, the order alternating: each index's times, and
+    how many lookups' answers (`answer` of the matches) differed between them."""
+    names = list(indexes)
     out: dict = {}
-    with open_index(work / "apart") as a, open_index(work / "settled") as b:
-        idx = {"apart": a, "settled": b}
-        for kind, items in pairs.items():
-            for language in ("python", None):
-                key = f"{kind} / {language or 'none'}"
-                times: dict[str, list[float]] = {w: [] for w in WAYS}
-                differ = 0
-                for way in WAYS:  # warm-up: imports, first page faults
-                    for ctx, sug in items[:20]:
-                        idx[way].match(sug, ctx, language=language)
-                for r in range(rounds):
-                    for i, (ctx, sug) in enumerate(items):
-                        got = {}
-                        for way in WAYS if (i + r) % 2 == 0 else WAYS[::-1]:
-                            t = time.perf_counter()
-                            found = idx[way].match(sug, ctx, language=language)
-                            times[way].append((time.perf_counter() - t) * 1000)
-                            got[way] = outputs(found)
-                        differ += got["apart"] != got["settled"]
-                out[key] = {"times": times, "differ": differ, "n": len(items) * rounds}
-                print(key, {w: round(pct(times[w], 99), 2) for w in WAYS}, flush=True)
+    for kind, items in pairs.items():
+        for language in ("python", None):
+            times: dict[str, list[float]] = {n: [] for n in names}
+            differ = 0
+            for name in names:  # warm-up: imports, first page faults
+                for ctx, sug in items[:20]:
+                    indexes[name].match(sug, ctx, language=language)
+            for r in range(rounds):
+                for i, (ctx, sug) in enumerate(items):
+                    got = []
+                    for name in names if (i + r) % 2 == 0 else names[::-1]:
+                        t = time.perf_counter()
+                        found = indexes[name].match(sug, ctx, language=language)
+                        times[name].append((time.perf_counter() - t) * 1000)
+                        got.append(answer(found))
+                    differ += any(g != got[0] for g in got[1:])
+            key = f"{kind} / {language or 'none'}"
+            out[key] = {"times": times, "differ": differ, "n": len(items) * rounds}
+            print(key, {n: round(pct(times[n], 99), 2) for n in names}, flush=True)
     return out
+
+
+def latency_table(found: dict) -> list[str]:
+    """`side_by_side`'s times as a markdown table, p50 / p90 / p99 / max of each index."""
+    names = list(next(iter(found.values()))["times"])
+    heads = " | ".join(f"{n} p50 / p90 / p99 / max ms" for n in names)
+    lines = [
+        f"| workload / language | n | differ | {heads} |",
+        "| --- | ---: | ---: |" + " --- |" * len(names),
+    ]
+    for key, r in found.items():
+        cells = " | ".join(
+            " / ".join(f"{pct(r['times'][n], q):.2f}" for q in (50, 90, 99))
+            + f" / {max(r['times'][n]):.2f}"
+            for n in names
+        )
+        lines.append(f"| {key} | {r['n']} | {r['differ']} | {cells} |")
+    return lines
 
 
 def markdown(rows: list[dict], found: dict, argv: list[str]) -> str:
@@ -147,17 +165,8 @@ def markdown(rows: list[dict], found: dict, argv: list[str]) -> str:
         "context; compiled search; each lookup on both indexes in turn, the order "
         "alternating; `differ`: lookups whose answers, the matches' JSON, differed):",
         "",
-        "| workload / language | n | differ | apart p50 / p90 / p99 / max ms "
-        "| settled p50 / p90 / p99 / max ms |",
-        "| --- | ---: | ---: | --- | --- |",
     ]
-    for key, r in found.items():
-        cells = [
-            " / ".join(f"{pct(r['times'][w], q):.2f}" for q in (50, 90, 99))
-            + f" / {max(r['times'][w]):.2f}"
-            for w in WAYS
-        ]
-        lines.append(f"| {key} | {r['n']} | {r['differ']} | {cells[0]} | {cells[1]} |")
+    lines += latency_table(found)
     return "\n".join(lines) + "\n"
 
 
@@ -185,7 +194,8 @@ def main() -> None:
     opts = BuildOptions(progress=False, registry=registry)
     rows = grow(work, parts, opts)
     pairs = workload(f"pypi:{Path(args.packages).resolve()}", args.queries, args.seed)
-    found = lookups(work, pairs, args.rounds)
+    with open_index(work / "apart") as a, open_index(work / "settled") as b:
+        found = side_by_side({"apart": a, "settled": b}, pairs, args.rounds)
     argv = sys.argv[1:]
     argv[argv.index("--work") + 1] = "DIR"  # (a folder of this machine's)
     text = markdown(rows, found, argv)

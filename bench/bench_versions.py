@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_index import pct  # noqa: E402
+from bench_adds import latency_table, side_by_side  # noqa: E402
 from bench_latency import outputs, workload  # noqa: E402
 from commit import commit  # noqa: E402
 
@@ -73,12 +73,16 @@ def facts(root: Path) -> dict:
     }
 
 
-def counted(value):
+def counted(found) -> list:
     """An answer without the sources it lists (their order follows the documents')."""
+    return _without_sources(outputs(found))
+
+
+def _without_sources(value):
     if isinstance(value, dict):
-        return {k: counted(v) for k, v in value.items() if k not in ("sources", "renamed")}
+        return {k: _without_sources(v) for k, v in value.items() if k not in ("sources", "renamed")}
     if isinstance(value, list):
-        return [counted(v) for v in value]
+        return [_without_sources(v) for v in value]
     return value
 
 
@@ -109,33 +113,6 @@ def grow(work: Path, src: Path, versions: int, share: float, seed: int) -> list[
         rows.append(row)
         print(row, flush=True)
     return rows
-
-
-def lookups(work: Path, src: Path, queries: int, seed: int, rounds: int) -> dict:
-    pairs = workload(str(src), queries, seed)
-    out: dict = {}
-    with open_index(work / "before") as a, open_index(work / "now") as b:
-        idx = {"before": a, "now": b}
-        for kind, items in pairs.items():
-            for language in ("python", None):
-                times: dict[str, list[float]] = {w: [] for w in WAYS}
-                differ = 0
-                for way in WAYS:
-                    for ctx, sug in items[:20]:
-                        idx[way].match(sug, ctx, language=language)
-                for r in range(rounds):
-                    for i, (ctx, sug) in enumerate(items):
-                        got = {}
-                        for way in WAYS if (i + r) % 2 == 0 else WAYS[::-1]:
-                            t = time.perf_counter()
-                            found = idx[way].match(sug, ctx, language=language)
-                            times[way].append((time.perf_counter() - t) * 1000)
-                            got[way] = counted(outputs(found))
-                        differ += got["before"] != got["now"]
-                key = f"{kind} / {language or 'none'}"
-                out[key] = {"times": times, "differ": differ, "n": len(items) * rounds}
-                print(key, {w: round(pct(times[w], 99), 2) for w in WAYS}, flush=True)
-    return out
 
 
 def markdown(rows: list[dict], fresh: dict, found: dict, argv: list[str], code_mb: float) -> str:
@@ -186,17 +163,8 @@ def markdown(rows: list[dict], fresh: dict, found: dict, argv: list[str], code_m
         "alternating; `differ`: lookups whose answers differed, the sources they list left "
         "aside):",
         "",
-        "| workload / language | n | differ | before p50 / p90 / p99 / max ms "
-        "| now p50 / p90 / p99 / max ms |",
-        "| --- | ---: | ---: | --- | --- |",
     ]
-    for key, r in found.items():
-        cells = [
-            " / ".join(f"{pct(r['times'][w], q):.2f}" for q in (50, 90, 99))
-            + f" / {max(r['times'][w]):.2f}"
-            for w in WAYS
-        ]
-        lines.append(f"| {key} | {r['n']} | {r['differ']} | {cells[0]} | {cells[1]} |")
+    lines += latency_table(found)
     return "\n".join(lines) + "\n"
 
 
@@ -217,7 +185,9 @@ def main() -> None:
     code_mb = corpus(src, args.mb, args.seed) / 1e6
     rows = grow(work, src, args.versions, args.share, args.seed)
     build_index([str(src)], work / "fresh", BuildOptions(progress=False))
-    found = lookups(work, src, args.queries, args.seed, args.rounds)
+    pairs = workload(str(src), args.queries, args.seed)
+    with open_index(work / "before") as a, open_index(work / "now") as b:
+        found = side_by_side({"before": a, "now": b}, pairs, args.rounds, answer=counted)
     argv = sys.argv[1:]
     argv[argv.index("--work") + 1] = "DIR"  # (a folder of this machine's)
     text = markdown(rows, facts(work / "fresh"), found, argv, code_mb)

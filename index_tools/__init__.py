@@ -1,7 +1,8 @@
 """Recitation's index engine: words, fingerprints, the LMDB index, corpus sources, builders
 and the matcher. Never imports `server`."""
 
-from .build.local import BuildError, BuildOptions, BuildSummary, add_to_index, build_index
+from .build.add import add_to_index
+from .build.local import BuildError, BuildOptions, BuildSummary, build_index
 from .build.sources.languages import EXTENSIONS as CODE_EXTENSIONS
 from .build.sources.languages import FILENAMES as CODE_FILENAMES
 from .build.sources.languages import language_for_path

@@ -1033,11 +1033,13 @@ def build_index(
             raise
 
 
-def add_to_index(
+def add_sources(
     path: str | os.PathLike, specs: list[str], options: BuildOptions | None = None
 ) -> BuildSummary:
     """Extend the index at `path` with more sources, atomically: their new documents make
-    new shards, files identical to indexed ones are counted with them."""
+    new shards, files identical to indexed ones are counted with them; given every source
+    of the index, once half its words are old versions' it is built anew (`rebuilt`).
+    `add.add_to_index` joins the new shards with the ones before them after."""
     opts = options or BuildOptions()
     root = Path(path)
     try:  # a clear error before taking the lock when there is no index
@@ -1049,25 +1051,11 @@ def add_to_index(
             raise
     try:
         with writing(root):
-            summary = _add(root, specs, opts)
+            return _add(root, specs, opts)
     except _BuildAnew as why:  # the same sources, without the documents they left
         summary = build_index(specs, root, opts)
         summary.rebuilt = why.args[0]
         return summary
-    if summary.bytes:  # a new generation: its new shards joined with the small ones before
-        from .compact import settle_index
-
-        try:
-            joined = settle_index(root, opts.shard_words, opts.progress)
-        except BuildError as e:  # the add is published: the index answers, in more shards
-            summary.not_joined = str(e)
-            return summary
-        if joined.shards_after < joined.shards_before:
-            summary.joined = joined.shards_before
-            summary.shards, summary.bytes = joined.shards_after, joined.bytes
-            summary.compacted = compacted_shards(store.read_header(root)[1].shard_words)
-            summary.seconds += joined.seconds
-    return summary
 
 
 def _copy_checked(src: Path, dst: Path, digest: str, root: Path) -> None:

@@ -185,7 +185,8 @@ def cmd_build(args) -> int:
 
 
 def cmd_add(args) -> int:
-    from ..build.local import add_to_index, build_index
+    from ..build.add import add_to_index
+    from ..build.local import build_index
     from ..store.generations import CURRENT_NAME
 
     path = _index_path(args.index)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from index_tools import BuildOptions, add_to_index, build_index
 from index_tools.build import held
-from index_tools.build.local import BuildOptions, add_to_index, build_index
 from index_tools.build.sources import SourceError, open_source
 from index_tools.build.sources import toolchains as tc
 from index_tools.build.sources.toolchains import (

@@ -242,7 +242,7 @@ def test_plan_reads_no_dependency_folder_and_says_what_it_costs(workspace):
 def test_popular_packages_are_held_one_by_one_as_a_workspace_s(registries, tmp_path, monkeypatch):
     """`popular:npm:N` from the shipped list (here cut to the two packages served), and
     `add` of a shorter list takes the rest out."""
-    from index_tools.build.local import BuildOptions, add_to_index, build_index
+    from index_tools import BuildOptions, add_to_index, build_index
     from index_tools.build.sources import RegistryOptions, popular
 
     npm, _ = registries

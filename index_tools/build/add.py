@@ -1,0 +1,40 @@
+"""`recitation-index add`: more sources into an index, the index kept in shape.
+
+The add itself (`local.add_sources`: new versions replace old ones, an index given all its
+sources built anew once half its words are old versions') and then its shards joined with
+the smaller ones before them (`compact.settle_index`), so that an index kept current by
+many adds stays in few shards. A join that fails leaves the add published and says why.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..store import generations as store
+from .compact import settle_index
+from .local import BuildError, BuildOptions, BuildSummary, add_sources, compacted_shards
+
+
+def add_to_index(
+    path: str | os.PathLike, specs: list[str], options: BuildOptions | None = None
+) -> BuildSummary:
+    """Extend the index at `path` with more sources, atomically (see `add_sources`), then
+    join its new shards with the smaller ones before them."""
+    opts = options or BuildOptions()
+    summary = add_sources(path, specs, opts)
+    if not summary.bytes or summary.rebuilt is not None:  # nothing new, or built anew
+        return summary
+    try:
+        joined = settle_index(path, opts.shard_words, opts.progress)
+    except BuildError as e:  # the add is published: the index answers, in more shards
+        summary.not_joined = str(e)
+        return summary
+    if joined.shards_after < joined.shards_before:
+        summary.joined = joined.shards_before
+        summary.shards, summary.bytes = joined.shards_after, joined.bytes
+        summary.compacted = compacted_shards(store.read_header(path)[1].shard_words)
+        summary.seconds += joined.seconds
+    return summary
+
+
+__all__ = ["add_to_index"]

@@ -29,7 +29,15 @@ import numpy as np
 
 from ..store import generations as store
 from ..store import shards as files
-from .local import DEFAULT_COMPACT_WORDS, BuildError, abandon, groups, settled, writing
+from .local import (
+    DEFAULT_COMPACT_WORDS,
+    BuildError,
+    abandon,
+    carry_over,
+    groups,
+    settled,
+    writing,
+)
 from .progress import bar as progress_bar
 from .suffix import JoinedShard, write_joined
 
@@ -144,23 +152,7 @@ def _carry_over(old_gen: Path, gen: Path, header: store.Header, root: Path) -> N
     for name in sorted(header.file_sizes):
         if name in shard_names:
             continue
-        _check(old_gen, header, [name], root)
-        _link_or_copy(old_gen / name, gen / name)
-
-
-def _link_or_copy(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:  # another filesystem, or none that links: a copy
-        with os.fdopen(store.open_regular(src), "rb") as f, open(dst, "wb") as out:
-            while chunk := f.read(1 << 20):
-                out.write(chunk)
-
-
-def _check(old_gen: Path, header: store.Header, names: list[str], root: Path) -> None:
-    problems = store.digest_problems(old_gen, header, names)
-    if problems:
-        raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
+        carry_over(old_gen / name, gen / name, header, root)
 
 
 def _write_group(
@@ -181,9 +173,9 @@ def _write_group(
     say("reading")
     if len(group) == 1:  # carried over whole: every file of it checked
         (i,) = group
-        _check(old_gen, header, [files.shard_file(i, p) for p in parts], root)
         for p in parts:
-            _link_or_copy(old_gen / files.shard_file(i, p), gen / files.shard_file(k, p))
+            src = old_gen / files.shard_file(i, p)
+            carry_over(src, gen / files.shard_file(k, p), header, root)
         rplaces = header.shard_renamed_places[i] if renamed else 0
         return header.shard_words[i], header.shard_documents[i], header.shard_id_bytes[i], rplaces
     try:

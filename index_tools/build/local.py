@@ -1059,6 +1059,22 @@ def add_sources(
         return summary
 
 
+def carry_over(src: Path, dst: Path, header: store.Header, root: Path) -> None:
+    """A file of the live generation that the new one keeps as it is (a shard an add
+    leaves, what compact does not join), its digest checked, then linked (or copied where
+    links are refused): never a file the new generation writes, which would write the
+    live one's too."""
+    problems = store.digest_problems(src.parent, header, [src.name])
+    if problems:
+        raise BuildError(f"index at {root} is damaged ({problems[0]}); rebuild it")
+    try:
+        os.link(src, dst)
+    except OSError:  # another filesystem, or none that links: a copy
+        with os.fdopen(store.open_regular(src), "rb") as f, open(dst, "wb") as out:
+            while chunk := f.read(1 << 20):
+                out.write(chunk)
+
+
 def _copy_checked(src: Path, dst: Path, digest: str, root: Path) -> None:
     """Copy a file of the live generation, checking its digest on the way: `add` never
     carries damage into a new generation (whose header would vouch for it)."""
@@ -1145,8 +1161,12 @@ def _add(root: Path, specs: list[str], opts: BuildOptions) -> BuildSummary:
     gen = store.new_generation(root)
     try:
         rewritten = {files.WORDS_NAME, files.OFFSETS_NAME, files.LOOKUP_NAME}
+        renamed, top = bool(header.renamed_languages), bool(header.top_step)
+        kept = set(files.shard_files(header.shards, renamed, top))  # an add writes new ones
         for name in sorted(header.file_sizes):
-            if name not in rewritten:  # the vocabulary is written anew, extended
+            if name in kept:
+                carry_over(old_gen / name, gen / name, header, root)
+            elif name not in rewritten:  # the vocabulary is written anew, extended
                 _copy_checked(old_gen / name, gen / name, header.file_hashes[name], root)
         try:
             vocabulary = Vocabulary.of_generation(old_gen)

@@ -205,3 +205,30 @@ def test_an_add_whose_join_fails_is_published_and_says_why(tmp_path, monkeypatch
     assert store.verify(idx) == []
     assert add_to_index(idx, [third], BuildOptions(**OPTS)).not_joined is None
     assert store.read_header(idx)[1].shards < 3
+
+
+def test_an_add_links_the_shards_it_keeps_and_checks_them(tmp_path, monkeypatch):
+    """The shards an add leaves as they are are the live generation's files, linked (their
+    digests checked), not copies: an add costs what it adds, not the index's size; a
+    damaged one stops it, the index as it was."""
+    rng = random.Random(13)
+    (first, _), (second, _) = folders(tmp_path, rng, 2)
+    idx = tmp_path / "idx"
+    build_index([first], idx, BuildOptions(**OPTS))
+    gen, header = store.read_header(idx)
+    kept = {n: (gen / n).stat().st_ino for n in header.file_sizes if n.startswith("shard")}
+    assert kept
+    monkeypatch.setattr(local, "JOIN_RATIO", 0)  # (no join: the add's shard stays apart)
+    add_to_index(idx, [second], BuildOptions(**OPTS))
+    new_gen, new = store.read_header(idx)
+    assert new_gen != gen and new.shards == header.shards + 1
+    assert {n: (new_gen / n).stat().st_ino for n in kept} == kept
+    assert store.verify(idx) == []
+    sa = new_gen / "shard-000.sa"
+    data = bytearray(sa.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    sa.write_bytes(bytes(data))
+    ((third, _),) = folders(tmp_path / "more", rng, 1)
+    with pytest.raises(local.BuildError, match=r"is damaged \(shard-000\.sa: "):
+        add_to_index(idx, [third], BuildOptions(**OPTS))
+    assert store.current_generation(idx) == new_gen.name

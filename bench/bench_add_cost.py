@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from commit import commit  # noqa: E402
+from commit import run_header, shown_argv  # noqa: E402
 
 CHILD = r"""
 import json, os, sys, time
@@ -66,11 +65,6 @@ def one(index: Path, work: Path, code: Path, batch: Path) -> dict:
 HIDDEN = {"--code": "CHECKOUT", "--index": "BASE", "--work": "DIR", "--batch": "BATCH.txt"}
 
 
-def shown_argv(argv: list[str]) -> list[str]:
-    """The command line with this machine's folders as placeholders."""
-    return [HIDDEN.get(argv[i - 1], a) if i else a for i, a in enumerate(argv)]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", required=True, type=Path, help="the base index (copied each time)")
@@ -91,19 +85,11 @@ def main() -> None:
                 print(rows[-1], flush=True)
     shutil.rmtree(args.work / "copy", ignore_errors=True)
     names = {c: checkout_commit(c) for c in args.code}
-    lines = [
-        "# One add's cost: its time and the bytes it writes",
-        "",
-        f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
-        f"{platform.python_version()}), load average before {os.getloadavg()[0]:.1f}.",
-        "",
-        "Reproduce:",
-        "",
-        "```",
-        "RECITATION_PACKAGE_CACHE=.cache/bench/registry python bench/bench_add_cost.py "
-        + " ".join(shown_argv(sys.argv[1:])),
-        "```",
-        "",
+    command = "RECITATION_PACKAGE_CACHE=.cache/bench/registry python bench/bench_add_cost.py "
+    lines = run_header(
+        "One add's cost: its time and the bytes it writes",
+        command + shown_argv(sys.argv[1:], HIDDEN),
+    ) + [
         "Each add to a fresh copy of the base index, by each checkout in turn (the order "
         "alternating); `written`: the bytes the add's process wrote (/proc's write_bytes).",
         "",

@@ -16,8 +16,6 @@ alternating order, every lookup's answer compared between the indexes.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import shutil
 import sys
 import time
@@ -29,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_index import pct  # noqa: E402
 from bench_latency import outputs, workload  # noqa: E402
-from commit import commit  # noqa: E402
+from commit import run_header, shown_argv  # noqa: E402
 
 from index_tools import BuildOptions, add_to_index, build_index, open_index  # noqa: E402
 from index_tools.build import local  # noqa: E402
@@ -122,21 +120,12 @@ def latency_table(found: dict) -> list[str]:
     return lines
 
 
-def markdown(rows: list[dict], found: dict, argv: list[str]) -> str:
+def markdown(rows: list[dict], found: dict, argv: str) -> str:
     last = rows[-1]
-    lines = [
-        "# An index kept current by adds: each add's shards joined with the smaller ones before",
-        "",
-        f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
-        f"{platform.python_version()}), load average before {os.getloadavg()[0]:.1f}.",
-        "",
-        "Reproduce:",
-        "",
-        "```",
-        "RECITATION_PACKAGE_CACHE=.cache/bench/registry python bench/bench_adds.py "
-        + " ".join(argv),
-        "```",
-        "",
+    lines = run_header(
+        "An index kept current by adds: each add's shards joined with the smaller ones before",
+        "RECITATION_PACKAGE_CACHE=.cache/bench/registry python bench/bench_adds.py " + argv,
+    ) + [
         f"Built from {rows[0]['packages']} packages, then {len(rows) - 1} adds of "
         f"{rows[1]['packages']} packages each ({last['words']:,} words in the end). `apart`: "
         "every add's shards left as written (what `add` did before); `settled`: each add's "
@@ -196,9 +185,7 @@ def main() -> None:
     pairs = workload(f"pypi:{Path(args.packages).resolve()}", args.queries, args.seed)
     with open_index(work / "apart") as a, open_index(work / "settled") as b:
         found = side_by_side({"apart": a, "settled": b}, pairs, args.rounds)
-    argv = sys.argv[1:]
-    argv[argv.index("--work") + 1] = "DIR"  # (a folder of this machine's)
-    text = markdown(rows, found, argv)
+    text = markdown(rows, found, shown_argv(sys.argv[1:], {"--work": "DIR"}))
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -17,8 +17,6 @@ files are named first follows the documents' order, which a build anew changes).
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import random
 import shutil
 import sys
@@ -32,7 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_adds import latency_table, side_by_side  # noqa: E402
 from bench_latency import outputs, workload  # noqa: E402
-from commit import commit  # noqa: E402
+from commit import run_header, shown_argv  # noqa: E402
 
 from index_tools import BuildOptions, add_to_index, build_index, open_index  # noqa: E402
 from index_tools.build import local  # noqa: E402
@@ -115,20 +113,12 @@ def grow(work: Path, src: Path, versions: int, share: float, seed: int) -> list[
     return rows
 
 
-def markdown(rows: list[dict], fresh: dict, found: dict, argv: list[str], code_mb: float) -> str:
+def markdown(rows: list[dict], fresh: dict, found: dict, argv: str, code_mb: float) -> str:
     last = rows[-1]
-    lines = [
-        "# An index kept current through new versions: built anew once half its words are dead",
-        "",
-        f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
-        f"{platform.python_version()}), load average before {os.getloadavg()[0]:.1f}.",
-        "",
-        "Reproduce:",
-        "",
-        "```",
-        "python bench/bench_versions.py " + " ".join(argv),
-        "```",
-        "",
+    lines = run_header(
+        "An index kept current through new versions: built anew once half its words are dead",
+        "python bench/bench_versions.py " + argv,
+    ) + [
         f"One folder of {code_mb:.1f} MB of Python code (pure-Python PyPI wheels), built, then "
         f"{len(rows) - 1} new versions each rewriting a share of its files, each added to "
         "both indexes in turn. `before`: every add keeps the documents no file holds any "
@@ -188,8 +178,7 @@ def main() -> None:
     pairs = workload(str(src), args.queries, args.seed)
     with open_index(work / "before") as a, open_index(work / "now") as b:
         found = side_by_side({"before": a, "now": b}, pairs, args.rounds, answer=counted)
-    argv = sys.argv[1:]
-    argv[argv.index("--work") + 1] = "DIR"  # (a folder of this machine's)
+    argv = shown_argv(sys.argv[1:], {"--work": "DIR"})
     text = markdown(rows, facts(work / "fresh"), found, argv, code_mb)
     print(text)
     if args.out:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import platform
 import subprocess
 from pathlib import Path
 
@@ -17,3 +19,27 @@ def commit() -> str:
     except OSError:
         return "?"
     return out.stdout.strip() or "?"
+
+
+def run_header(title: str, command: str) -> list[str]:
+    """A results file's first lines: its title, the commit and the machine it ran on, and
+    the command that reproduces it."""
+    return [
+        f"# {title}",
+        "",
+        f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
+        f"{platform.python_version()}), load average before {os.getloadavg()[0]:.1f}.",
+        "",
+        "Reproduce:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+    ]
+
+
+def shown_argv(argv: list[str], hidden: dict[str, str]) -> str:
+    """A command line with the values of the `hidden` options (this machine's folders) as
+    their placeholders."""
+    return " ".join(hidden.get(argv[i - 1], a) if i else a for i, a in enumerate(argv))

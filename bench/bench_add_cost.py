@@ -74,6 +74,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path(".cache/bench/add-cost"))
     ap.add_argument("--out")
     args = ap.parse_args()
+    load = os.getloadavg()[0]
     args.work.mkdir(parents=True, exist_ok=True)
     rows = []
     for r in range(args.rounds):
@@ -89,6 +90,7 @@ def main() -> None:
     lines = run_header(
         "One add's cost: its time and the bytes it writes",
         command + shown_argv(sys.argv[1:], HIDDEN),
+        load,
     ) + [
         "Each add to a fresh copy of the base index, by each checkout in turn (the order "
         "alternating); `written`: the bytes the add's process wrote (/proc's write_bytes).",

@@ -16,6 +16,7 @@ alternating order, every lookup's answer compared between the indexes.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -120,11 +121,12 @@ def latency_table(found: dict) -> list[str]:
     return lines
 
 
-def markdown(rows: list[dict], found: dict, argv: str) -> str:
+def markdown(rows: list[dict], found: dict, argv: str, load: float) -> str:
     last = rows[-1]
     lines = run_header(
         "An index kept current by adds: each add's shards joined with the smaller ones before",
         "RECITATION_PACKAGE_CACHE=.cache/bench/registry python bench/bench_adds.py " + argv,
+        load,
     ) + [
         f"Built from {rows[0]['packages']} packages, then {len(rows) - 1} adds of "
         f"{rows[1]['packages']} packages each ({last['words']:,} words in the end). `apart`: "
@@ -170,6 +172,7 @@ def main() -> None:
     ap.add_argument("--work", required=True, help="a folder for the two indexes (emptied)")
     ap.add_argument("--out")
     args = ap.parse_args()
+    load = os.getloadavg()[0]
     names = [
         ln.strip()
         for ln in Path(args.packages).read_text(encoding="utf-8").splitlines()
@@ -185,7 +188,7 @@ def main() -> None:
     pairs = workload(f"pypi:{Path(args.packages).resolve()}", args.queries, args.seed)
     with open_index(work / "apart") as a, open_index(work / "settled") as b:
         found = side_by_side({"apart": a, "settled": b}, pairs, args.rounds)
-    text = markdown(rows, found, shown_argv(sys.argv[1:], {"--work": "DIR"}))
+    text = markdown(rows, found, shown_argv(sys.argv[1:], {"--work": "DIR"}), load)
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -35,7 +35,7 @@ LATENCY = REPO / "bench" / "bench_latency.py"  # this checkout's harness, for ev
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_latency import read_through  # noqa: E402
-from commit import commit  # noqa: E402
+from commit import commit, reproduce  # noqa: E402
 
 from index_tools import open_index  # noqa: E402
 
@@ -123,12 +123,7 @@ def markdown(revs, resolved, rows, command, load, args, differ) -> str:
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {commit()}'s "
         f"bench_commits.py, load average before {load:.1f}.",
         "",
-        "Reproduce:",
-        "",
-        "```",
-        command,
-        "```",
-        "",
+        *reproduce(command),
         "Each commit's engine in a checkout of it (its kernel built for this machine), "
         "measured by this commit's `bench/bench_latency.py`, the same index and queries, the "
         "commits taking turns; the index's files read before each run"

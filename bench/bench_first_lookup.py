@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_commits import checkout, remove_checkout  # noqa: E402
 from bench_latency import read_through  # noqa: E402
 from bench_server import Bench, make_suggestions, source_texts, stdlib_files  # noqa: E402
-from commit import commit  # noqa: E402
+from commit import commit, reproduce  # noqa: E402
 from lsprotocol import types  # noqa: E402
 
 from index_tools import default_index_path, open_index  # noqa: E402
@@ -231,12 +231,7 @@ def main() -> int:
         f"`{commit()}` on {os.cpu_count()} cores ({platform.machine()}, Python "
         f"{platform.python_version()}), load average before {load:.1f}.",
         "",
-        "Reproduce:",
-        "",
-        "```",
-        command,
-        "```",
-        "",
+        *reproduce(command),
         f"Index: {index.name}, {words:,} words, {files:,} files. {len(pairs)} suggestions of "
         f"{args.words} words quoted from indexed files, each with up to 1,500 characters of "
         f"the text before it, one every {args.pause} s (the first too: a process idle "

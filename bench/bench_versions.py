@@ -17,6 +17,7 @@ files are named first follows the documents' order, which a build anew changes).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import sys
@@ -113,11 +114,14 @@ def grow(work: Path, src: Path, versions: int, share: float, seed: int) -> list[
     return rows
 
 
-def markdown(rows: list[dict], fresh: dict, found: dict, argv: str, code_mb: float) -> str:
+def markdown(
+    rows: list[dict], fresh: dict, found: dict, argv: str, code_mb: float, load: float
+) -> str:
     last = rows[-1]
     lines = run_header(
         "An index kept current through new versions: built anew once half its words are dead",
         "python bench/bench_versions.py " + argv,
+        load,
     ) + [
         f"One folder of {code_mb:.1f} MB of Python code (pure-Python PyPI wheels), built, then "
         f"{len(rows) - 1} new versions each rewriting a share of its files, each added to "
@@ -169,6 +173,7 @@ def main() -> None:
     ap.add_argument("--work", required=True, help="a folder for the corpus and indexes (emptied)")
     ap.add_argument("--out")
     args = ap.parse_args()
+    load = os.getloadavg()[0]
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     src = work / "code"
@@ -179,7 +184,7 @@ def main() -> None:
     with open_index(work / "before") as a, open_index(work / "now") as b:
         found = side_by_side({"before": a, "now": b}, pairs, args.rounds, answer=counted)
     argv = shown_argv(sys.argv[1:], {"--work": "DIR"})
-    text = markdown(rows, facts(work / "fresh"), found, argv, code_mb)
+    text = markdown(rows, facts(work / "fresh"), found, argv, code_mb, load)
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -21,22 +21,22 @@ def commit() -> str:
     return out.stdout.strip() or "?"
 
 
-def run_header(title: str, command: str) -> list[str]:
-    """A results file's first lines: its title, the commit and the machine it ran on, and
-    the command that reproduces it."""
+def run_header(title: str, command: str, load: float) -> list[str]:
+    """A results file's first lines: its title, the commit and the machine it ran on (`load`:
+    its load average when the run began), and the command that reproduces it."""
     return [
         f"# {title}",
         "",
         f"Commit `{commit()}`, {os.cpu_count()} cores ({platform.machine()}, Python "
-        f"{platform.python_version()}), load average before {os.getloadavg()[0]:.1f}.",
+        f"{platform.python_version()}), load average before {load:.1f}.",
         "",
-        "Reproduce:",
-        "",
-        "```",
-        command,
-        "```",
-        "",
+        *reproduce(command),
     ]
+
+
+def reproduce(command: str) -> list[str]:
+    """A results file's lines giving the command that made it."""
+    return ["Reproduce:", "", "```", command, "```", ""]
 
 
 def shown_argv(argv: list[str], hidden: dict[str, str]) -> str:

@@ -118,8 +118,7 @@ def dead_words(gen: Path, header: store.Header) -> int:
     dead, first = 0, 0
     for i, documents in enumerate(header.shard_documents):
         starts = np.fromfile(gen / files.shard_file(i, "docs"), dtype="<u4").astype(np.int64)
-        end = header.shard_words[i] + documents + 1  # one separator before each and at the end
-        lengths = np.diff(np.append(starts, end)) - 1
+        lengths = files.document_words(starts, header.shard_words[i] + documents + 1)
         gone = occurrences[first : first + documents] == 0
         if len(starts) != documents or len(gone) != documents:
             raise BuildError(f"index at {gen.parent} is damaged (shard {i}); rebuild it")

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..store.shards import id_bytes, ids_of_bytes
+from ..store.shards import document_words, id_bytes, ids_of_bytes
 from . import kernel
 
 ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
@@ -92,8 +92,7 @@ class ShardView:
         self.native = kernel.NativeShard(ids, sa, width, top) if kernel.available() else None
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
-            words = np.diff(np.append(starts, self.size)) - 1  # a separator after each
-            self.dead = int(words[~alive].sum())
+            self.dead = int(document_words(starts, self.size)[~alive].sum())
 
     def words(self, positions: np.ndarray) -> np.ndarray:
         """The ids at `positions` (a query's ids past the width's range equal none)."""

@@ -85,6 +85,12 @@ def shard_files(shards: int, renamed: bool, top: bool = False) -> list[str]:
     return [shard_file(i, p) for i in range(shards) for p in parts]
 
 
+def document_words(starts: np.ndarray, size: int) -> np.ndarray:
+    """Each document's words in a shard of `size` ids whose documents start at `starts`
+    (a separator before each document and one at the end)."""
+    return np.diff(np.append(starts, size)) - 1
+
+
 def top_entries(places: int, step: int) -> int:
     """Entries of the top table of a suffix array of `places` entries."""
     return -(-places // step)

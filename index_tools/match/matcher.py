@@ -337,11 +337,14 @@ def _holds_all(o: Span, s: Span) -> bool:
     return bool(np.isin(s.doc_ids(), o.doc_ids()).all())
 
 
-def _places(span: Span, shown: np.ndarray, batch: int) -> Iterator[tuple[int, int]]:
+_NONE = np.empty(0, dtype=np.int64)
+
+
+def _places(span: Span, known: np.ndarray, batch: int) -> Iterator[tuple[int, int]]:
     """(document, its position of the span's start), longest runs first, documents already
-    `shown` (a part's files that the primary span lists too) after the others; a crowded
-    span's places found `batch` documents at a time, as they are asked for."""
-    known = np.sort(shown)
+    shown (`known`, ascending: a part's files that the primary span lists too) after the
+    others; a crowded span's places found `batch` documents at a time, as they are asked
+    for."""
 
     def seen(docs: np.ndarray) -> np.ndarray:
         if not len(known):
@@ -366,11 +369,11 @@ def _places(span: Span, shown: np.ndarray, batch: int) -> Iterator[tuple[int, in
         yield from zip(some[:, 2].tolist(), (some[:, 3] + span.start - some[:, 0]).tolist())
 
 
-def _sources(index, span: Span, max_sources: int, shown: np.ndarray | None = None) -> list[Source]:
-    """Sources of a span (at most `max_sources`: listing is bounded, counting is not)."""
-    empty = np.empty(0, dtype=np.int64)
+def _sources(index, span: Span, max_sources: int, shown: np.ndarray = _NONE) -> list[Source]:
+    """Sources of a span (at most `max_sources`: listing is bounded, counting is not), the
+    documents `shown` (ascending) last."""
     out: list[Source] = []
-    for doc_id, first in _places(span, empty if shown is None else shown, max(1, max_sources)):
+    for doc_id, first in _places(span, shown, max(1, max_sources)):
         if len(out) >= max_sources:
             break
         doc = index.document(doc_id)
@@ -463,6 +466,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
         cs, ce, text = place.chars(start, end)
         count = _count(index, primary)
         parts = []
+        listed_already = None  # the primary span's documents, ascending
         for s in _parts(spans, region, top, query.ids, opts.check):
             opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
@@ -471,6 +475,8 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
             inside = primary.start <= s.start and s.end <= primary.end
             listed = min(PART_SOURCES, opts.max_sources) if inside else opts.max_sources
             pcount = _count(index, s)
+            if listed_already is None:
+                listed_already = np.sort(primary.doc_ids())
             parts.append(
                 Part(
                     kind=kind(s),
@@ -479,7 +485,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
                     query_end=s.end,
                     file_count=pcount,
                     file_count_exact=True,
-                    sources=_sources(index, s, listed, primary.doc_ids()),
+                    sources=_sources(index, s, listed, listed_already),
                     range=prange,
                     suggestion_words=pwords,
                     exact=s.exact,

@@ -10,7 +10,6 @@ another word is no template's: it is not hashed).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
@@ -22,7 +21,6 @@ import xxhash
 TEMPLATE_K = 12  # words per hashed run
 DATA_FILE = "templates.u64"
 WORDS_FILE = "templates.words"
-_TEMPLATE_RUN_RE = re.compile(b"\x01{%d,}" % TEMPLATE_K)  # k template words in a row
 
 
 def _joined(words: list[str]) -> tuple[bytes, list[int]]:
@@ -72,17 +70,20 @@ class QueryTemplates:
 
     def __init__(self, words: list[str]):
         self.words = words
-        self._inside: bytes | None = None  # 1 for each of the templates' words
         self._joined: tuple[bytes, list[int]] | None = None  # made when a run is hashed
         self._found: dict[int, bool] = {}  # run start -> a known template's run
         self._one_word: np.ndarray | None = None  # runs of one word before each run start
+        # [k]: the runs before word k that can be a template's (its words all the templates'
+        # words, not one word repeated); `_starts`: those runs' starts, ascending
+        self._ok: np.ndarray | None = None
+        self._starts: np.ndarray | None = None
 
     def is_template(self, start: int, end: int, share: float) -> bool:
         """`is_template(words[start:end], share)`: the share of runs made of the templates'
         words bounds it first; those runs hashed until the answer is known. A run of one
         word repeated (a separator line) is left out, of the runs and of the hits."""
         last = end - TEMPLATE_K + 1  # runs start in [start, last)
-        ref, known = _reference()
+        ref = _reference()[0]
         if last <= start or not ref:
             return False
         one_word = self._one_word_runs()
@@ -92,13 +93,10 @@ class QueryTemplates:
         need = share * runs
         if need <= 0:
             return True
-        if self._inside is None:
-            self._inside = bytes(map(known.__contains__, self.words))
-        blocks = [m.span() for m in _TEMPLATE_RUN_RE.finditer(self._inside, start, end)]
-        candidates = [i for a, b in blocks for i in range(a, b - TEMPLATE_K + 1)
-                      if one_word[i + 1] == one_word[i]]  # fmt: skip
-        if len(candidates) < need:
+        ok = self._candidates()
+        if int(ok[last] - ok[start]) < need:
             return False
+        candidates = self._starts[ok[start] : ok[last]].tolist()
         found = missed = 0
         spare = len(candidates) - need
         for i in candidates:
@@ -114,6 +112,24 @@ class QueryTemplates:
                 if missed > spare:
                     return False
         return found >= need
+
+    def _candidates(self) -> np.ndarray:
+        """`_ok`, made for the whole query once (the runs a span can hash are its own)."""
+        if self._ok is None:
+            _, known = _reference()
+            n, k = len(self.words), TEMPLATE_K
+            inside = np.fromiter(map(known.__contains__, self.words), dtype=bool, count=n)
+            runs = max(0, n - k + 1)
+            within = np.zeros(n + 1, dtype=np.int64)  # template words before each word
+            np.cumsum(inside, out=within[1:])
+            one_word = self._one_word_runs()
+            ok = within[k : k + runs] - within[:runs] == k
+            ok &= one_word[1 : runs + 1] == one_word[:runs]
+            self._starts = np.flatnonzero(ok)
+            self._ok = np.zeros(n + 2, dtype=np.int64)
+            np.cumsum(ok, out=self._ok[1 : runs + 1])
+            self._ok[runs + 1 :] = self._ok[runs]
+        return self._ok
 
     def _one_word_runs(self) -> np.ndarray:
         """[k]: how many of the runs starting before word k are one word repeated."""

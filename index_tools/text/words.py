@@ -4,6 +4,7 @@ non-whitespace character is a word of its own, whitespace is ignored."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import NamedTuple
 
 import numpy as np
@@ -69,11 +70,9 @@ def count_words(text: str) -> int:
 
 def utf16_len(s: str) -> int:
     """Length of `s` in UTF-16 code units."""
-    n = len(s)
-    for ch in s:
-        if ord(ch) > 0xFFFF:
-            n += 1
-    return n
+    if s.isascii():
+        return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 class LineIndex:
@@ -88,14 +87,7 @@ class LineIndex:
 
     def line_of(self, offset: int) -> int:
         """0-based line containing character `offset`."""
-        lo, hi = 0, len(self.line_starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.line_starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+        return max(0, bisect_right(self.line_starts, offset) - 1)
 
     def position(self, offset: int) -> tuple[int, int]:
         line = self.line_of(offset)

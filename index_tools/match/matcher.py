@@ -76,10 +76,10 @@ class Span:
     end: int
     crowded: Crowded | None = None
     exact: bool = True  # False: found in the rename-insensitive view only
-    # the runs around it (`_spans`): the lookup's runs and their table (start, end,
-    # document, its position of start), and which of them are this span's (each document's
-    # first, by document); made into `runs` when asked
-    _held: tuple[list, np.ndarray, np.ndarray] | None = field(
+    # the runs around it (`_spans`): the lookup's runs as `Run`s (or None: made from the
+    # table), their table (start, end, document, its position of start), and which of them
+    # are this span's (each document's first, by document); made into `runs` when asked
+    _held: tuple[list[Run] | None, np.ndarray, np.ndarray] | None = field(
         default=None, compare=False, repr=False
     )
     _runs: dict[int, Run] | None = field(default=None, compare=False, repr=False)
@@ -90,9 +90,12 @@ class Span:
         if self._runs is None:
             self._runs = {}
             if self._held is not None:
-                runs, _, at = self._held
-                for r in map(runs.__getitem__, at.tolist()):
-                    r = r if type(r) is Run else Run(*r)
+                runs, table, at = self._held
+                if runs is None:
+                    made = (Run(*row) for row in table[at].tolist())
+                else:
+                    made = map(runs.__getitem__, at.tolist())
+                for r in made:
                     self._runs[r.doc] = r
         return self._runs
 
@@ -160,26 +163,32 @@ class Options:
     check: Callable[[], None] = lambda: None  # the deadline's check (see find_matches)
 
 
-def _spans(runs: list, exact: bool) -> list[Span]:
+def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> list[Span]:
     """Distinct spans, each with the documents whose run contains it (the longest one).
-    `runs`: `Run`s or tuples (start, end, document, its position of start), made `Run`s
-    only for the spans whose runs are read (most are counted only)."""
-    if not runs:
+    `table`: the runs, rows (start, end, document, its position of start) as the search
+    gives them; `runs`: the same as `Run`s where they carry more (a renamed copy's names),
+    else each row made a `Run` only for the spans whose runs are read (most are counted
+    only)."""
+    if not len(table):
         return []
-    # (each distinct span once, in the order first found)
-    spans = {k: Span(*k, exact=exact) for k in dict.fromkeys(r[:2] for r in runs)}
+    starts, ends, docs = table[:, 0], table[:, 1], table[:, 2]
+    # each distinct span once, in the order first found
+    key = starts * (int(ends.max()) + 1) + ends
+    first = np.sort(np.unique(key, return_index=True)[1])
+    bounds = table[first, :2].tolist()
     # each document's runs, its longest first; of equal ones, the first in the file (then
     # the first found)
-    table = np.array([r[:4] for r in runs], dtype=np.int64)  # start, end, doc, doc_start
-    starts, ends, docs = table[:, 0], table[:, 1], table[:, 2]
-    order = np.lexsort((np.arange(len(runs)), table[:, 3], starts - ends, docs))
+    order = np.lexsort((np.arange(len(table)), table[:, 3], starts - ends, docs))
     starts, ends, docs = starts[order], ends[order], docs[order]
-    for span in spans.values():
-        held = np.flatnonzero((starts <= span.start) & (ends >= span.end))
+    out = []
+    for a, b in bounds:
+        span = Span(a, b, exact=exact)
+        held = np.flatnonzero((starts <= a) & (ends >= b))
         first = np.ones(len(held), dtype=bool)  # each document's first run around the span
         first[1:] = docs[held[1:]] != docs[held[:-1]]
         span._held = (runs, table, order[held[first]])
-    return list(spans.values())
+        out.append(span)
+    return out
 
 
 # --- 4. regions -------------------------------------------------------------------------------
@@ -610,9 +619,9 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
         check=opts.check,
     )  # fmt: skip
     kws = keywords(lang) or frozenset()
-    edge = _EdgeLines(words, _word_lines(query), kws) if found else None
+    edge = _EdgeLines(words, _word_lines(query), kws) if len(found) else None
     kept = []
-    for r in found:
+    for r in found.tolist():
         if new[r[1]] - new[r[0]] < least:
             continue  # exact spans already say it
         opts.check()
@@ -632,7 +641,8 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
             if new[part.end] - new[part.start] < least:
                 continue
             kept.append(part)
-    return _spans(kept, exact=False)
+    table = np.array([r[:4] for r in kept], dtype=np.int64).reshape(-1, 4)
+    return _spans(table, exact=False, runs=kept)
 
 
 def _consistent(

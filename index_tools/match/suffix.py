@@ -806,17 +806,17 @@ def _least_inside(s: int, e: int, starts, ends: dict[int, list[int]], count) -> 
     return least
 
 
-RunTuple = tuple[int, int, int, int]  # query start, end, document, its position of start
+NO_RUNS = np.empty((0, 4), dtype=np.int64)
 
 
 def search(
     shards: list[ShardView], q: np.ndarray, t: int, tail: int, *, crowded: bool = True,
     check=lambda: None,
-) -> tuple[list[RunTuple], CrowdedSpans]:  # fmt: skip
+) -> tuple[np.ndarray, CrowdedSpans]:  # fmt: skip
     """Maximal common runs of at least `t` words ending past query position `tail`.
 
-    Returns the runs (query start, end, document, its position of start) around anchors
-    with few places (each document's, exactly) and the
+    Returns the runs around anchors with few places (each document's, exactly), rows
+    (query start, end, document, its position of start) of an int64 array, and the
     spans of crowded anchors that no such run gives (see the module's docstring). With
     `crowded` false, crowded anchors are left out (the rename-insensitive view). `check`
     is called before each anchor's step (a deadline's: it raises when the time is up).
@@ -893,11 +893,12 @@ def search(
 
 def _runs(
     shards, counts: Counts, found, enumerated, w, reach, t, tail
-) -> tuple[list[RunTuple], np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Runs around the found windows (of `w` words); kept when they hold an enumerated
-    anchor's windows whole (the `reach` words from it). Also their spans' `_key`s. A
-    compiled shard's found in one call (kernel.c `rc_runs`: the same steps)."""
-    runs: list[RunTuple] = []
+    anchor's windows whole (the `reach` words from it): rows (start, end, document, its
+    position of start), shard by shard. Also their spans' `_key`s. A compiled shard's
+    found in one call (kernel.c `rc_runs`: the same steps)."""
+    runs = [NO_RUNS]
     keys = [np.empty(0, dtype=np.int64)]
     en = np.array(enumerated, dtype=np.int64)
     for i, sh in enumerate(shards):
@@ -909,10 +910,10 @@ def _runs(
                                sh.block_table(), BLOCK_BITS, sh.alive, en, w, reach, t,
                                tail)  # fmt: skip
             if len(rows):
-                s, e = rows[:, 0], rows[:, 1]
-                runs += zip(s.tolist(), e.tolist(), (rows[:, 2] + sh.first_doc).tolist(),
-                            rows[:, 3].tolist())  # fmt: skip
-                keys.append(_key(s, e, counts.n))
+                if sh.first_doc:
+                    rows[:, 2] += sh.first_doc
+                runs.append(rows)
+                keys.append(_key(rows[:, 0], rows[:, 1], counts.n))
             continue
         a = np.repeat([b for b, _ in found[i]], [len(pos) for _, pos in found[i]])
         d = np.concatenate([pos for _, pos in found[i]]) - a  # diagonals
@@ -941,9 +942,9 @@ def _runs(
         s, e, c = s[new], e[new], c[new]
         docs = sh.documents(c)
         doc_pos = c - sh.starts[docs]
-        runs += zip(s.tolist(), e.tolist(), (docs + sh.first_doc).tolist(), doc_pos.tolist())
+        runs.append(np.stack((s, e, docs + sh.first_doc, doc_pos), axis=1).astype(np.int64))
         keys.append(_key(s, e, counts.n))
-    return runs, np.concatenate(keys)
+    return np.concatenate(runs) if len(runs) > 1 else NO_RUNS, np.concatenate(keys)
 
 
 def _steps(f, x: int, y: int, settle=lambda x, y: False) -> list[int]:

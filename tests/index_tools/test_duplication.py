@@ -12,6 +12,7 @@ import random
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -583,7 +584,9 @@ def test_without_crowded_anchors_the_context_is_searched_when_it_can_matter(
             for shards, q in ((idx.shards, ids), (idx.renamed_shards, renamed_ids(ids, mask))):
                 runs, _ = suffix.search(shards, q, t, tail, crowded=False)
                 every, _ = suffix.search(shards, q, t, -1, crowded=False)
-                assert sorted(runs) == sorted(r for r in every if r[1] > tail), f"query {k}"
+                assert runs.dtype == np.int64 and runs.shape[1:] == (4,)
+                want = sorted(r for r in every.tolist() if r[1] > tail)
+                assert sorted(runs.tolist()) == want, f"query {k}"
                 found += len(runs)
     assert found  # (runs to compare were there)
 
@@ -646,7 +649,7 @@ def test_the_spans_found_from_counts_are_each_once_and_none_is_a_runs(tmp_path, 
         spans = [(c.start, c.end) for c in crowded]
         assert spans == list(zip(crowded.starts.tolist(), crowded.ends.tolist()))
         assert len(set(spans)) == len(spans)
-        assert not set(spans) & {(r[0], r[1]) for r in runs}
+        assert not set(spans) & {(r[0], r[1]) for r in runs.tolist()}
         assert all(e - s >= 10 for s, e in spans)
         ends: dict[int, list[int]] = {}
         for s, e in spans:

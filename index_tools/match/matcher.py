@@ -173,8 +173,12 @@ def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> lis
         return []
     starts, ends, docs = table[:, 0], table[:, 1], table[:, 2]
     # each distinct span once, in the order first found
+    # (np.unique's first call imports numpy.ma: 10 ms in a lookup)
     key = starts * (int(ends.max()) + 1) + ends
-    first = np.sort(np.unique(key, return_index=True)[1])
+    by_key = np.argsort(key, kind="stable")
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = key[by_key[1:]] != key[by_key[:-1]]
+    first = np.sort(by_key[new])
     bounds = table[first, :2].tolist()
     # each document's runs, its longest first; of equal ones, the first in the file (then
     # the first found)

@@ -1009,8 +1009,9 @@ def _crowded_spans(
 ) -> list[np.ndarray]:  # fmt: skip
     """For each crowded anchor (a, lowest): the spans (s, e) whose first anchor searched is
     `a` (s from `lowest` to a), held by a place that extends neither left nor right; those
-    of at least `t` words ending past `tail` (no end before is looked for). Rows (s, e),
-    ascending."""
+    of at least `t` words ending past `tail` (no end before is looked for). Rows (s, e):
+    each anchor's ascending, the anchors' in their order (in arrays of one anchor each, or
+    of all)."""
     ks = [sh.compiled() for sh in counts.shards]
     if None not in ks:  # each anchor and shard in one call of the compiled search, all at once
         check()
@@ -1024,18 +1025,22 @@ def _crowded_spans(
             )
 
         jobs = [(anchor, k, sh) for anchor in anchors for k, sh in zip(ks, counts.shards)]
-        done = iter(kernel.across(spans_in, jobs))
+        done = kernel.across(spans_in, jobs)
+        if not counts.has_dead:  # every maximal place is live: the spans found anywhere
+            if not done:
+                return []
+            # each anchor's, each (start, end) once, ascending as one shard's: all anchors
+            # at once, keyed by (anchor, start, end)
+            rows = np.concatenate(done)
+            which = np.repeat(np.arange(len(done), dtype=np.uint64) // np.uint64(len(ks)),
+                              [len(r) for r in done])  # fmt: skip
+            ends = np.uint64(counts.n + 1)
+            key = _sorted_distinct((which * ends + rows[:, 0]) * ends + rows[:, 1])
+            return [np.stack(((key // ends) % ends, key % ends), axis=1).astype(np.int64)]
+        done = iter(done)
         out = []
         for _ in anchors:
             per_shard = [next(done) for _ in ks]
-            if not counts.has_dead:  # every maximal place is live: the spans found anywhere
-                if len(ks) == 1:
-                    out.append(per_shard[0][:, :2].astype(np.int64))
-                else:  # each (start, end) once, ascending as one shard's
-                    rows, ends = np.concatenate(per_shard), np.uint64(counts.n + 1)
-                    key = _sorted_distinct(rows[:, 0] * ends + rows[:, 1])
-                    out.append(np.stack((key // ends, key % ends), axis=1).astype(np.int64))
-                continue
             found: dict[tuple[int, int], int] = {}  # maximal places summed over the shards
             for rows in per_shard:
                 for s, e, m in rows.tolist():

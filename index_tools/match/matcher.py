@@ -184,29 +184,15 @@ def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> lis
     # the first found)
     order = np.lexsort((np.arange(len(table)), table[:, 3], starts - ends, docs))
     starts, ends, docs = starts[order], ends[order], docs[order]
-    # where each document's runs begin (they lie together: ordered by document first)
-    block = np.ones(len(docs), dtype=bool)
-    block[1:] = docs[1:] != docs[:-1]
-    block_start = np.maximum.accumulate(np.where(block, np.arange(len(docs)), 0))
     out = []
-    step = max(1, HELD_CELLS // len(table))  # spans a step: a table of spans by runs
-    for k in range(0, len(bounds), step):
-        some = np.array(bounds[k : k + step], dtype=np.int64)
-        # around[i, j]: run j holds span i; kept: the first such run of each document
-        around = (starts <= some[:, :1]) & (ends >= some[:, 1:])
-        before = np.cumsum(around, axis=1) - around  # runs holding it before j
-        kept = around & (before == before[:, block_start])
-        rows, cols = np.nonzero(kept)
-        at = np.searchsorted(rows, np.arange(len(some) + 1)).tolist()
-        held = order[cols]
-        for i, (a, b) in enumerate(bounds[k : k + step]):
-            span = Span(a, b, exact=exact)
-            span._held = (runs, table, held[at[i] : at[i + 1]])
-            out.append(span)
+    for a, b in bounds:
+        span = Span(a, b, exact=exact)
+        held = np.flatnonzero((starts <= a) & (ends >= b))
+        first = np.ones(len(held), dtype=bool)  # each document's first run around the span
+        first[1:] = docs[held[1:]] != docs[held[:-1]]
+        span._held = (runs, table, order[held[first]])
+        out.append(span)
     return out
-
-
-HELD_CELLS = 1 << 18  # (spans, runs) pairs compared at once in `_spans`
 
 
 # --- 4. regions -------------------------------------------------------------------------------

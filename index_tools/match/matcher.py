@@ -625,12 +625,13 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
     kws = keywords(lang) or frozenset()
     edge = _EdgeLines(words, _word_lines(query), kws) if len(found) else None
     kept = []
+    same: dict[tuple[int, int, bytes], list[Run]] = {}  # (`_consistent`'s: runs alike)
     for r in found.tolist():
         if new[r[1]] - new[r[0]] < least:
             continue  # exact spans already say it
         opts.check()
         run = Run(*r)
-        for part in _consistent(index, words, query.ids, mask, run, opts.min_tokens, edge):
+        for part in _consistent(index, words, query.ids, mask, run, opts.min_tokens, edge, same):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
             # code, not a list of names in the same shape: some names kept as they are
@@ -657,6 +658,7 @@ def _consistent(
     run: Run,
     least: int = 1,
     edge: _EdgeLines | None = None,
+    same: dict[tuple[int, int, bytes], list[Run]] | None = None,
 ) -> list[Run]:
     """Parts of a rename-insensitive run where the renaming is consistent: each name of the
     source maps to one name here and back, every other word is the same (the view gives
@@ -671,9 +673,17 @@ def _consistent(
     it (`edge`: `_EdgeLines`). Parts shorter than `least` words are not made (nor is the
     rest of the run looked at once it is shorter). Only the words that differ from the
     source's are visited, in order: a word that is no name ends a part there (the copy
-    stops), a renamed name extends it or, renamed otherwise before, starts the next."""
+    stops), a renamed name extends it or, renamed otherwise before, starts the next.
+
+    The parts depend on the run's words and theirs alone: `same` keeps those of runs read
+    before by (start, end, their words), a common shape's many copies with the same names
+    checked once (each run's parts then placed in its own document)."""
     first = run.start
     theirs = index.document_ids(run.doc, run.doc_start, run.doc_start + run.length)
+    key = (first, run.end, theirs.tobytes())
+    known = same.get(key) if same is not None else None
+    if known is not None:
+        return [p._replace(doc=run.doc, doc_start=run.doc_start + p.start - first) for p in known]
     named = mask[first : run.end]
     differ = np.flatnonzero(ids[first : run.end] != theirs)
     # names_before[k]: the names among the run's first k words
@@ -724,6 +734,8 @@ def _consistent(
         back[mine] = t
         renamed.append((i, t, mine))
     close(run.end)
+    if same is not None:
+        same[key] = out
     return out
 
 

@@ -155,14 +155,34 @@ def markdown(revs, resolved, rows, command, load, args, differ) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+def commits_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments of a script comparing two commits' engines on an index: the commits,
+    the index and the texts the queries are cut from."""
     ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("a", help="the first commit (a revision git knows)")
     ap.add_argument("b", help="the second commit")
     ap.add_argument("--index", required=True, help="NAME=DIR of a built index")
     ap.add_argument("--texts", required=True, help="the source spec the queries are cut from")
+    return ap
+
+
+def resolved_commits(ap: argparse.ArgumentParser, revs: list[str]) -> list[str]:
+    """The commits' hashes (two different commits, else the usage error)."""
+    out = [
+        subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", r], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        for r in revs
+    ]
+    if out[0] == out[1]:
+        ap.error(f"{revs[0]} and {revs[1]} are the same commit")
+    return out
+
+
+def main() -> int:
+    ap = commits_parser(__doc__)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3, help="runs of each commit")
     ap.add_argument("--search", default="native", help="the search path measured")
@@ -197,14 +217,7 @@ def main() -> int:
     ] + (["--map-ahead"] if args.map_ahead else []) + (
         ["--read-through"] if args.read_through else [])  # fmt: skip
     revs = [args.a, args.b]
-    resolved = [
-        subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", r], check=True, capture_output=True, text=True
-        ).stdout.strip()
-        for r in revs
-    ]
-    if resolved[0] == resolved[1]:
-        ap.error(f"{args.a} and {args.b} are the same commit")
+    resolved = resolved_commits(ap, revs)
     load = os.getloadavg()[0]
     rows: dict[str, list[dict]] = {r: [] for r in revs}
     said: dict[str, list[dict]] = {r: [] for r in revs}  # each run's answers, by workload

@@ -22,14 +22,12 @@ at the top come from).
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +36,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_commits import checkout, remove_checkout  # noqa: E402
+from bench_commits import (  # noqa: E402
+    checkout,
+    commits_parser,
+    remove_checkout,
+    resolved_commits,
+)
 from bench_latency import read_through, workload  # noqa: E402
 from commit import run_header, shown_argv  # noqa: E402
 
@@ -145,13 +148,7 @@ def markdown(revs, resolved, results, args, load: float, command: str) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("a", help="the first commit (a revision git knows)")
-    ap.add_argument("b", help="the second commit")
-    ap.add_argument("--index", required=True, help="NAME=DIR of a built index")
-    ap.add_argument("--texts", required=True, help="the source spec the queries are cut from")
+    ap = commits_parser(__doc__)
     ap.add_argument("--queries", type=int, default=400, help="lookups a workload")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each lookup on each engine")
     ap.add_argument("--seed", type=int, default=7)
@@ -159,12 +156,7 @@ def main() -> int:
     args = ap.parse_args()
     index = Path(args.index.partition("=")[2]).resolve()
     revs = [args.a, args.b]
-    resolved = [
-        subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", r], check=True, capture_output=True, text=True
-        ).stdout.strip()
-        for r in revs
-    ]
+    resolved = resolved_commits(ap, revs)
     load = os.getloadavg()[0]
     pairs = workload(args.texts, args.queries, args.seed)
     results = {}

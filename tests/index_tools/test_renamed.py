@@ -139,3 +139,24 @@ def test_rare_words_share_an_id_and_are_compared_in_the_documents(corpus, tmp_pa
     renamed = [m for m in want[1] if not m["exact"]]
     assert renamed and renamed[0]["query_end"] == number
     assert all(not (m["query_start"] <= number < m["query_end"]) for m in renamed)
+
+
+def test_copies_alike_are_each_placed_in_their_own_file(tmp_path):
+    """The same function in five files, each after another number of blank lines (the
+    same words: runs alike, their parts found once), renamed in the suggestion: one
+    renamed copy in 5 files, each source's lines those of its own file (its last line
+    3 lines further in each)."""
+    from engine_fixtures import make_repo
+
+    files = {f"src/geo{k}.py": "import math\n" + "\n" * (3 * k) + HAVERSINE for k in range(5)}
+    repo, _ = make_repo(tmp_path / "repo", files, "https://github.com/acme/alike.git")
+    build_index([str(repo)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    with open_index(tmp_path / "idx") as idx:
+        (m,) = idx.match(rename(HAVERSINE, RENAMES), "import math\n", language="python")
+        assert m.exact is False and dict(m.renamed) == RENAMES
+        assert m.file_count == 5
+        assert sorted(s.path for s in m.sources) == sorted(files)
+        for s in m.sources:  # (the quote begins at the context's `import math`, line 1)
+            last = line_of(files[s.path], HAVERSINE, last=True)
+            assert (s.start_line, s.end_line) == (1, last), s.path
+            assert s.url.endswith(f"/{s.path}#L1-L{last}")

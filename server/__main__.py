@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 
-from . import __version__, heap
+from . import __version__
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -54,8 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     from .features import create_server
 
     server = create_server()
-    # the modules and tables loaded so far live as long as the process (heap.py)
-    heap.settle()
+    # the modules and tables loaded so far live as long as the process: keep them out of
+    # the collector's full passes, which would otherwise add pauses to lookups
+    gc.collect()
+    gc.freeze()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():

@@ -35,7 +35,7 @@ from index_tools import (
     search_status,
 )
 
-from . import __version__, heap
+from . import __version__
 from .detection import Checker, PendingCheck
 from .diagnostics import MatchStore, StoredMatch, to_diagnostic
 from .documents import DocumentLines, DocumentStore, TextDocument
@@ -391,8 +391,6 @@ class RecitationServer(LanguageServer):
     def _index_changed(self, handle) -> None:
         """A new generation was published (or the index broke): say so, and show the
         warnings as the index's state allows."""
-        if handle.ready:  # what it opened lives on, what it replaced is garbage (heap.py)
-            heap.settle()
         for scope in self.active_scopes():
             if scope.index is handle:
                 self.send_status(scope)

@@ -43,7 +43,7 @@ from bench_commits import (  # noqa: E402
     remove_checkout,
     resolved_commits,
 )
-from bench_latency import read_through, workload  # noqa: E402
+from bench_latency import outputs, read_through, workload  # noqa: E402
 from commit import run_header, shown_argv  # noqa: E402
 
 NAMES = ("engine_a", "engine_b")
@@ -88,7 +88,7 @@ def mirror(index: Path) -> Path:
 
 
 def answer(matches) -> str:
-    return json.dumps([m.to_dict() for m in matches], sort_keys=True)
+    return json.dumps(outputs(matches), sort_keys=True)
 
 
 def side_by_side(engines, pairs, language, repeat: int) -> dict:

@@ -3,7 +3,8 @@
 The add itself (`local.add_sources`: new versions replace old ones, an index given all its
 sources built anew once half its words are old versions') and then its shards joined with
 the smaller ones before them (`compact.settle_index`), so that an index kept current by
-many adds stays in few shards. A join that fails leaves the add published and says why.
+many adds stays in few shards (an index built anew is compacted as `build` compacts it). A
+join that fails leaves the add published and says why.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ..store import generations as store
-from .compact import settle_index
+from .compact import compact_built, settle_index
 from .local import BuildError, BuildOptions, BuildSummary, add_sources, compacted_shards
 
 
@@ -22,7 +23,9 @@ def add_to_index(
     join its new shards with the smaller ones before them."""
     opts = options or BuildOptions()
     summary = add_sources(path, specs, opts)
-    if not summary.bytes or summary.rebuilt is not None:  # nothing new, or built anew
+    if summary.rebuilt is not None:  # built anew: compacted as a build is
+        return compact_built(path, summary, opts)
+    if not summary.bytes:  # nothing new
         return summary
     try:
         joined = settle_index(path, opts.shard_words, opts.progress)

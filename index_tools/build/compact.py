@@ -32,8 +32,12 @@ from ..store import shards as files
 from .local import (
     DEFAULT_COMPACT_WORDS,
     BuildError,
+    BuildOptions,
+    BuildSummary,
     abandon,
     carry_over,
+    compacted_shards,
+    give_back_memory,
     groups,
     settled,
     writing,
@@ -73,6 +77,34 @@ def compact_index(
     """Join the shards of the index at `path` into as few as hold at most `shard_words`
     words each, and publish the result as a new generation."""
     return _join(Path(path), lambda words: groups(words, shard_words), shard_words, progress)
+
+
+def compact_built(
+    path: str | os.PathLike, summary: BuildSummary, options: BuildOptions
+) -> BuildSummary:
+    """After a build (or an add that built its index anew): its shards, each as large as
+    the build's memory allowed, joined into shards of at most `options.join_limit()` words
+    (the compacted index a lookup searches faster), in the build's own process once the
+    builder's memory is given back. A join that fails leaves the build published and
+    `summary.not_joined` says why; `summary` is updated and returned."""
+    limit = options.join_limit()
+    summary.joined_by = "build"
+    if limit <= 0 or not summary.bytes:
+        return summary
+    try:
+        shard_words = store.read_header(path)[1].shard_words
+        if len(groups(shard_words, limit)) >= len(shard_words):
+            return summary  # (nothing to join: no generation written)
+        give_back_memory()
+        joined = compact_index(path, limit, options.progress)
+    except BuildError as e:  # the build is published: the index answers, in more shards
+        summary.not_joined = str(e)
+        return summary
+    summary.joined, summary.shards = joined.shards_before, joined.shards_after
+    summary.bytes = joined.bytes
+    summary.compacted = compacted_shards(store.read_header(path)[1].shard_words)
+    summary.seconds += joined.seconds
+    return summary
 
 
 def settle_index(

@@ -81,6 +81,16 @@ class BuildOptions:
     # stride, and as many windows searched per anchor there
     renamed_stride: int = files.RENAMED_STRIDE
     registry: object = None  # sources.RegistryOptions for pypi:/npm: sources (None: defaults)
+    # once built, the shards joined into shards of at most this many words (compact.py:
+    # `compact_built`; about 10 bytes a word of memory); 0: none; None: DEFAULT_COMPACT_WORDS
+    # with the default shard size, none with a smaller one given (it bounds the memory)
+    compact_words: int | None = None
+
+    def join_limit(self) -> int:
+        """The words a shard joined after the build holds at most (0: none joined)."""
+        if self.compact_words is not None:
+            return max(0, self.compact_words)
+        return DEFAULT_COMPACT_WORDS if self.shard_words >= DEFAULT_SHARD_WORDS else 0
 
 
 def groups(shard_words: list[int], limit: int) -> list[list[int]]:
@@ -170,14 +180,15 @@ class BuildSummary:
     left: list[str] = field(default_factory=list)  # sources a workspace no longer names
     removed: int = 0  # files of the replaced versions and the left sources taken out
     compacted: int | None = None  # its shards once compacted (`compacted_shards`)
-    joined: int | None = None  # the shards an `add` left before joining them (`settled`)
-    not_joined: str | None = None  # why an add's shards could not be joined (it is published)
+    joined: int | None = None  # the shards an `add` or a build left before joining them
+    joined_by: str = "add"  # what joined them: "add" (`settled`) or "build" (`compact_built`)
+    not_joined: str | None = None  # why the shards could not be joined (the index is published)
     # an `add` that built its index anew: the share of its words no file held any more
     rebuilt: float | None = None
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
-        del d["compacted"]  # (said in `lines` only)
+        del d["compacted"], d["joined_by"]  # (said in `lines` only)
         d["skipped"] = dict(self.skipped)
         d["unsupported"] = dict(self.unsupported)
         d["replaced"] = [
@@ -216,10 +227,15 @@ class BuildSummary:
         return out
 
     def _joined(self) -> str:
+        built = self.joined_by == "build"
         if self.not_joined is not None:
+            if built:
+                return f" (not compacted, the index as built: {self.not_joined})"
             return f" (not joined with the ones before, the index as added: {self.not_joined})"
         if self.joined is None:
             return ""
+        if built:
+            return f" (compacted from the build's {self.joined}, each sorted within its memory)"
         return f" (joined from {self.joined}: the add's with the smaller ones before them)"
 
     def _compact_hint(self) -> str:

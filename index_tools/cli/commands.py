@@ -103,6 +103,7 @@ def _build_options(args):
         renamed_stride=getattr(args, "renamed_stride", RENAMED_STRIDE),
         progress=_progress(args),
         registry=_registry_options(args),
+        compact_words=getattr(args, "compact_words", None),
     )
 
 
@@ -153,6 +154,7 @@ def _spark_settings(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_build(args) -> int:
+    from ..build.compact import compact_built
     from ..build.local import build_index
 
     if args.default:
@@ -169,16 +171,16 @@ def cmd_build(args) -> int:
         raise UsageError("--master needs --engine spark")
     if args.spark_conf and args.engine != "spark":
         raise UsageError("--spark-conf needs --engine spark")
+    options = _build_options(args)
     if args.engine == "spark":
         from ..build.spark import build_index_spark, require_pyspark
 
         settings = _spark_settings(args.spark_conf)
         require_pyspark()
-        summary = build_index_spark(
-            sources, out, _build_options(args), master=args.master, settings=settings
-        )
+        summary = build_index_spark(sources, out, options, master=args.master, settings=settings)
     else:
-        summary = build_index(sources, out, _build_options(args))
+        summary = build_index(sources, out, options)
+    summary = compact_built(out, summary, options)
     _print_summary(summary, args.json, args)
     _print_workspaces(out, args)
     return 0
@@ -186,13 +188,15 @@ def cmd_build(args) -> int:
 
 def cmd_add(args) -> int:
     from ..build.add import add_to_index
+    from ..build.compact import compact_built
     from ..build.local import build_index
     from ..store.generations import CURRENT_NAME
 
     path = _index_path(args.index)
     sources = _with_popular(args.sources, args)
     if args.create and not (Path(path) / CURRENT_NAME).exists():
-        summary = build_index(sources, path, _build_options(args))
+        options = _build_options(args)
+        summary = compact_built(path, build_index(sources, path, options), options)
     else:
         summary = add_to_index(path, sources, _build_options(args))
     _print_summary(summary, args.json, args)
@@ -619,6 +623,18 @@ def _parser() -> argparse.ArgumentParser:
             default=DEFAULT_SHARD_WORDS,
             help="words per shard: a build's memory is about one shard's sort, 9 bytes a "
             "word, the rest on disk (default: %(default)s)",
+        )
+        sp.add_argument(
+            "--compact-words",
+            type=_number(int, 0, MAX_SHARD_WORDS),
+            default=None,
+            metavar="N",
+            help="once built, join the shards into shards of at most N words, sorted again "
+            "(fewer shards, faster lookups; about 10 bytes a word of memory, after the "
+            "build's); 0: keep the build's shards. Default: "
+            f"{DEFAULT_COMPACT_WORDS} with --shard-words at its default or above (5.4 GB at "
+            "most), 0 with a smaller one (it bounds the memory)"
+            + ("" if params else "; for an index built anew or --create"),
         )
         pk = sp.add_argument_group("package sources (pypi:, npm:)")
         pk.add_argument(

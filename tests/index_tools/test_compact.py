@@ -23,7 +23,7 @@ from test_duplication import (
 
 from index_tools import BuildOptions, FollowingIndex, add_to_index, build_index, open_index
 from index_tools.build.compact import compact_index, groups
-from index_tools.build.local import BuildError
+from index_tools.build.local import DEFAULT_COMPACT_WORDS, DEFAULT_SHARD_WORDS, BuildError
 from index_tools.cli.commands import main
 from index_tools.store import generations as store
 from index_tools.store.shards import shard_file
@@ -229,6 +229,94 @@ def test_a_build_of_many_shards_says_compact_would_join_them(tmp_path, capsys):
     assert main(["build", corpus, "--out", one, "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "shards: 1\n" in out and "compact" not in out
+
+
+def test_the_join_after_a_build_follows_the_memory_the_build_was_given():
+    """By default a build's shards are compacted when the shard size is the default (the
+    memory bound the builder was measured in); a smaller one given bounds the memory, and
+    nothing is joined unless asked."""
+    assert BuildOptions().join_limit() == DEFAULT_COMPACT_WORDS
+    assert BuildOptions(shard_words=DEFAULT_SHARD_WORDS * 2).join_limit() == DEFAULT_COMPACT_WORDS
+    assert BuildOptions(shard_words=600).join_limit() == 0
+    assert BuildOptions(shard_words=600, compact_words=5000).join_limit() == 5000
+    assert BuildOptions(compact_words=0).join_limit() == 0
+
+
+def test_a_build_compacts_its_shards_and_answers_as_the_shards_it_wrote(tmp_path, capsys):
+    """`build --compact-words N`: the shards the build wrote within --shard-words, joined
+    into shards of at most N words, one generation published after the other; the
+    compacted index answers exactly as the build's shards (and as the brute-force
+    reference), and the summary says what became of them."""
+    rng = random.Random(13)
+    files = random_corpus(rng, look_alikes=12)
+    texts = {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
+    corpus = write_files(tmp_path / "src", texts)
+    apart, joined = str(tmp_path / "apart"), str(tmp_path / "joined")
+    common = ["--shard-words", "300", "--quiet", "--jobs", "1"]
+    assert main(["build", corpus, "--out", apart, *common]) == 0
+    built = store.read_header(Path(apart))[1]
+    assert built.shards >= 4
+    capsys.readouterr()
+    limit = 2 * max(built.shard_words)
+    assert main(["build", corpus, "--out", joined, *common, "--compact-words", str(limit)]) == 0
+    out = capsys.readouterr().out
+    after = len(groups(built.shard_words, limit))
+    assert 1 <= after < built.shards
+    assert (
+        f"shards: {after} (compacted from the build's {built.shards}, each sorted within its "
+        "memory)" in out
+    )
+    header = store.read_header(Path(joined))[1]
+    assert header.shards == after
+    facts = lambda h: (h.words, h.documents, h.files, h.sources)  # noqa: E731
+    assert facts(header) == facts(built)
+    assert store.verify(Path(joined)) == []
+    queries = queries_of(rng, files, 12)
+    with open_index(apart) as a, open_index(joined) as b:
+        assert answers(b, queries) == answers(a, queries)
+        agrees_with_reference(b, rng, files, list(texts.values()), min_tokens=10)
+    assert main(["build", corpus, "--out", joined, *common, "--compact-words", "1000000",
+                 "--json"]) == 0  # fmt: skip
+    said = json.loads(capsys.readouterr().out)
+    assert (said["joined"], said["shards"]) == (built.shards, 1)
+    assert said["bytes"] == sum(store.read_header(Path(joined))[1].file_sizes.values())
+    assert main(["build", corpus, "--out", joined, "--compact-words", "-1"]) == 2
+    assert "--compact-words: '-1' is not an integer from 0" in capsys.readouterr().err
+
+
+def test_a_build_whose_compaction_fails_is_published_and_says_why(tmp_path, monkeypatch, capsys):
+    from index_tools.build import compact
+
+    rng = random.Random(14)
+    corpus = write_files(
+        tmp_path / "src", {f"m{i}.py": as_text(random_words(rng, 400)) for i in range(6)}
+    )
+    idx = tmp_path / "idx"
+
+    def broken(*args, **kwargs):
+        raise BuildError(f"cannot write the index at {idx}: No space left on device")
+
+    monkeypatch.setattr(compact, "_write_group", broken)
+    args = ["--out", str(idx), "--shard-words", "600", "--compact-words", "100000", "--quiet"]
+    assert main(["build", corpus, *args]) == 0
+    header = store.read_header(idx)[1]
+    assert header.shards > 1 and store.verify(idx) == []
+    assert (
+        f"shards: {header.shards} (not compacted, the index as built: cannot write the index at "
+        in capsys.readouterr().out
+    )
+
+
+def test_an_editors_add_create_compacts_the_index_it_builds(tmp_path, capsys):
+    rng = random.Random(15)
+    corpus = write_files(
+        tmp_path / "src", {f"m{i}.py": as_text(random_words(rng, 400)) for i in range(6)}
+    )
+    idx = tmp_path / "idx"
+    args = ["--shard-words", "600", "--compact-words", "100000", "--quiet", "--jobs", "1"]
+    assert main(["add", "--create", str(idx), corpus, *args]) == 0
+    assert "shards: 1 (compacted from the build's" in capsys.readouterr().out
+    assert store.read_header(idx)[1].shards == 1 and store.verify(idx) == []
 
 
 def test_a_server_following_the_index_switches_to_the_compacted_generation(tmp_path):

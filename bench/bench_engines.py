@@ -13,7 +13,10 @@ but for the documents' database, copied (removed after the run). The index is re
 through before the run; each workload's first 20 lookups warm both engines uncounted.
 Every lookup is run `--repeat` times on each engine, the engines taking turns (A B, then
 B A on the next lookup), each one's best time kept; the answers (matches as JSON) are
-compared on every lookup.
+compared on every lookup. With `--pause MS`, each run of a lookup comes after that long
+idle, as an editor's lookups do (one every few seconds): a lookup right after another finds
+the caches the one before warmed; after an idle pause it takes about 30% longer, as a
+language server's lookups do (`bench_server.py`'s engine alone, back to back and paused).
 
 Reported per workload: p50 / p90 / p99 / max of each engine, the median of the lookups'
 ratios B/A, and their median over the slowest tenth (where the top percentiles come from:
@@ -91,8 +94,9 @@ def answer(matches) -> str:
     return json.dumps(outputs(matches), sort_keys=True)
 
 
-def side_by_side(engines, pairs, language, repeat: int) -> dict:
-    """Each lookup on both engines in turn, `repeat` times: (times A, times B, differing)."""
+def side_by_side(engines, pairs, language, repeat: int, pause: float = 0.0) -> dict:
+    """Each lookup on both engines in turn, `repeat` times, each run after `pause` seconds
+    idle: (times A, times B, differing)."""
     for ctx, sug in pairs[:WARM]:
         for idx in engines:
             idx.match(sug, ctx, language=language)
@@ -105,6 +109,8 @@ def side_by_side(engines, pairs, language, repeat: int) -> dict:
         turn = (0, 1) if i % 2 == 0 else (1, 0)
         for _ in range(repeat):
             for k in turn:
+                if pause:
+                    time.sleep(pause)
                 t0 = clock()
                 found = engines[k].match(sug, ctx, language=language)
                 best[k] = min(best[k], clock() - t0)
@@ -137,7 +143,9 @@ def markdown(revs, resolved, results, args, load: float, command: str) -> str:
         f"`A` = `{revs[0]}` ({resolved[0][:7]}), `B` = `{revs[1]}` ({resolved[1][:7]}); "
         f"index {args.index.partition('=')[0]}; {args.queries} lookups a workload, each "
         f"run {args.repeat} times on each engine (the engines taking turns), the best of "
-        "each kept. ms: p50 / p90 / p99 / max.",
+        "each kept"
+        + (f", each run after {args.pause:g} ms idle" if args.pause else "")
+        + ". ms: p50 / p90 / p99 / max.",
         "",
         "| workload | A | B | B/A median | B/A median, the slowest tenth | answers differing |",
         "| --- | --- | --- | ---: | ---: | ---: |",
@@ -156,6 +164,10 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=400, help="lookups a workload")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each lookup on each engine")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--pause", type=float, default=0.0, metavar="MS",
+        help="idle this long before each run of a lookup, as between an editor's lookups",
+    )  # fmt: skip
     ap.add_argument("--out", help="write markdown here")
     args = ap.parse_args()
     index = Path(args.index.partition("=")[2]).resolve()
@@ -183,7 +195,9 @@ def main() -> int:
             for kind in ("quoted", "novel"):
                 for language in ("python", None):
                     name = f"{kind}/{language or 'none'}"
-                    results[name] = side_by_side(engines, pairs[kind], language, args.repeat)
+                    results[name] = side_by_side(
+                        engines, pairs[kind], language, args.repeat, args.pause / 1000
+                    )
                     median, top = ratios(results[name]["a"], results[name]["b"])
                     print(f"{name}: B/A median {median:.3f}, slowest tenth {top:.3f}, "
                           f"differing {results[name]['differing']}", flush=True)  # fmt: skip

@@ -33,12 +33,13 @@ TEXT = st.text(alphabet=st.one_of(st.sampled_from("_1(=)\n\n\r\t "), CHARACTERS)
 @settings(max_examples=200, deadline=None)
 @given(
     text=TEXT, block_chars=st.integers(1, 300), chunk=st.sampled_from([1, 2, 7, 1024]),
-    rng=st.randoms(use_true_random=False),
+    rng=st.randoms(use_true_random=False), small=st.sampled_from([0, 3, 1024]),
 )  # fmt: skip
-def test_each_words_line_is_the_line_counted_in_the_text(text, block_chars, chunk, rng):
+def test_each_words_line_is_the_line_counted_in_the_text(text, block_chars, chunk, rng, small):
     with pytest.MonkeyPatch.context() as mp:  # (a table is read as the writer's chunks)
         mp.setattr(process, "BLOCK_CHARS", block_chars)
         mp.setattr(line_tables, "CHUNK_LINES", chunk)
+        mp.setattr(line_tables, "SMALL_CHUNK", small)  # (chunks read by numpy, Python, both)
         pd = process.process(text)
         starts, ends = word_bounds(text)
         assert pd.words == len(starts)
@@ -72,8 +73,10 @@ def table_of(raw: bytes, words: int) -> list:
     return [a.tolist() for a in LineTable(raw, words).rows()]
 
 
-def test_malformed_tables_are_refused(monkeypatch):
+@pytest.mark.parametrize("small", [0, 1024])  # chunks read by numpy, by Python's integers
+def test_malformed_tables_are_refused(monkeypatch, small):
     monkeypatch.setattr(line_tables, "CHUNK_LINES", 2)  # (chunks of two rows)
+    monkeypatch.setattr(line_tables, "SMALL_CHUNK", small)
     good = line_table([0, 3, 9, 10, 11], [0, 2, 3, 5, 9])
     assert table_of(good, 12) == [[0, 3, 9, 10, 11], [0, 2, 3, 5, 9]]
     assert table_of(line_table([], []), 0) == [[], []]
@@ -81,6 +84,8 @@ def test_malformed_tables_are_refused(monkeypatch):
     def chunk_of(firsts, lines):  # a chunk's frame as the writer makes it
         steps = [*np.diff(firsts, prepend=firsts[0]), *np.diff(lines, prepend=lines[0])]
         return zstandard.ZstdCompressor().compress(np.array(steps, dtype="<u4").tobytes())
+
+    zstd = zstandard.ZstdCompressor().compress
 
     def heads(*rows) -> bytes:
         return np.array([len(rows), *[v for r in rows for v in r]], dtype="<u4").tobytes()
@@ -93,6 +98,12 @@ def test_malformed_tables_are_refused(monkeypatch):
         "the first line not at the first word": (line_table([1, 3], [0, 1]), 5),
         "first words not rising": (line_table([0, 3, 3], [0, 1, 2]), 5),
         "lines not rising": (line_table([0, 3, 4], [0, 1, 1]), 5),
+        "a word's row twice in a chunk": (line_table([0, 0, 5], [0, 1, 2]), 6),
+        "a line twice in a chunk": (line_table([0, 2, 5], [0, 0, 2]), 6),
+        "a chunk's first row not its head": (
+            heads((0, 0, len(z := zstd(np.array([1, 2, 0, 2], dtype="<u4").tobytes())))) + z,
+            5,
+        ),
         "chunks not rising": (heads((0, 0, len(one)), (0, 2, len(one))) + one + one, 5),
         "a chunk past the next": (heads((0, 0, len(one)), (2, 1, len(one))) + one + one, 9),
         "a short chunk before the last": (

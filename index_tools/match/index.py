@@ -23,7 +23,7 @@ from ..store import generations as store
 from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
 from ..store.line_table import LineTable
-from ..store.map_ahead import MappedAhead, map_ahead
+from ..store.map_ahead import MappedAhead, map_ahead, mapped_range
 from ..text.words import WORD_RE
 from . import kernel
 from .kernel import status as search_status
@@ -530,7 +530,7 @@ class Index:
         of every 1,024 words' first: 5-30 ms a shard of 800M words, else paid by the first
         lookup that counts a shard's documents): a language server does it once on a
         background thread, so that its first lookups take no page fault a page."""
-        done = map_ahead(list(self._maps), stop)
+        done = map_ahead(list(self._maps), stop, self._docs_mapped())
         for shard in self.shards + self.renamed_shards:
             if stop is not None and stop.is_set():
                 break
@@ -538,6 +538,20 @@ class Index:
         if kernel.available():
             self._kernel_vocabulary()  # (its table of buckets)
         return done
+
+    def _docs_mapped(self) -> tuple[tuple[int, int], ...]:
+        """Where LMDB maps the documents' database in this process, within the file (its
+        map may reach past it): (address, length), or nothing where it cannot be told."""
+        if self._docs_env is None or self._docs_fd is None:
+            return ()
+        found = mapped_range(self.gen / store.DOCS_NAME)
+        if found is None:
+            return ()
+        try:
+            size = os.fstat(self._docs_fd).st_size
+        except OSError:
+            return ()
+        return ((found[0], min(found[1], size)),)
 
     def warm(self) -> float:
         """Rehearse a lookup in this thread, so that the first one asked costs what later

@@ -7,7 +7,8 @@ Each page a process touches for the first time costs a fault even when the page 
 page cache (a minor fault, about 2 µs here); a long-running language server maps every page
 it ever touched, so only its first few thousand lookups pay this. Mapping ahead pays it
 once, on a background thread, when the index opens: on Linux 5.14 and later, madvise
-MADV_POPULATE_READ over the runs of pages that mincore says are in memory. Pages not in
+MADV_POPULATE_READ over the runs of pages that mincore says are in memory (the documents'
+database too, which LMDB maps itself: its records are read for each source). Pages not in
 memory are left alone, so an index larger than memory is never read from disk for this;
 elsewhere (macOS, Windows, older Linux) nothing is done, and `MappedAhead.why_not` says so.
 
@@ -111,6 +112,12 @@ def mapping_of(path: str | os.PathLike) -> int | None:
     """Where this process maps the file at `path` shared (the first such mapping of its
     device and inode: the only kind `drop_pages` may drop), or None: none, or a system
     without /proc/self/maps (Linux only)."""
+    found = mapped_range(path)
+    return None if found is None else found[0]
+
+
+def mapped_range(path: str | os.PathLike) -> tuple[int, int] | None:
+    """`mapping_of`'s mapping as (address, length), or None."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -123,7 +130,8 @@ def mapping_of(path: str | os.PathLike) -> int | None:
                     continue
                 major, _, minor = fields[3].partition(":")
                 if (int(major, 16), int(minor, 16)) == device:
-                    return int(fields[0].split("-")[0], 16)
+                    start, _, end = fields[0].partition("-")
+                    return int(start, 16), int(end, 16) - int(start, 16)
     except (OSError, ValueError):
         return None
     return None
@@ -139,17 +147,19 @@ def drop_pages(address: int, length: int) -> bool:
     return calls[1](address, length, MADV_DONTNEED) == 0
 
 
-def map_ahead(maps: list, stop: threading.Event | None = None) -> MappedAhead:
-    """Fill the page tables of the pages of `maps` (mmap objects; others are skipped)
-    that are in memory. Safe to run beside lookups; `stop` ends it between chunks."""
+def map_ahead(
+    maps: list, stop: threading.Event | None = None, ranges: tuple[tuple[int, int], ...] = ()
+) -> MappedAhead:
+    """Fill the page tables of the pages of `maps` (mmap objects; others are skipped) and
+    of `ranges` ((address, length) of this process's shared file mappings that are not
+    mmap objects: LMDB's map of its database, `mapping_of`) that are in memory. Safe to
+    run beside lookups; `stop` ends it between chunks."""
     calls = _libc()
     if calls is None:
         return MappedAhead(why_not="the system has no MADV_POPULATE_READ: Linux 5.14+ only")
-    mincore, madvise = calls
-    page = mmap.PAGESIZE
-    resident = np.zeros(CHUNK_BYTES // page, dtype=np.uint8)
     out = MappedAhead()
     t0 = time.perf_counter()
+    resident = np.zeros(CHUNK_BYTES // mmap.PAGESIZE, dtype=np.uint8)
     for m in maps:
         if not isinstance(m, mmap.mmap) or m.closed or not len(m):
             continue
@@ -157,28 +167,40 @@ def map_ahead(maps: list, stop: threading.Event | None = None) -> MappedAhead:
             view = np.frombuffer(m, dtype=np.uint8)  # (holds the map open while in use)
         except (ValueError, BufferError):
             continue
-        base, size = view.ctypes.data, len(view)
         try:
-            for off in range(0, size, CHUNK_BYTES):
-                if stop is not None and stop.is_set():
-                    out.stopped = True
-                    break
-                length = min(CHUNK_BYTES, size - off)
-                pages = -(-length // page)
-                if mincore(base + off, length, resident.ctypes.data) != 0:
-                    break  # (the map is not what it was: nothing more to do with it)
-                edges = np.flatnonzero(np.diff(resident[:pages] & 1, prepend=0, append=0))
-                for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
-                    if madvise(base + off + a * page, (b - a) * page, MADV_POPULATE_READ):
-                        if ctypes.get_errno() == errno.EINVAL:  # an older kernel: no such advice
-                            return MappedAhead(
-                                why_not="the kernel has no MADV_POPULATE_READ: Linux 5.14+ only"
-                            )
-                        continue  # (a page gone meanwhile: the rest still helps)
-                    out.bytes += min((b - a) * page, length - a * page)
+            if not _populate(calls, view.ctypes.data, len(view), resident, out, stop):
+                return out
         finally:
             del view
         if out.stopped:
             break
+    for address, length in ranges:
+        if out.stopped or not _populate(calls, address, length, resident, out, stop):
+            break
     out.seconds = time.perf_counter() - t0
     return out
+
+
+def _populate(calls, base: int, size: int, resident, out: MappedAhead, stop) -> bool:
+    """The page tables of the resident pages of [base, base + size) filled, counted in
+    `out`; False when the kernel has no such advice (`out.why_not` says so)."""
+    mincore, madvise = calls
+    page = mmap.PAGESIZE
+    for off in range(0, size, CHUNK_BYTES):
+        if stop is not None and stop.is_set():
+            out.stopped = True
+            break
+        length = min(CHUNK_BYTES, size - off)
+        pages = -(-length // page)
+        if mincore(base + off, length, resident.ctypes.data) != 0:
+            break  # (the map is not what it was: nothing more to do with it)
+        edges = np.flatnonzero(np.diff(resident[:pages] & 1, prepend=0, append=0))
+        for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+            if madvise(base + off + a * page, (b - a) * page, MADV_POPULATE_READ):
+                if ctypes.get_errno() == errno.EINVAL:  # an older kernel: no such advice
+                    out.why_not = "the kernel has no MADV_POPULATE_READ: Linux 5.14+ only"
+                    out.bytes = 0
+                    return False
+                continue  # (a page gone meanwhile: the rest still helps)
+            out.bytes += min((b - a) * page, length - a * page)
+    return True

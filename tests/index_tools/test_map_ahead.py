@@ -93,14 +93,18 @@ def mapped_kib(folder) -> int:
 def test_after_mapping_ahead_the_pages_in_memory_take_no_fault(index):
     read_through(index)
     with open_index(index) as idx:
-        total = sum(len(m) for m in idx._maps if isinstance(m, mmap.mmap))
+        docs = (idx.gen / "docs.mdb").stat().st_size  # (LMDB maps it itself: mapped too)
+        total = sum(len(m) for m in idx._maps if isinstance(m, mmap.mmap)) + docs
         assert total > 1000 * mmap.PAGESIZE
         before = mapped_kib(idx.gen)  # (what opening read: headers, top tables)
         done = idx.map_ahead()
         assert not done.why_not and not done.stopped
         assert 0.9 * total <= done.bytes <= total  # everything was read just before
         after = mapped_kib(idx.gen)
+        docs_after = mapped_kib(idx.gen / "docs.mdb")
+        alone = ahead.map_ahead([], None, idx._docs_mapped())  # (the documents' database)
         faults = touch_every_page(big_maps(idx))
+    assert docs_after >= 0.9 * docs / 1024 and 0.9 * docs <= alone.bytes <= docs
     # the page tables filled: the process maps the files' pages before touching them, and
     # touching every page then takes no fault to speak of (a few from the interpreter)
     assert before < 0.5 * total / 1024 and after >= 0.9 * total / 1024, (before, after, total)

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 
-from ..store import generations as store
-from .compact import compact_built, settle_index
-from .local import BuildError, BuildOptions, BuildSummary, add_sources, compacted_shards
+from .compact import compact_built, record_join, settle_index
+from .local import BuildError, BuildOptions, BuildSummary, add_sources
 
 
 def add_to_index(
@@ -32,12 +31,7 @@ def add_to_index(
     except BuildError as e:  # the add is published: the index answers, in more shards
         summary.not_joined = str(e)
         return summary
-    if joined.shards_after < joined.shards_before:
-        summary.joined = joined.shards_before
-        summary.shards, summary.bytes = joined.shards_after, joined.bytes
-        summary.compacted = compacted_shards(store.read_header(path)[1].shard_words)
-        summary.seconds += joined.seconds
-    return summary
+    return record_join(path, summary, joined)
 
 
 __all__ = ["add_to_index"]

@@ -91,19 +91,25 @@ def compact_built(
     summary.joined_by = "build"
     if limit <= 0 or not summary.bytes:
         return summary
+    give_back_memory()
     try:
-        shard_words = store.read_header(path)[1].shard_words
-        if len(groups(shard_words, limit)) >= len(shard_words):
-            return summary  # (nothing to join: no generation written)
-        give_back_memory()
-        joined = compact_index(path, limit, options.progress)
+        joined = compact_index(path, limit, options.progress)  # (nothing to join: no write)
     except BuildError as e:  # the build is published: the index answers, in more shards
         summary.not_joined = str(e)
         return summary
-    summary.joined, summary.shards = joined.shards_before, joined.shards_after
-    summary.bytes = joined.bytes
-    summary.compacted = compacted_shards(store.read_header(path)[1].shard_words)
-    summary.seconds += joined.seconds
+    return record_join(path, summary, joined)
+
+
+def record_join(
+    path: str | os.PathLike, summary: BuildSummary, joined: CompactSummary
+) -> BuildSummary:
+    """`summary` of a build or an add told what a join after it did (nothing when it
+    joined no shards)."""
+    if joined.shards_after < joined.shards_before:
+        summary.joined, summary.shards = joined.shards_before, joined.shards_after
+        summary.bytes = joined.bytes
+        summary.compacted = compacted_shards(store.read_header(path)[1].shard_words)
+        summary.seconds += joined.seconds
     return summary
 
 

@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from .safe_text import clean_link, printable, redact_credentials, with_fragment
@@ -149,10 +151,37 @@ class Source:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
+class Later:
+    """What a part's kind and sources are made by when first read (`Part.later`), once: a
+    lookup that leaves them for after its diagnostic (`find_matches(defer_parts=True)`).
+    Thread-safe: a hover reading them while the lookup's thread settles them waits for
+    it. A making that fails raises again when read again (never an empty list)."""
+
+    def __init__(self, make: Callable[[], tuple[Kind, list[Source]]]):
+        self._make: Callable[[], tuple[Kind, list[Source]]] | None = make
+        self._made: tuple[Kind, list[Source]] | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> tuple[Kind, list[Source]]:
+        with self._lock:
+            if self._made is None:
+                self._made = self._make()
+                self._make = None  # (what it held, the lookup's spans, let go)
+            return self._made
+
+
+_LATER = object()  # (a part's kind or sources still to be made by its `later`)
+
+
 @dataclass
 class Part:
     """A quoted span nested in (or overlapping) a match's primary span, with files of its
-    own: the boilerplate tail found in thirty files inside a function found in one."""
+    own: the boilerplate tail found in thirty files inside a function found in one.
+
+    Its `kind` and `sources` can be made when first read (`later`, with both given as
+    `Part.LATER`): every reader sees the values the lookup would have made at once."""
+
+    LATER = _LATER
 
     kind: Kind
     length: int  # words
@@ -165,6 +194,7 @@ class Part:
     suggestion_words: int = 0
     exact: bool = True
     renamed: list[tuple[str, str]] = field(default_factory=list)
+    later: Later | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         return {
@@ -196,6 +226,53 @@ class Part:
             exact=d.get("exact", True),
             renamed=[(r["from"], r["to"]) for r in d.get("renamed", [])],
         )
+
+    @property
+    def settled(self) -> bool:
+        """Whether its kind and sources are made (always, but for a deferred part)."""
+        return self._kind is not _LATER and self._sources is not _LATER
+
+    def settle(self) -> None:
+        """Make its kind and sources now, if they were left for later (the one `later` of
+        another thread reading them waits for this one's)."""
+        later = self.later
+        if later is not None:
+            kind, sources = later.get()
+            made = self.__dict__
+            if made["_kind"] is _LATER:
+                made["_kind"] = kind
+            if made["_sources"] is _LATER:
+                made["_sources"] = sources
+            self.later = None  # (after both: a reader that finds it gone finds them made)
+        elif not self.settled:
+            raise ValueError(
+                "a part's kind or sources were left for later with nothing to make them"
+            )
+
+    def __getstate__(self) -> dict:
+        self.settle()  # (a pickled part carries its values, not how to make them)
+        return dict(self.__dict__)
+
+
+def _made_later(name: str) -> property:
+    """A field of `Part` whose value may be left to its `later` (see `Part.LATER`)."""
+    slot = "_" + name
+
+    def get(self: Part):
+        value = self.__dict__[slot]
+        if value is _LATER:
+            self.settle()
+            value = self.__dict__[slot]
+        return value
+
+    def put(self: Part, value) -> None:
+        self.__dict__[slot] = value
+
+    return property(get, put, doc=f"The part's {name} (made when first read: `later`).")
+
+
+Part.kind = _made_later("kind")  # type: ignore[method-assign,assignment]
+Part.sources = _made_later("sources")  # type: ignore[method-assign,assignment]
 
 
 def _range_from_dict(r: dict | None) -> Range | None:

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..model import Match, Part, Position, Range, Source
+from ..model import Later, Match, Part, Position, Range, Source
 from ..store.shards import renamed_ids
 from ..text.kinds import classify
 from ..text.normalize import canonical, identifier_mask, keywords
@@ -161,6 +161,7 @@ class Options:
     min_tokens: int
     max_sources: int
     check: Callable[[], None] = lambda: None  # the deadline's check (see find_matches)
+    defer_parts: bool = False  # parts inside the primary span: kind and sources made later
 
 
 def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> list[Span]:
@@ -414,6 +415,19 @@ def _sources(index, span: Span, max_sources: int, shown: np.ndarray = _NONE) -> 
     return out
 
 
+class _Known:
+    """The primary span's documents, ascending, sorted when a part's sources first ask."""
+
+    def __init__(self, primary: Span):
+        self._primary: Span | None = primary
+        self._ids: np.ndarray = _NONE
+
+    def ids(self) -> np.ndarray:
+        if self._primary is not None:
+            self._ids, self._primary = np.sort(self._primary.doc_ids()), None
+        return self._ids
+
+
 def _count(index, span: Span) -> int:
     """Files holding the span: its documents and their identical copies."""
     return int(np.add.reduce(index.occurrences[span.doc_ids()], dtype=np.int64))
@@ -479,7 +493,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
         cs, ce, text = place.chars(start, end)
         count = _count(index, primary)
         parts = []
-        listed_already = None  # the primary span's documents, ascending
+        known = _Known(primary)
         for s in _parts(spans, region, top, query.ids, opts.check):
             opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
@@ -487,22 +501,26 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
             # is checked against its sources): listed in full
             inside = primary.start <= s.start and s.end <= primary.end
             listed = min(PART_SOURCES, opts.max_sources) if inside else opts.max_sources
-            pcount = _count(index, s)
-            if listed_already is None:
-                listed_already = np.sort(primary.doc_ids())
+
+            def made(s: Span = s, listed: int = listed, known: _Known = known):
+                return kind(s), _sources(index, s, listed, known.ids())
+
+            later = Later(made) if opts.defer_parts and inside else None
+            kind_, sources = (Part.LATER, Part.LATER) if later else made()
             parts.append(
                 Part(
-                    kind=kind(s),
+                    kind=kind_,
                     length=s.length,
                     query_start=s.start,
                     query_end=s.end,
-                    file_count=pcount,
+                    file_count=_count(index, s),
                     file_count_exact=True,
-                    sources=_sources(index, s, listed, listed_already),
+                    sources=sources,
                     range=prange,
                     suggestion_words=pwords,
                     exact=s.exact,
                     renamed=_renamed_pairs(s),
+                    later=later,
                 )
             )
         out.append(
@@ -541,6 +559,7 @@ def find_matches(
     language: str | None = None,
     max_sources: int = 10,
     deadline=None,
+    defer_parts: bool = False,
 ) -> list[Match]:
     """Matches of `suggestion` (with `context` before it) in `index`, one per quoted
     region, in query order.
@@ -553,8 +572,13 @@ def find_matches(
     service's `Deadline`); it is called between the lookup's steps (each anchor of the
     suffix-array search, each region and part), so a lookup past its time ends with that
     exception, never with a shorter answer.
+
+    `defer_parts`: the kind and sources of each part inside its primary span (what a
+    diagnostic does not show: the hover lists them) are made when first read
+    (`Part.later`), from `index`, which must stay open until they are (`Part.settle`);
+    the regions, counts, primary spans and parts reaching past them are made at once.
     """
-    opts = Options(max(int(min_tokens), 1), max_sources)
+    opts = Options(max(int(min_tokens), 1), max_sources, defer_parts=defer_parts)
     if deadline is not None:
         opts.check = deadline.check
     opts.check()

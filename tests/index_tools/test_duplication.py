@@ -266,6 +266,7 @@ def agrees_with_reference(idx, rng, files: list[list[str]], texts: list[str], mi
         context, suggestion = as_text(qwords[:cut]), as_text(qwords[cut:])
         spans = reference_spans(texts, context, suggestion, min_tokens)
         matches = idx.match(suggestion, context, min_tokens=min_tokens)
+        answers_alike_deferred(idx, matches, suggestion, context, min_tokens)
         got = reported(matches)
         for (a, b), (count, exact) in got.items():
             truth = spans.get((a, b))
@@ -282,6 +283,19 @@ def agrees_with_reference(idx, rng, files: list[list[str]], texts: list[str], mi
         # one warning per quoted region: matches never overlap
         for x, y in zip(matches, matches[1:]):
             assert x.query_end <= y.query_start
+
+
+def answers_alike_deferred(idx, matches, suggestion, context, min_tokens, **options) -> None:
+    """The lookup with its parts' kinds and sources left for later (as the language server
+    asks) answers as the one that made them at once, once read: every field; the parts
+    inside a primary span are the ones left, the others made at once."""
+    deferred = idx.match(suggestion, context, min_tokens, defer_parts=True, **options)
+    for m in deferred:
+        for p in m.parts:
+            inside = m.primary_start <= p.query_start and p.query_end <= m.primary_end
+            assert p.settled is not inside
+    assert [m.to_dict() for m in deferred] == [m.to_dict() for m in matches]
+    assert all(p.settled for m in deferred for p in m.parts)
 
 
 def alternate(monkeypatch) -> None:
@@ -525,6 +539,7 @@ def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
             exact = reference_spans(texts, context, suggestion, t)
             renamed = reference_renamed_spans(texts, context, suggestion, t, exact)
             matches = idx.match(suggestion, context, t, language="python")
+            answers_alike_deferred(idx, matches, suggestion, context, t, language="python")
             for m in matches:
                 spans = [(m.primary_start, m.primary_end, m.exact, m.file_count, m.renamed)]
                 spans += [(p.query_start, p.query_end, p.exact, p.file_count, p.renamed)

@@ -195,6 +195,48 @@ def test_nested_quote_found_in_more_files_is_a_part_of_one_match(corpus):
     assert "1 nested part (up to " in describe_match(m)
 
 
+def test_a_part_left_for_later_is_made_as_the_lookup_would_have_made_it(corpus):
+    """`defer_parts`: the part's kind and sources are made when first read (the server
+    reads them after its diagnostic), the same as made at once; everything else at once;
+    a pickled part carries its values."""
+    import pickle
+
+    idx = corpus["index"]
+    (whole,) = idx.match(GEO)
+    (m,) = idx.match(GEO, defer_parts=True)
+    (part,) = m.parts
+    assert not part.settled and part.later is not None
+    assert (m.kind, m.file_count, m.sources) == (whole.kind, whole.file_count, whole.sources)
+    assert (part.file_count, part.range) == (3, whole.parts[0].range)  # (counted at once)
+    assert part.sources == whole.parts[0].sources  # (made here, the kind with them)
+    assert part.settled and part.kind == whole.parts[0].kind
+    assert m.to_dict() == whole.to_dict()
+    (again,) = idx.match(GEO, defer_parts=True)
+    assert pickle.loads(pickle.dumps(again.parts[0])) == whole.parts[0]
+    assert again.parts[0].settled and again.parts[0].later is None
+
+
+def test_a_part_whose_making_fails_says_so_each_time_it_is_read():
+    """A deferred part whose making fails (its index damaged or closed) raises when read,
+    again when read again: never an empty list of sources."""
+    from index_tools.model import Later, Part
+
+    calls = []
+
+    def make():
+        calls.append(1)
+        raise OSError("index closed")
+
+    part = Part(Part.LATER, 60, 0, 60, 3, True, Part.LATER, later=Later(make))
+    for _ in range(2):
+        with pytest.raises(OSError, match="index closed"):
+            _ = part.sources
+        with pytest.raises(OSError):
+            _ = part.kind
+    assert len(calls) == 4 and not part.settled
+    assert part.length == 60 and part.file_count == 3  # (what was made at once reads as ever)
+
+
 def test_a_part_inside_the_quote_lists_a_few_files_and_counts_them_all(tmp_path):
     """A nested part (boilerplate inside the quoted function) lists PART_SOURCES of its
     files, the primary span up to max_sources; both counts stay exact."""

@@ -168,15 +168,16 @@ def commits_parser(doc: str) -> argparse.ArgumentParser:
     return ap
 
 
-def resolved_commits(ap: argparse.ArgumentParser, revs: list[str]) -> list[str]:
-    """The commits' hashes (two different commits, else the usage error)."""
+def resolved_commits(ap: argparse.ArgumentParser, revs: list[str], same: bool = False) -> list[str]:
+    """The commits' hashes (two different commits unless the `same` one may be asked
+    twice, run two ways; else the usage error)."""
     out = [
         subprocess.run(
             ["git", "-C", str(REPO), "rev-parse", r], check=True, capture_output=True, text=True
         ).stdout.strip()
         for r in revs
     ]
-    if out[0] == out[1]:
+    if out[0] == out[1] and not same:
         ap.error(f"{revs[0]} and {revs[1]} are the same commit")
     return out
 

@@ -95,12 +95,15 @@ def answer(matches) -> str:
     return json.dumps(outputs(matches), sort_keys=True)
 
 
-def side_by_side(engines, pairs, language, repeat: int, pause: float = 0.0) -> dict:
+def side_by_side(
+    engines, pairs, language, repeat: int, pause: float = 0.0, options=({}, {})
+) -> dict:
     """Each lookup on both engines in turn, `repeat` times, each run after `pause` seconds
-    idle: (times A, times B, differing)."""
+    idle, with each engine's `options` (B's `defer_parts`: timed to the answer a diagnostic
+    shows, its parts made after, when compared): (times A, times B, differing)."""
     for ctx, sug in pairs[:WARM]:
-        for idx in engines:
-            idx.match(sug, ctx, language=language)
+        for idx, extra in zip(engines, options):
+            answer(idx.match(sug, ctx, language=language, **extra))
     times: tuple[list[float], list[float]] = ([], [])
     differing = 0
     clock = time.perf_counter
@@ -113,7 +116,7 @@ def side_by_side(engines, pairs, language, repeat: int, pause: float = 0.0) -> d
                 if pause:
                     time.sleep(pause)
                 t0 = clock()
-                found = engines[k].match(sug, ctx, language=language)
+                found = engines[k].match(sug, ctx, language=language, **options[k])
                 best[k] = min(best[k], clock() - t0)
                 said[k] = found
         differing += answer(said[0]) != answer(said[1])
@@ -146,6 +149,13 @@ def markdown(revs, resolved, results, args, load: float, command: str) -> str:
         f"run {args.repeat} times on each engine (the engines taking turns), the best of "
         "each kept"
         + (f", each run after {args.pause:g} ms idle" if args.pause else "")
+        + (
+            "; B's lookups leave their parts' kinds and sources for after the answer, as "
+            "the language server's do (B timed to the answer a diagnostic shows; the "
+            "answers compared whole)"
+            if args.defer_parts
+            else ""
+        )
         + ". ms: p50 / p90 / p99 / max.",
         "",
         "| workload | A | B | B/A median | B/A median, the slowest tenth | answers differing |",
@@ -169,11 +179,17 @@ def main() -> int:
         "--pause", type=float, default=0.0, metavar="MS",
         help="idle this long before each run of a lookup, as between an editor's lookups",
     )  # fmt: skip
+    ap.add_argument(
+        "--defer-parts", action="store_true",
+        help="B's lookups leave the kinds and sources of the parts inside primary spans for "
+        "after the answer, as the language server's do (B's time: to the answer a "
+        "diagnostic shows); both answers compared whole",
+    )  # fmt: skip
     ap.add_argument("--out", help="write markdown here")
     args = ap.parse_args()
     index = Path(args.index.partition("=")[2]).resolve()
     revs = [args.a, args.b]
-    resolved = resolved_commits(ap, revs)
+    resolved = resolved_commits(ap, revs, same=args.defer_parts)  # (one engine, two ways)
     load = os.getloadavg()[0]
     pairs = workload(args.texts, args.queries, args.seed)
     results = {}
@@ -182,8 +198,11 @@ def main() -> int:
         copy = None
         try:
             for rev, name in zip(resolved, NAMES):
-                path = checkout(rev, Path(tmp))
-                made.append(path)
+                if made and rev == resolved[0]:  # (one commit run two ways: one checkout)
+                    path = made[0]
+                else:
+                    path = checkout(rev, Path(tmp))
+                    made.append(path)
                 as_package(path, name, Path(tmp))
             sys.path.insert(0, tmp)
             modules = [importlib.import_module(name) for name in NAMES]
@@ -199,8 +218,9 @@ def main() -> int:
                 for language in ("python", None):
                     name = f"{kind}/{language or 'none'}"
                     results[name] = side_by_side(
-                        engines, pairs[kind], language, args.repeat, args.pause / 1000
-                    )
+                        engines, pairs[kind], language, args.repeat, args.pause / 1000,
+                        ({}, {"defer_parts": True} if args.defer_parts else {}),
+                    )  # fmt: skip
                     median, top = ratios(results[name]["a"], results[name]["b"])
                     print(f"{name}: B/A median {median:.3f}, slowest tenth {top:.3f}, "
                           f"differing {results[name]['differing']}", flush=True)  # fmt: skip

@@ -31,7 +31,7 @@ from .judge.decisions import FILE_NAME as DECISIONS_FILE
 from .judge.license_categories import CATEGORIES, license_category
 from .judge.quote_identity import QuoteIdentity
 from .judge.verdict import Verdict, judge
-from .match.following import FollowingIndex
+from .match.following import FollowingIndex, Lease
 from .match.index import Index, open_index
 from .match.kernel import status as search_status
 from .match.merge import merge_matches
@@ -88,6 +88,7 @@ __all__ = [
     "IndexOpenError",
     "IndexServiceError",
     "Kind",
+    "Lease",
     "Match",
     "NotText",
     "Origin",

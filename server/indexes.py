@@ -12,6 +12,7 @@ be opened is an error status.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import errno
 import logging
@@ -27,6 +28,7 @@ from urllib.parse import unquote, urlparse
 from index_tools import (
     FollowingIndex,
     IndexOpenError,
+    Lease,
     Match,
     SourceRequest,
     SourceView,
@@ -53,6 +55,35 @@ class LookupFailed(Exception):
     def __init__(self, reason: str, retry: bool, found: list[Match] | None = None):
         super().__init__(reason)
         self.reason, self.retry, self.found = reason, retry, found
+
+
+class Found(list):
+    """A lookup's matches whose parts inside primary spans are made after its diagnostic
+    (`find_matches(defer_parts=True)`), and the lease of the generation they are read
+    from, held until `IndexHandle.settle` has made them: no generation switch closes it
+    under them."""
+
+    def __init__(self, matches: list[Match], lease: Lease):
+        super().__init__(matches)
+        self.lease = lease
+
+    def settle(self) -> None:
+        """Make every part left for later, then let the generation go."""
+        try:
+            for m in self:
+                for p in m.parts:
+                    p.settle()
+        finally:
+            self.lease.release()
+
+
+def _let_go(lookup: concurrent.futures.Future) -> None:
+    """A deferred lookup's answer that nobody waits for any more: its generation let go
+    (its parts never read)."""
+    if not lookup.cancelled() and lookup.exception() is None:
+        found = lookup.result()
+        if isinstance(found, Found):
+            found.lease.release()
 
 
 POLL_SECONDS = 1.0  # how often a lookup checks for a newly published generation
@@ -118,6 +149,9 @@ class WorkerHandle:
 
     async def follow_now(self) -> None:
         """Use a generation published just now (nothing to do but for a local index)."""
+
+    async def settle(self, found: list[Match]) -> None:
+        """Make what a lookup left for later (nothing but for a local index's `Found`)."""
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -220,18 +254,29 @@ class IndexHandle(WorkerHandle):
         self._fail(ERROR, f"Cannot open the index at {self.path}: {exc}")
 
     async def match(
-        self, suggestion: str, context: str, min_tokens: int, language: str = ""
+        self,
+        suggestion: str,
+        context: str,
+        min_tokens: int,
+        language: str = "",
+        defer_parts: bool = False,
     ) -> list[Match]:
         """The engine's matches, computed on the index's worker thread. With the
-        document's language id, copies with renamed identifiers are found too."""
+        document's language id, copies with renamed identifiers are found too. With
+        `defer_parts`, the kinds and sources of the parts inside primary spans are made
+        when first read, the answer (a `Found`) holding its generation until `settle`."""
         await self.wait()
         if not self.ready:
             return []
-        loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(
-                self._executor, self._match, suggestion, context, min_tokens, language
+            lookup = self._executor.submit(
+                self._match, suggestion, context, min_tokens, language, defer_parts
             )
+            try:
+                return await asyncio.wrap_future(lookup)
+            except asyncio.CancelledError:  # (its answer, come later, lets its lease go)
+                lookup.add_done_callback(_let_go)
+                raise
         except RuntimeError as exc:
             if self._closed and not isinstance(exc, RecursionError):
                 return []  # the handle was retired (settings changed): nothing to say
@@ -239,15 +284,42 @@ class IndexHandle(WorkerHandle):
                 f"The lookup failed: {type(exc).__name__}: {printable(exc, 200)}", retry=False
             ) from None
 
-    def _match(self, suggestion: str, context: str, min_tokens: int, language: str) -> list[Match]:
-        found = self._with_index(
-            lambda index: index.match(
-                suggestion, context=context, min_tokens=min_tokens, language=language or None
-            )
-        )
+    def _match(
+        self, suggestion: str, context: str, min_tokens: int, language: str, defer_parts: bool
+    ) -> list[Match]:
+        def lookup(lease: Lease) -> list[Match]:
+            found = lease.index.match(
+                suggestion, context=context, min_tokens=min_tokens, language=language or None,
+                defer_parts=defer_parts,
+            )  # fmt: skip
+            if any(not p.settled for m in found for p in m.parts):
+                return Found(found, lease.keep())  # (the generation held until settled)
+            return list(found)
+
+        found = self._with_lease(lookup)
         if found is None and self.state == ERROR:  # damage met by this very lookup
             raise LookupFailed(self.message, retry=False)
-        return list(found) if found is not None else []
+        return found if found is not None else []
+
+    async def settle(self, found: list[Match]) -> None:
+        """Make the parts a deferred lookup left for later (`Found`) on the worker thread
+        (inline once the handle is retired), then let its generation go. Damage found
+        meanwhile is the index's error status, as a lookup's is; the parts then say it
+        when read (never an empty list)."""
+        if not isinstance(found, Found):
+            return
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._executor, self._settle, found)
+        except RuntimeError:  # retired: its executor takes no more work
+            self._settle(found)
+
+    def _settle(self, found: Found) -> None:
+        try:
+            found.settle()
+        except IndexOpenError as exc:
+            log.warning("index %s: a lookup's parts: %s", self.path, exc)
+            if self._following is not None and not self._closed:
+                self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")
 
     @property
     def generation(self) -> str | None:
@@ -276,13 +348,17 @@ class IndexHandle(WorkerHandle):
     def _with_index(self, work: Callable[..., T], *args: Any) -> T | None:
         """On the worker thread: `work(index, *args)` on the current generation (switching
         to a newly published one first: FollowingIndex), None without an index."""
+        return self._with_lease(lambda lease: work(lease.index, *args))
+
+    def _with_lease(self, work: Callable[[Lease], T]) -> T | None:
+        """`_with_index`, the work given the generation's lease (which it can `keep`)."""
         self._follow()
         following = self._following
         if following is None:
             return None
         try:
-            with following.using() as index:
-                return work(index, *args)
+            with following.lease() as lease:
+                return work(lease)
         except IndexOpenError as exc:  # damage found while reading: a status, not a crash
             if self._following is following:  # (not already failed by `_broken`)
                 self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")

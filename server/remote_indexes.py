@@ -100,9 +100,15 @@ class RemoteHandle(WorkerHandle):
             self._changed()
 
     async def match(
-        self, suggestion: str, context: str, min_tokens: int, language: str = ""
+        self,
+        suggestion: str,
+        context: str,
+        min_tokens: int,
+        language: str = "",
+        defer_parts: bool = False,
     ) -> list[Match]:
-        """The service's matches; `LookupFailed` when it could not answer."""
+        """The service's matches (whole: `defer_parts` leaves nothing for later over the
+        wire); `LookupFailed` when it could not answer."""
         await self.wait()
         if self._closed:
             return []
@@ -259,9 +265,15 @@ class CombinedHandle:
         return self
 
     async def match(
-        self, suggestion: str, context: str, min_tokens: int, language: str = ""
+        self,
+        suggestion: str,
+        context: str,
+        min_tokens: int,
+        language: str = "",
+        defer_parts: bool = False,
     ) -> list[Match]:
-        """Both indexes' matches merged; `LookupFailed` when one could not answer (with what
+        """Both indexes' matches merged, whole (`defer_parts` is for one local index);
+        `LookupFailed` when one could not answer (with what
         the other found)."""
         results = await asyncio.gather(
             *(p.match(suggestion, context, min_tokens, language) for p in self.parts),
@@ -305,6 +317,9 @@ class CombinedHandle:
 
     async def follow_now(self) -> None:
         await asyncio.gather(*(p.follow_now() for p in self.parts))
+
+    async def settle(self, found: list[Match]) -> None:
+        """Nothing is left for later: both parts' matches come whole (`match`)."""
 
     def _part_changed(self, _part) -> None:
         if self.on_change is not None:

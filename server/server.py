@@ -576,35 +576,42 @@ class RecitationServer(LanguageServer):
         whole = check.whole
         try:
             language = self.view_language(uri, doc.language_id, text)
-            found = await handle.match(suggestion, context, settings.min_tokens, language)
+            # (the parts' kinds and sources, which only the hover and the references log
+            # show, made after the diagnostic is published: `settle` below)
+            found = await handle.match(
+                suggestion, context, settings.min_tokens, language, defer_parts=True
+            )
             failure = None
         except LookupFailed as exc:  # never "nothing found": said, and kept to check again
             failure, found, whole = exc, exc.found or [], False
-        generation = getattr(handle, "generation", None)
-        t1 = time.perf_counter()
-        if self.documents.get(uri) is not doc:
-            return 0  # closed (or reopened) meanwhile
-        if failure is not None:
-            self.checker.defer(uri, check)
-            self.mark_not_checked(uri, scope, failure)
-            if failure.found is None:
-                return 0
-        else:
-            self.mark_checked(uri, scope, check.whole)
-        stored = self.accept(
-            doc,
-            scope,
-            found,
-            text,
-            context_at,
-            start,
-            end,
-            seq,
-            whole,
-            generation,
-            check.replace,
-            outside=check.disk or not doc.opened,
-        )
+        try:
+            generation = getattr(handle, "generation", None)
+            t1 = time.perf_counter()
+            if self.documents.get(uri) is not doc:
+                return 0  # closed (or reopened) meanwhile
+            if failure is not None:
+                self.checker.defer(uri, check)
+                self.mark_not_checked(uri, scope, failure)
+                if failure.found is None:
+                    return 0
+            else:
+                self.mark_checked(uri, scope, check.whole)
+            stored = self.accept(
+                doc,
+                scope,
+                found,
+                text,
+                context_at,
+                start,
+                end,
+                seq,
+                whole,
+                generation,
+                check.replace,
+                outside=check.disk or not doc.opened,
+            )
+        finally:
+            await handle.settle(found)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "checked %s: %d words, %d matches; queued %.1f ms, lookup %.1f ms, publish %.1f ms",

@@ -36,6 +36,36 @@ class _Held:
     retired: bool = False
 
 
+class Lease:
+    """A generation held open (`FollowingIndex.lease`) until released, once."""
+
+    def __init__(self, index: Index, release: Callable[[], None]):
+        self.index = index
+        self._release: Callable[[], None] | None = release
+        self._lock = threading.Lock()
+
+    def release(self) -> None:
+        with self._lock:
+            release, self._release = self._release, None
+        if release is not None:
+            release()
+
+    def keep(self) -> Lease:
+        """The hold handed to a new lease (this one's `release` then does nothing): work
+        that outlives the `with` holding this one."""
+        with self._lock:
+            release, self._release = self._release, None
+        if release is None:
+            raise IndexOpenError("a lease already released cannot be kept")
+        return Lease(self.index, release)
+
+    def __enter__(self) -> Lease:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
 class FollowingIndex:
     """The generation CURRENT names, reopened when a newer one is published.
 
@@ -73,6 +103,12 @@ class FollowingIndex:
     def using(self, follow: bool = True) -> Iterator[Index]:
         """Lease the current generation for one lookup (switching first when one is due,
         unless not to `follow`: work in the background that must not open a generation)."""
+        with self.lease(follow) as lease:
+            yield lease.index
+
+    def lease(self, follow: bool = True) -> Lease:
+        """`using`, held until `Lease.release()`: a lookup whose parts are made after its
+        answer reads them from the generation it was answered from."""
         if follow and self._switch_due():
             self._switch()
         with self._lock:
@@ -80,10 +116,7 @@ class FollowingIndex:
                 raise IndexOpenError(f"index at {self.path} was closed")
             held = self._held
             held.leases += 1
-        try:
-            yield held.index
-        finally:
-            self._release(held)
+        return Lease(held.index, lambda: self._release(held))
 
     def map_ahead(
         self,

@@ -243,7 +243,7 @@ def percentile(values: list[float], q: float) -> float:
 
 async def measure(
     index: Path, pairs, warmup: int, timeout: float, server_log: str | None = None,
-    search: str = "auto", repo: Path = REPO,
+    search: str = "auto", repo: Path = REPO, gap: float = 0.0,
 ) -> dict:  # fmt: skip
     bench = Bench(index, timeout, server_log, search, repo)
     await bench.start()
@@ -253,6 +253,8 @@ async def measure(
     misses = 0
     by_uri: dict[str, float] = {}
     for i, (before, suggestion) in enumerate(pairs):
+        if gap:  # (an editor's accepted suggestions come apart: the server idle between)
+            await asyncio.sleep(gap)
         ms = await bench.insertion(i, before, suggestion)
         if os.environ.get("BENCH_VERBOSE"):
             print(i, ms, flush=True)
@@ -371,6 +373,11 @@ def main() -> int:
         help="servers of these commits side by side, taking turns: git revisions (each in a "
         "checkout of it, its kernel built) or `.` (this checkout), comma-separated",
     )  # fmt: skip
+    parser.add_argument(
+        "--gap", type=float, default=0.0, metavar="MS",
+        help="idle this long before each insertion, as an editor's accepted suggestions come "
+        "apart (0: each right after the one before was flagged)",
+    )  # fmt: skip
     args = parser.parse_args()
     paths = [p.strip() for p in args.search.split(",") if p.strip()]
     revs = [r.strip() for r in args.engines.split(",") if r.strip()]
@@ -459,7 +466,7 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
             log = server_log.with_name(name + server_log.suffix)
             res = asyncio.run(
                 measure(indexes[ix], pairs, args.warmup, args.timeout, str(log), search=path,
-                        repo=engines[engine])
+                        repo=engines[engine], gap=args.gap / 1000)
             )  # fmt: skip
             res["in_server"] = server_lookups(log)
             runs[(engine, path, ix)].append(res)
@@ -508,6 +515,7 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
         + (" --read-through" if args.read_through else "")
         + f" --search {args.search} --rounds {args.rounds}"
         + (f" --engines {args.engines}" if len(engines) > 1 else "")
+        + (f" --gap {args.gap:g}" if args.gap else "")
         + f" --out {args.out or 'bench/results/server.md'}",
         "```",
         "",
@@ -526,6 +534,12 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
         f"document after up to {CONTEXT_CHARS} characters of the text preceding it in its "
         f"file, sent to a server of each search path ({', '.join(paths)}) {args.rounds} times, "
         f"the paths alternating; not flagged within {args.timeout:g} s: {misses}."
+        + (
+            f" Each insertion after {args.gap:g} ms idle (an editor's accepted suggestions "
+            "come apart)."
+            if args.gap
+            else " Each insertion right after the one before was flagged."
+        )
         + (
             f" The servers of {' and '.join(engine_name(e) for e in engines)} took turns"
             " (each commit's server and engine in a checkout of it, its kernel built here)."

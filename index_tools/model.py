@@ -196,9 +196,11 @@ class Part:
     renamed: list[tuple[str, str]] = field(default_factory=list)
     later: Later | None = field(default=None, repr=False, compare=False)
 
-    def to_dict(self) -> dict:
-        return {
-            "kind": self.kind,
+    def to_dict(self, listed: bool = True) -> dict:
+        """Its JSON; not `listed`: without its kind and sources (a diagnostic's data: what a
+        part made later, `later`, has not made yet)."""
+        out = {
+            "kind": self.kind if listed else None,
             "length": self.length,
             "query_start": self.query_start,
             "query_end": self.query_end,
@@ -206,10 +208,13 @@ class Part:
             "range": self.range.to_dict() if self.range else None,
             "file_count": self.file_count,
             "file_count_exact": self.file_count_exact,
-            "sources": [s.to_dict() for s in self.sources],
+            "sources": [s.to_dict() for s in self.sources] if listed else None,
             "exact": self.exact,
             "renamed": [{"from": a, "to": b} for a, b in self.renamed],
         }
+        if not listed:
+            del out["kind"], out["sources"]
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> Part:
@@ -330,7 +335,9 @@ class Match:
     def best_source(self) -> Source | None:
         return self.sources[0] if self.sources else None
 
-    def to_dict(self) -> dict:
+    def to_dict(self, parts_listed: bool = True) -> dict:
+        """Its JSON; not `parts_listed`: its parts without their kinds and sources (a
+        diagnostic's data: the hover and the match notification list them)."""
         return {
             "kind": self.kind,
             "length": self.length,
@@ -347,7 +354,7 @@ class Match:
             "primary_length": self.primary_length,
             "primary_start": self.primary_start,
             "primary_end": self.primary_end,
-            "parts": [p.to_dict() for p in self.parts],
+            "parts": [p.to_dict(parts_listed) for p in self.parts],
         }
 
     @classmethod

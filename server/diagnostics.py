@@ -68,7 +68,11 @@ class StoredMatch:
         return best.url if best is not None and is_web_link(best.url) else ""
 
     def data(self, verdict: Verdict | None = None) -> dict:
-        out = PlainJson(self.match.to_dict(), id=self.id, quoteId=self.identity.id)
+        """The match's JSON, its parts without their kinds and sources (made after the
+        diagnostic: the hover and the `recitation/match` notification list them)."""
+        out = PlainJson(
+            self.match.to_dict(parts_listed=False), id=self.id, quoteId=self.identity.id
+        )
         if verdict is not None:
             out["verdict"] = verdict.to_dict()
         return out

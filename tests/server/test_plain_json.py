@@ -46,9 +46,13 @@ def test_a_diagnostic_and_a_match_notification_are_written_as_before():
     params = types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=[diagnostic], version=1)
     written = json.loads(_serialized(protocol, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params))
     data = written["params"]["diagnostics"][0]["data"]
-    expected = {**match.to_dict(), "id": stored.id, "quoteId": stored.identity.id}
+    expected = {**match.to_dict(parts_listed=False), "id": stored.id, "quoteId": stored.identity.id}
     assert data == json.loads(json.dumps({**expected, "verdict": verdict.to_dict()}))
-    assert data["parts"][0]["sources"][0]["repository"] == match.parts[0].sources[0].repository
+    assert data["sources"][0]["repository"] == match.sources[0].repository
+    # the parts' spans and counts; their kinds and sources are the hover's and the
+    # notification's (made after the diagnostic)
+    assert data["parts"][0]["file_count"] == match.parts[0].file_count
+    assert "sources" not in data["parts"][0] and "kind" not in data["parts"][0]
     # the converter's JSON of the same data as a plain dict: identical
     diagnostic.data = dict(diagnostic.data)
     plain = _serialized(protocol, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)

@@ -199,8 +199,7 @@ class Part:
     def to_dict(self, listed: bool = True) -> dict:
         """Its JSON; not `listed`: without its kind and sources (a diagnostic's data: what a
         part made later, `later`, has not made yet)."""
-        out = {
-            "kind": self.kind if listed else None,
+        span = {
             "length": self.length,
             "query_start": self.query_start,
             "query_end": self.query_end,
@@ -208,13 +207,12 @@ class Part:
             "range": self.range.to_dict() if self.range else None,
             "file_count": self.file_count,
             "file_count_exact": self.file_count_exact,
-            "sources": [s.to_dict() for s in self.sources] if listed else None,
-            "exact": self.exact,
-            "renamed": [{"from": a, "to": b} for a, b in self.renamed],
         }
+        view = {"exact": self.exact, "renamed": [{"from": a, "to": b} for a, b in self.renamed]}
         if not listed:
-            del out["kind"], out["sources"]
-        return out
+            return {**span, **view}
+        sources = [s.to_dict() for s in self.sources]
+        return {"kind": self.kind, **span, "sources": sources, **view}
 
     @classmethod
     def from_dict(cls, d: dict) -> Part:
@@ -238,8 +236,8 @@ class Part:
         return self._kind is not _LATER and self._sources is not _LATER
 
     def settle(self) -> None:
-        """Make its kind and sources now, if they were left for later (the one `later` of
-        another thread reading them waits for this one's)."""
+        """Make its kind and sources now, if they were left for later (a thread reading them
+        meanwhile waits for the one making them: `Later`)."""
         later = self.later
         if later is not None:
             kind, sources = later.get()

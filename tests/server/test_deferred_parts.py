@@ -51,3 +51,49 @@ async def test_parts_left_for_later_are_read_from_their_generation_across_a_swit
         assert plain and not isinstance(plain, Found)
     finally:
         handle.close()
+
+
+async def test_a_deferred_lookup_nobody_waits_for_lets_its_generation_go(tmp_path):
+    """A check cancelled while its lookup runs (the document closed): the answer that
+    comes after holds nothing (its parts are never read)."""
+    import asyncio
+    import threading
+
+    src = tmp_path / "corpus"
+    src.mkdir()
+    (src / "long.py").write_text(statements(0, 20), encoding="utf-8")
+    (src / "short.py").write_text("x = 1\n" + statements(3, 17), encoding="utf-8")
+    idx = tmp_path / "idx"
+    build_index([str(src)], idx, OPTIONS)
+    handle = IndexHandle(idx)
+    handle.open()
+    await handle.wait()
+    try:
+        started, gate = threading.Event(), threading.Event()
+        follow = handle._follow
+
+        def held_up() -> None:  # (the lookup under way on the worker when cancelled)
+            started.set()
+            gate.wait(10)
+            follow()
+
+        handle._follow = held_up
+        task = asyncio.ensure_future(
+            handle.match(statements(0, 20), "", 20, "python", defer_parts=True)
+        )
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await asyncio.sleep(0)
+        handle._follow = follow
+        gate.set()
+        done = await asyncio.get_running_loop().run_in_executor(handle._executor, lambda: 1)
+        assert done == 1 and task.cancelled()
+        assert handle._following._held.leases == 0  # (the cancelled lookup's let go)
+        # the same lookup awaited holds its generation until settled
+        found = await handle.match(statements(0, 20), "", 20, "python", defer_parts=True)
+        assert isinstance(found, Found) and handle._following._held.leases == 1
+        await handle.settle(found)
+        assert handle._following._held.leases == 0
+    finally:
+        handle.close()

@@ -4,6 +4,10 @@ to, which is let go once they are made."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from pathlib import Path
+
 from index_tools import BuildOptions, add_to_index, build_index
 from server import indexes
 from server.indexes import Found, IndexHandle
@@ -15,21 +19,29 @@ def statements(first: int, last: int) -> str:
     return "".join(f"v{3 * i} = v{3 * i + 1} + v{3 * i + 2}\n" for i in range(first, last))
 
 
-async def test_parts_left_for_later_are_read_from_their_generation_across_a_switch(
-    tmp_path, monkeypatch
-):
-    monkeypatch.setattr(indexes, "POLL_SECONDS", 0.0)  # every lookup looks for a newer one
-    src, more = tmp_path / "corpus", tmp_path / "more"
+async def opened_with_a_part(tmp_path: Path) -> tuple[Path, IndexHandle]:
+    """An index whose `statements(0, 20)` is one quote with a nested part (in more files),
+    and a handle open on it."""
+    src = tmp_path / "corpus"
     src.mkdir()
-    more.mkdir()
     (src / "long.py").write_text(statements(0, 20), encoding="utf-8")
     (src / "short.py").write_text("x = 1\n" + statements(3, 17), encoding="utf-8")
-    (more / "other.py").write_text(statements(40, 60), encoding="utf-8")
     idx = tmp_path / "idx"
     build_index([str(src)], idx, OPTIONS)
     handle = IndexHandle(idx)
     handle.open()
     await handle.wait()
+    return idx, handle
+
+
+async def test_parts_left_for_later_are_read_from_their_generation_across_a_switch(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(indexes, "POLL_SECONDS", 0.0)  # every lookup looks for a newer one
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "other.py").write_text(statements(40, 60), encoding="utf-8")
+    idx, handle = await opened_with_a_part(tmp_path)
     try:
         found = await handle.match(statements(0, 20), "", 20, "python", defer_parts=True)
         assert isinstance(found, Found)
@@ -56,18 +68,7 @@ async def test_parts_left_for_later_are_read_from_their_generation_across_a_swit
 async def test_a_deferred_lookup_nobody_waits_for_lets_its_generation_go(tmp_path):
     """A check cancelled while its lookup runs (the document closed): the answer that
     comes after holds nothing (its parts are never read)."""
-    import asyncio
-    import threading
-
-    src = tmp_path / "corpus"
-    src.mkdir()
-    (src / "long.py").write_text(statements(0, 20), encoding="utf-8")
-    (src / "short.py").write_text("x = 1\n" + statements(3, 17), encoding="utf-8")
-    idx = tmp_path / "idx"
-    build_index([str(src)], idx, OPTIONS)
-    handle = IndexHandle(idx)
-    handle.open()
-    await handle.wait()
+    _, handle = await opened_with_a_part(tmp_path)
     try:
         started, gate = threading.Event(), threading.Event()
         follow = handle._follow

@@ -78,6 +78,17 @@ class StoredMatch:
         return out
 
 
+@dataclass
+class Announcement:
+    """A new quote for the references log (`recitation/match`), as the document had it
+    when found: sent once the parts its lookup left for later are made."""
+
+    uri: str
+    range: dict  # the flagged range, as LSP JSON
+    stored: StoredMatch
+    text: str  # the flagged text
+
+
 def is_web_link(url: str) -> bool:
     """An http(s) link without credentials or anything unprintable (the engine cleans the
     links it makes; this also holds for what a client or an older engine sends)."""

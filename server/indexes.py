@@ -67,14 +67,24 @@ class Found(list):
         super().__init__(matches)
         self.lease = lease
 
-    def settle(self) -> None:
-        """Make every part left for later, then let the generation go."""
+    def settle(self, enough: Callable[[], bool] = lambda: False) -> bool:
+        """Make the parts left for later in order, at least one, until `enough()` says
+        to stop (a lookup waits for the thread); once all are made, let the generation
+        go. Whether all are."""
         try:
+            made = 0
             for m in self:
                 for p in m.parts:
-                    p.settle()
-        finally:
+                    if not p.settled:
+                        if made and enough():
+                            return False
+                        p.settle()
+                        made += 1
+        except BaseException:
             self.lease.release()
+            raise
+        self.lease.release()
+        return True
 
 
 def _let_go(lookup: concurrent.futures.Future) -> None:
@@ -84,6 +94,30 @@ def _let_go(lookup: concurrent.futures.Future) -> None:
         found = lookup.result()
         if isinstance(found, Found):
             found.lease.release()
+
+
+class Waiting:
+    """How many lookups wait for a worker thread: asked, not begun (nor cancelled)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def add(self, lookup: concurrent.futures.Future) -> None:
+        with self._lock:
+            self._count += 1
+        lookup.add_done_callback(self._cancelled)
+
+    def begun(self) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def _cancelled(self, lookup: concurrent.futures.Future) -> None:
+        if lookup.cancelled():  # (never begun)
+            self.begun()
+
+    def any(self) -> bool:
+        return self._count > 0
 
 
 POLL_SECONDS = 1.0  # how often a lookup checks for a newly published generation
@@ -168,6 +202,7 @@ class IndexHandle(WorkerHandle):
         self._generation: str | None = None
         self._checked_at = time.monotonic()
         self._stop = threading.Event()  # set when the handle closes: mapping ahead ends
+        self._waiting = Waiting()  # lookups the worker is to run (the parts made yield)
 
     def open(self) -> asyncio.Future:
         """Start opening (once); the future completes when the state is known."""
@@ -272,6 +307,7 @@ class IndexHandle(WorkerHandle):
             lookup = self._executor.submit(
                 self._match, suggestion, context, min_tokens, language, defer_parts
             )
+            self._waiting.add(lookup)
             try:
                 return await asyncio.wrap_future(lookup)
             except asyncio.CancelledError:  # (its answer, come later, lets its lease go)
@@ -287,6 +323,8 @@ class IndexHandle(WorkerHandle):
     def _match(
         self, suggestion: str, context: str, min_tokens: int, language: str, defer_parts: bool
     ) -> list[Match]:
+        self._waiting.begun()
+
         def lookup(lease: Lease) -> list[Match]:
             found = lease.index.match(
                 suggestion, context=context, min_tokens=min_tokens, language=language or None,
@@ -303,23 +341,35 @@ class IndexHandle(WorkerHandle):
 
     async def settle(self, found: list[Match]) -> None:
         """Make the parts a deferred lookup left for later (`Found`) on the worker thread
-        (inline once the handle is retired), then let its generation go. Damage found
-        meanwhile is the index's error status, as a lookup's is; the parts then say it
-        when read (never an empty list)."""
+        (inline once the handle is retired), then let its generation go: a few at a
+        time, so that a lookup asked meanwhile waits for a part, not for all of them.
+        Damage found meanwhile is the index's error status, as a lookup's is; the parts
+        then say it when read (never an empty list)."""
         if not isinstance(found, Found):
             return
-        try:
-            await asyncio.get_running_loop().run_in_executor(self._executor, self._settle, found)
-        except RuntimeError:  # retired: its executor takes no more work
-            self._settle(found)
+        loop = asyncio.get_running_loop()
+        done = False
+        while not done:
+            try:
+                job = self._executor.submit(self._settle, found)
+            except RuntimeError:  # retired: its executor takes no more work
+                self._settle(found, lambda: False)
+                return
+            try:
+                done = await asyncio.wrap_future(job, loop=loop)
+            except asyncio.CancelledError:  # (the job, once run, lets the generation go)
+                job.add_done_callback(lambda _: found.lease.release())
+                raise
 
-    def _settle(self, found: Found) -> None:
+    def _settle(self, found: Found, enough: Callable[[], bool] | None = None) -> bool:
+        """Some of `found`'s parts made (all inline); whether all are (or failed)."""
         try:
-            found.settle()
+            return found.settle(enough or self._waiting.any)
         except IndexOpenError as exc:
             log.warning("index %s: a lookup's parts: %s", self.path, exc)
             if self._following is not None and not self._closed:
                 self._fail(ERROR, f"Cannot use the index at {self.path}: {exc}")
+            return True
 
     @property
     def generation(self) -> str | None:

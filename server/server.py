@@ -37,7 +37,7 @@ from index_tools import (
 
 from . import __version__
 from .detection import Checker, PendingCheck
-from .diagnostics import MatchStore, StoredMatch, to_diagnostic
+from .diagnostics import Announcement, MatchStore, StoredMatch, to_diagnostic
 from .documents import DocumentLines, DocumentStore, TextDocument
 from .event_loop import run_session
 from .file_watch import FileWatch
@@ -92,6 +92,7 @@ class RecitationServer(LanguageServer):
         # index checked it); said in the status until they are checked
         self.not_checked: dict[str, tuple[str, bool]] = {}
         self.read_as: dict[str, str] = {}  # uri -> the language its text was read as
+        self._announcing: set[asyncio.Task] = set()  # (`announce`'s tasks, kept)
 
     # -- transport -----------------------------------------------------------------------
 
@@ -584,6 +585,7 @@ class RecitationServer(LanguageServer):
             failure = None
         except LookupFailed as exc:  # never "nothing found": said, and kept to check again
             failure, found, whole = exc, exc.found or [], False
+        new: list[Announcement] = []
         try:
             generation = getattr(handle, "generation", None)
             t1 = time.perf_counter()
@@ -596,7 +598,7 @@ class RecitationServer(LanguageServer):
                     return 0
             else:
                 self.mark_checked(uri, scope, check.whole)
-            stored = self.accept(
+            stored, new = self.accept(
                 doc,
                 scope,
                 found,
@@ -611,7 +613,7 @@ class RecitationServer(LanguageServer):
                 outside=check.disk or not doc.opened,
             )
         finally:
-            await handle.settle(found)
+            self.announce(handle, found, new)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "checked %s: %d words, %d matches; queued %.1f ms, lookup %.1f ms, publish %.1f ms",
@@ -661,12 +663,13 @@ class RecitationServer(LanguageServer):
         generation: str | None = None,
         replace: bool = False,
         outside: bool = False,
-    ) -> int:
+    ) -> tuple[int, list[Announcement]]:
         """Store matches computed on `text_then`, the text at edit `seq` (the query began
         at its offset `query_at`, the suggestion was `[start, end)`), re-based onto the
         current text; those whose words have changed since are dropped. With `replace`
         (a check again on another index), they replace the matches inside the span;
-        `outside`: the text was written to the file outside the editor."""
+        `outside`: the text was written to the file outside the editor. Returns how many
+        were stored, and the new ones to announce to the references log (`announce`)."""
         fresh: list[StoredMatch] = []
         for match in found:
             # the engine's offsets in the query, clipped to the suggestion
@@ -692,24 +695,43 @@ class RecitationServer(LanguageServer):
         else:
             new = [m for m in fresh if self.matches.add(doc.uri, m)]
         shown = self.publish(doc.uri) if new or changed else {}
+        announce: list[Announcement] = []
         if self.index_usable(scope):
             for m in new:
                 verdict = shown.get(m.id) or self.verdict(scope, doc, m)  # (judged once)
                 if verdict.action == "off" or m.length < scope.settings.min_tokens:
                     continue
-                rng = doc.range_of(m.start, m.end)
+                rng = self.protocol._converter.unstructure(doc.range_of(m.start, m.end))
+                announce.append(Announcement(doc.uri, rng, m, doc.text[m.start : m.end]))
+        return len(fresh), announce
+
+    def announce(self, handle, found: list[Match], new: list[Announcement]) -> None:
+        """After a lookup's diagnostics: the parts it left for later made (on the
+        index's worker, a lookup asked meanwhile first), then its new quotes sent to the
+        references log (`recitation/match`), in a task of its own: closing the document
+        meanwhile loses neither."""
+        task = asyncio.ensure_future(self._settle_and_announce(handle, found, new))
+        self._announcing.add(task)
+        task.add_done_callback(self._announcing.discard)
+
+    async def _settle_and_announce(
+        self, handle, found: list[Match], new: list[Announcement]
+    ) -> None:
+        try:
+            await handle.settle(found)
+        finally:
+            for a in new:
+                try:
+                    match = a.stored.match.to_dict()
+                except Exception as exc:  # (the index broke meanwhile: its status says so)
+                    log.warning("a quote's parts could not be read: %s", exc)
+                    match = a.stored.match.to_dict(parts_listed=False)
                 self.protocol.notify(
                     MATCH,
                     match_payload(
-                        doc.uri,
-                        self.protocol._converter.unstructure(rng),
-                        m.match.to_dict(),
-                        m.id,
-                        doc.text[m.start : m.end],
-                        outside=m.outside,
+                        a.uri, a.range, match, a.stored.id, a.text, outside=a.stored.outside
                     ),
                 )
-        return len(fresh)
 
     # -- documents -----------------------------------------------------------------------
 

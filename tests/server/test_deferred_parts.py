@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import types
 from pathlib import Path
 
 from index_tools import BuildOptions, add_to_index, build_index
@@ -96,5 +97,68 @@ async def test_a_deferred_lookup_nobody_waits_for_lets_its_generation_go(tmp_pat
         assert isinstance(found, Found) and handle._following._held.leases == 1
         await handle.settle(found)
         assert handle._following._held.leases == 0
+    finally:
+        handle.close()
+
+
+class SlowPart:
+    """A part left for later whose making is recorded (and can be held up)."""
+
+    def __init__(self, name: str, order: list[str], gate: threading.Event | None = None):
+        self.name, self.order, self.gate, self.settled = name, order, gate, False
+        self.started = threading.Event()
+
+    def settle(self) -> None:
+        self.started.set()
+        if self.gate is not None:
+            self.gate.wait(10)
+        self.order.append(self.name)
+        self.settled = True
+
+
+class Held:
+    """A lease that counts its releases."""
+
+    def __init__(self):
+        self.released = 0
+
+    def release(self) -> None:
+        self.released += 1
+
+
+async def test_a_lookup_asked_while_parts_are_made_runs_before_the_rest_of_them(tmp_path):
+    """The parts made after a diagnostic yield to the next lookup (an editor's next
+    suggestion): it waits for the part being made, not for all of them; all are made."""
+    _, handle = await opened_with_a_part(tmp_path)
+    try:
+        order: list[str] = []
+        gate = threading.Event()
+        first = SlowPart("part 1", order, gate)
+        match = types.SimpleNamespace(parts=[first, SlowPart("part 2", order)])
+        lease = Held()
+        found = Found([match, types.SimpleNamespace(parts=[SlowPart("part 3", order)])], lease)
+        settling = asyncio.ensure_future(handle.settle(found))
+        while not first.started.is_set():  # (part 1 under way on the worker)
+            await asyncio.sleep(0.01)
+        match_of = handle._match
+
+        def recorded(*args):
+            order.append("lookup")
+            return match_of(*args)
+
+        handle._match = recorded
+        lookup = asyncio.ensure_future(handle.match(statements(0, 20), "", 20, "python"))
+        await asyncio.sleep(0.05)  # (asked while part 1 is made)
+        gate.set()
+        assert await lookup
+        await settling
+        assert order == ["part 1", "lookup", "part 2", "part 3"]
+        assert lease.released == 1
+        # with nobody waiting, all in one go
+        order.clear()
+        parts = [SlowPart(f"p{i}", order) for i in range(3)]
+        lease = Held()
+        await handle.settle(Found([types.SimpleNamespace(parts=parts)], lease))
+        assert order == ["p0", "p1", "p2"] and lease.released == 1
     finally:
         handle.close()

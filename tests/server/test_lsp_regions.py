@@ -6,7 +6,14 @@ from __future__ import annotations
 import asyncio
 
 from lsprotocol import types
-from server_helpers import diagnostics_for, end_position, insert, open_doc, start_session
+from server_helpers import (
+    diagnostics_for,
+    end_position,
+    insert,
+    open_doc,
+    start_session,
+    wait_for,
+)
 
 from index_tools import BuildOptions, build_index
 
@@ -45,3 +52,28 @@ async def test_nested_part_is_one_diagnostic_with_the_part_in_its_hover(
     assert "**Parts also found elsewhere:**" in value
     assert "- 70 words (lines 4\u201317) in 2 files \u2014 " in value
     assert "short\\.py" in value
+
+
+async def test_a_quote_closed_at_once_is_announced_with_its_part(client, workspace, tmp_path):
+    """The references log's entry (`recitation/match`) follows the diagnostic once the
+    parts are made: a document closed as soon as its warning came still gets it."""
+    src = tmp_path / "corpus"
+    src.mkdir()
+    (src / "long.py").write_text(statements(0, 20), encoding="utf-8")
+    (src / "short.py").write_text("x = 1\n" + statements(3, 17), encoding="utf-8")
+    build_index([str(src)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    await start_session(client, index=tmp_path / "idx", folders=[workspace["a"]])
+    uri = (workspace["a"] / "closed.py").as_uri()
+    open_doc(client, uri, "")
+    insert(client, uri, 2, types.Position(0, 0), statements(0, 20))
+    (diag,) = await diagnostics_for(client, uri)
+    assert "kind" not in diag.data["parts"][0]  # (made after it)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    (note,) = await wait_for(
+        lambda: [n for n in client.match_notes if n["uri"] == uri], what="recitation/match"
+    )
+    (part,) = note["parts"]
+    assert part["length"] == 70 and part["fileCount"] == 2
+    assert "short.py" in {s["path"] for s in part["sources"]}

@@ -78,6 +78,7 @@ class Checker:
         self._last_added: dict[str, float] = {}
         # insertions that arrived while no index was ready, checked once one is
         self._deferred: dict[str, list[PendingCheck]] = {}
+        self.active_at = 0.0  # (event loop time) when a check was last asked for or ended
 
     def on_edit(self, doc: TextDocument, edit: Edit) -> None:
         """Keep pending spans on the text they cover."""
@@ -93,7 +94,7 @@ class Checker:
 
     def add(self, uri: str, check: PendingCheck) -> None:
         self._pending.setdefault(uri, []).append(check)
-        self._last_added[uri] = asyncio.get_running_loop().time()
+        self._last_added[uri] = self.active_at = asyncio.get_running_loop().time()
         if uri not in self._tasks:
             self._tasks[uri] = asyncio.ensure_future(self._run(uri))
 
@@ -124,6 +125,15 @@ class Checker:
     def busy(self) -> bool:
         """Whether the editor's own checks are queued or running."""
         return bool(self._tasks)
+
+    async def quiet(self, seconds: float) -> None:
+        """Once no check has been asked for, run or ended for `seconds`."""
+        loop = asyncio.get_running_loop()
+        while True:
+            wait = self.active_at + seconds - loop.time()
+            if wait <= 0 and not self.busy():
+                return
+            await asyncio.sleep(max(wait, seconds / 4))
 
     def cancel(self, uri: str) -> None:
         self._deferred.pop(uri, None)
@@ -161,6 +171,7 @@ class Checker:
                     except Exception:
                         log.exception("checking %s", uri)
                     finally:
+                        self.active_at = asyncio.get_running_loop().time()
                         if batch and batch[0] is check:
                             batch.pop(0)
         finally:

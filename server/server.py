@@ -44,7 +44,7 @@ from .file_watch import FileWatch
 from .folder_check import FolderChecks
 from .folders import Scope, Scopes
 from .framing import FrameReader
-from .indexes import ERROR, LOADING, NO_INDEX, READY, IndexManager, LookupFailed
+from .indexes import ERROR, LOADING, NO_INDEX, READY, Found, IndexManager, LookupFailed
 from .protocol import MATCH, STATUS, RecitationProtocol, match_payload, plain, status_payload
 from .rehearsal import rehearse
 from .remote_indexes import handle_for_settings
@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 # How long to wait for the client to answer workspace/configuration before carrying on.
 CONFIGURATION_TIMEOUT = 5.0
 WATCH_SECONDS = 1.0  # how often decisions files and missing indexes are looked at
+# the editor's checks quiet this long before a lookup's parts are made (an accepted
+# suggestion often comes right after another: its lookup goes first)
+QUIET_SECONDS = 0.02
 
 
 def document_name(uri: str) -> str:
@@ -706,10 +709,10 @@ class RecitationServer(LanguageServer):
         return len(fresh), announce
 
     def announce(self, handle, found: list[Match], new: list[Announcement]) -> None:
-        """After a lookup's diagnostics: the parts it left for later made (on the
-        index's worker, a lookup asked meanwhile first), then its new quotes sent to the
-        references log (`recitation/match`), in a task of its own: closing the document
-        meanwhile loses neither."""
+        """After a lookup's diagnostics: the parts it left for later made once the
+        editor's checks are quiet (on the index's worker, a lookup asked meanwhile
+        first), then its new quotes sent to the references log (`recitation/match`), in
+        a task of its own: closing the document meanwhile loses neither."""
         task = asyncio.ensure_future(self._settle_and_announce(handle, found, new))
         self._announcing.add(task)
         task.add_done_callback(self._announcing.discard)
@@ -718,6 +721,8 @@ class RecitationServer(LanguageServer):
         self, handle, found: list[Match], new: list[Announcement]
     ) -> None:
         try:
+            if isinstance(found, Found):
+                await self.checker.quiet(QUIET_SECONDS)
             await handle.settle(found)
         finally:
             for a in new:

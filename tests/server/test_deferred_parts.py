@@ -11,6 +11,7 @@ from pathlib import Path
 
 from index_tools import BuildOptions, add_to_index, build_index
 from server import indexes
+from server.detection import Checker, PendingCheck
 from server.indexes import Found, IndexHandle
 
 OPTIONS = BuildOptions(jobs=1, progress=False)
@@ -162,3 +163,24 @@ async def test_a_lookup_asked_while_parts_are_made_runs_before_the_rest_of_them(
         assert order == ["p0", "p1", "p2"] and lease.released == 1
     finally:
         handle.close()
+
+
+async def test_parts_wait_until_the_editors_checks_have_been_quiet():
+    """The parts left for later are made once no check has been asked for, run or ended
+    for a moment: suggestions accepted one after another are looked up first."""
+    loop = asyncio.get_running_loop()
+    ended: list[float] = []
+
+    async def run_check(uri: str, check: PendingCheck) -> None:
+        await asyncio.sleep(0.05)
+        ended.append(loop.time())
+
+    checker = Checker(run_check)
+    checker.add("file:///a.py", PendingCheck(0, 10))
+    await asyncio.sleep(0.01)  # (its lookup under way)
+    quiet = asyncio.ensure_future(checker.quiet(0.1))
+    await asyncio.sleep(0.08)
+    checker.add("file:///b.py", PendingCheck(0, 10))  # another suggestion meanwhile
+    await quiet
+    assert len(ended) == 2 and not checker.busy()
+    assert loop.time() >= ended[-1] + 0.1 - 0.005  # (quiet for 0.1 s after the last)

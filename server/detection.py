@@ -133,7 +133,7 @@ class Checker:
             wait = self.active_at + seconds - loop.time()
             if wait <= 0 and not self.busy():
                 return
-            await asyncio.sleep(max(wait, seconds / 4))
+            await asyncio.sleep(max(wait, seconds))
 
     def cancel(self, uri: str) -> None:
         self._deferred.pop(uri, None)

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import deque
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -95,7 +96,9 @@ class RecitationServer(LanguageServer):
         # index checked it); said in the status until they are checked
         self.not_checked: dict[str, tuple[str, bool]] = {}
         self.read_as: dict[str, str] = {}  # uri -> the language its text was read as
-        self._announcing: set[asyncio.Task] = set()  # (`announce`'s tasks, kept)
+        # lookups whose parts are to be made, then their quotes announced (`announce`)
+        self._to_settle: deque[tuple[Any, Found, list[Announcement]]] = deque()
+        self._settler: asyncio.Task | None = None
 
     # -- transport -----------------------------------------------------------------------
 
@@ -709,34 +712,50 @@ class RecitationServer(LanguageServer):
         return len(fresh), announce
 
     def announce(self, handle, found: list[Match], new: list[Announcement]) -> None:
-        """After a lookup's diagnostics: the parts it left for later made once the
-        editor's checks are quiet (on the index's worker, a lookup asked meanwhile
-        first), then its new quotes sent to the references log (`recitation/match`), in
-        a task of its own: closing the document meanwhile loses neither."""
-        task = asyncio.ensure_future(self._settle_and_announce(handle, found, new))
-        self._announcing.add(task)
-        task.add_done_callback(self._announcing.discard)
+        """After a lookup's diagnostics, its new quotes sent to the references log
+        (`recitation/match`): at once, or, when the lookup left parts for later, once they
+        are made (`_settle_queued`). Closing the document meanwhile loses neither."""
+        if not isinstance(found, Found):
+            self._send_matches(new)
+            return
+        self._to_settle.append((handle, found, new))
+        if self._settler is None or self._settler.done():
+            self._settler = asyncio.ensure_future(self._settle_queued())
 
-    async def _settle_and_announce(
-        self, handle, found: list[Match], new: list[Announcement]
-    ) -> None:
+    async def _settle_queued(self) -> None:
+        """The parts lookups left for later made in turn, each lookup's once the editor's
+        checks have been quiet for QUIET_SECONDS (suggestions accepted one after another
+        are looked up first), on its index's worker (a lookup asked meanwhile first), then
+        its quotes announced. At the session's end, what is left lets its generation go."""
         try:
-            if isinstance(found, Found):
+            while self._to_settle:
                 await self.checker.quiet(QUIET_SECONDS)
-            await handle.settle(found)
-        finally:
-            for a in new:
+                handle, found, new = self._to_settle[0]
                 try:
-                    match = a.stored.match.to_dict()
-                except Exception as exc:  # (the index broke meanwhile: its status says so)
-                    log.warning("a quote's parts could not be read: %s", exc)
-                    match = a.stored.match.to_dict(parts_listed=False)
-                self.protocol.notify(
-                    MATCH,
-                    match_payload(
-                        a.uri, a.range, match, a.stored.id, a.text, outside=a.stored.outside
-                    ),
-                )
+                    await handle.settle(found)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("making a lookup's parts")
+                self._to_settle.popleft()
+                self._send_matches(new)
+        except asyncio.CancelledError:
+            for _, found, _ in self._to_settle:
+                found.lease.release()
+            self._to_settle.clear()
+            raise
+
+    def _send_matches(self, new: list[Announcement]) -> None:
+        for a in new:
+            try:
+                match = a.stored.match.to_dict()
+            except Exception as exc:  # (the index broke meanwhile: its status says so)
+                log.warning("a quote's parts could not be read: %s", exc)
+                match = a.stored.match.to_dict(parts_listed=False)
+            self.protocol.notify(
+                MATCH,
+                match_payload(a.uri, a.range, match, a.stored.id, a.text, outside=a.stored.outside),
+            )
 
     # -- documents -----------------------------------------------------------------------
 

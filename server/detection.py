@@ -126,14 +126,16 @@ class Checker:
         """Whether the editor's own checks are queued or running."""
         return bool(self._tasks)
 
-    async def quiet(self, seconds: float) -> None:
-        """Once no check has been asked for, run or ended for `seconds`."""
+    async def quiet(self, seconds: float, at_most: float = float("inf")) -> None:
+        """Once no check has been asked for, run or ended for `seconds` (or `at_most`
+        seconds from now, whatever the checks do: a check waiting for an index to open)."""
         loop = asyncio.get_running_loop()
-        while True:
+        until = loop.time() + at_most
+        while loop.time() < until:
             wait = self.active_at + seconds - loop.time()
             if wait <= 0 and not self.busy():
                 return
-            await asyncio.sleep(max(wait, seconds))
+            await asyncio.sleep(min(max(wait, seconds), max(until - loop.time(), 0)))
 
     def cancel(self, uri: str) -> None:
         self._deferred.pop(uri, None)

@@ -61,6 +61,7 @@ WATCH_SECONDS = 1.0  # how often decisions files and missing indexes are looked 
 # the editor's checks quiet this long before a lookup's parts are made (an accepted
 # suggestion often comes right after another: its lookup goes first)
 QUIET_SECONDS = 0.02
+QUIET_AT_MOST = 2.0  # ... or this long, whatever the checks do (one waiting for an index)
 
 
 def document_name(uri: str) -> str:
@@ -725,11 +726,11 @@ class RecitationServer(LanguageServer):
     async def _settle_queued(self) -> None:
         """The parts lookups left for later made in turn, each lookup's once the editor's
         checks have been quiet for QUIET_SECONDS (suggestions accepted one after another
-        are looked up first), on its index's worker (a lookup asked meanwhile first), then
+        are looked up first; at most QUIET_AT_MOST later), on its index's worker (a lookup asked meanwhile first), then
         its quotes announced. At the session's end, what is left lets its generation go."""
         try:
             while self._to_settle:
-                await self.checker.quiet(QUIET_SECONDS)
+                await self.checker.quiet(QUIET_SECONDS, QUIET_AT_MOST)
                 handle, found, new = self._to_settle[0]
                 try:
                     await handle.settle(found)

@@ -184,3 +184,19 @@ async def test_parts_wait_until_the_editors_checks_have_been_quiet():
     await quiet
     assert len(ended) == 2 and not checker.busy()
     assert loop.time() >= ended[-1] + 0.1 - 0.005  # (quiet for 0.1 s after the last)
+
+
+async def test_parts_wait_for_quiet_checks_a_bounded_time():
+    """A check that takes long (one waiting for an index to open) holds the parts back
+    no longer than `at_most`."""
+    loop = asyncio.get_running_loop()
+
+    async def run_check(uri: str, check: PendingCheck) -> None:
+        await asyncio.sleep(1.0)
+
+    checker = Checker(run_check)
+    checker.add("file:///a.py", PendingCheck(0, 10))
+    began = loop.time()
+    await checker.quiet(0.02, at_most=0.2)
+    assert 0.2 - 0.005 <= loop.time() - began < 0.9 and checker.busy()
+    checker.cancel("file:///a.py")

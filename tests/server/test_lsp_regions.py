@@ -4,6 +4,7 @@ diagnostic, and its hover carries the part with its own count and source."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from lsprotocol import types
 from server_helpers import (
@@ -22,15 +23,21 @@ def statements(first: int, last: int) -> str:
     return "".join(f"v{3 * i} = v{3 * i + 1} + v{3 * i + 2}\n" for i in range(first, last))
 
 
-async def test_nested_part_is_one_diagnostic_with_the_part_in_its_hover(
-    client, workspace, tmp_path
-):
+def index_with_a_part(tmp_path) -> Path:
+    """`statements(0, 20)` in one file, its lines 4-17 in another as well: one quote with
+    a nested part."""
     src = tmp_path / "corpus"
     src.mkdir()
     (src / "long.py").write_text(statements(0, 20), encoding="utf-8")
     (src / "short.py").write_text("x = 1\n" + statements(3, 17), encoding="utf-8")
     build_index([str(src)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
-    await start_session(client, index=tmp_path / "idx", folders=[workspace["a"]])
+    return tmp_path / "idx"
+
+
+async def test_nested_part_is_one_diagnostic_with_the_part_in_its_hover(
+    client, workspace, tmp_path
+):
+    await start_session(client, index=index_with_a_part(tmp_path), folders=[workspace["a"]])
     uri = (workspace["a"] / "paste.py").as_uri()
     before = "import os\n\n"
     open_doc(client, uri, before)
@@ -57,12 +64,7 @@ async def test_nested_part_is_one_diagnostic_with_the_part_in_its_hover(
 async def test_a_quote_closed_at_once_is_announced_with_its_part(client, workspace, tmp_path):
     """The references log's entry (`recitation/match`) follows the diagnostic once the
     parts are made: a document closed as soon as its warning came still gets it."""
-    src = tmp_path / "corpus"
-    src.mkdir()
-    (src / "long.py").write_text(statements(0, 20), encoding="utf-8")
-    (src / "short.py").write_text("x = 1\n" + statements(3, 17), encoding="utf-8")
-    build_index([str(src)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
-    await start_session(client, index=tmp_path / "idx", folders=[workspace["a"]])
+    await start_session(client, index=index_with_a_part(tmp_path), folders=[workspace["a"]])
     uri = (workspace["a"] / "closed.py").as_uri()
     open_doc(client, uri, "")
     insert(client, uri, 2, types.Position(0, 0), statements(0, 20))

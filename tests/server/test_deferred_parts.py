@@ -21,9 +21,11 @@ def statements(first: int, last: int) -> str:
     return "".join(f"v{3 * i} = v{3 * i + 1} + v{3 * i + 2}\n" for i in range(first, last))
 
 
-async def opened_with_a_part(tmp_path: Path) -> tuple[Path, IndexHandle]:
+async def opened_with_a_part(tmp_path: Path, monkeypatch) -> tuple[Path, IndexHandle]:
     """An index whose `statements(0, 20)` is one quote with a nested part (in more files),
-    and a handle open on it."""
+    and a handle open on it (not mapped ahead: that thread would hold a lease of its own
+    for a while, longer on a busy machine)."""
+    monkeypatch.setenv("RECITATION_MAP_AHEAD", "0")
     src = tmp_path / "corpus"
     src.mkdir()
     (src / "long.py").write_text(statements(0, 20), encoding="utf-8")
@@ -43,7 +45,7 @@ async def test_parts_left_for_later_are_read_from_their_generation_across_a_swit
     more = tmp_path / "more"
     more.mkdir()
     (more / "other.py").write_text(statements(40, 60), encoding="utf-8")
-    idx, handle = await opened_with_a_part(tmp_path)
+    idx, handle = await opened_with_a_part(tmp_path, monkeypatch)
     try:
         found = await handle.match(statements(0, 20), "", 20, "python", defer_parts=True)
         assert isinstance(found, Found)
@@ -67,10 +69,10 @@ async def test_parts_left_for_later_are_read_from_their_generation_across_a_swit
         handle.close()
 
 
-async def test_a_deferred_lookup_nobody_waits_for_lets_its_generation_go(tmp_path):
+async def test_a_deferred_lookup_nobody_waits_for_lets_its_generation_go(tmp_path, monkeypatch):
     """A check cancelled while its lookup runs (the document closed): the answer that
     comes after holds nothing (its parts are never read)."""
-    _, handle = await opened_with_a_part(tmp_path)
+    _, handle = await opened_with_a_part(tmp_path, monkeypatch)
     try:
         started, gate = threading.Event(), threading.Event()
         follow = handle._follow
@@ -127,10 +129,12 @@ class Held:
         self.released += 1
 
 
-async def test_a_lookup_asked_while_parts_are_made_runs_before_the_rest_of_them(tmp_path):
+async def test_a_lookup_asked_while_parts_are_made_runs_before_the_rest_of_them(
+    tmp_path, monkeypatch
+):
     """The parts made after a diagnostic yield to the next lookup (an editor's next
     suggestion): it waits for the part being made, not for all of them; all are made."""
-    _, handle = await opened_with_a_part(tmp_path)
+    _, handle = await opened_with_a_part(tmp_path, monkeypatch)
     try:
         order: list[str] = []
         gate = threading.Event()

@@ -270,80 +270,6 @@ static void narrow_group(const rc_shard *s, const uint8_t *q, const uint64_t *of
         top_apply(s, q + offs[j], k, lo[j], &a[j], &b[j]);
 }
 
-/* `finish` of n <= GROUP searches at once (pattern j at q + offs[j], its first entry >= it
- * a[j], every entry from end[j] on greater): the same probes, in the same order for each,
- * taken in lockstep, each round's reads of the suffix array and then of the ids prefetched
- * for the whole group (a pattern with many places takes dozens of probes past its first:
- * one after another, each read waits for memory no cache holds). out[2j], out[2j + 1]. */
-static int finish_group(const rc_shard *s, const uint8_t *q, const uint64_t *offs, uint64_t n,
-                        uint64_t m, const uint64_t *a, const uint64_t *end, uint64_t *out)
-{
-    enum { FIRST, GALLOP, BISECT, DONE };
-    int st[GROUP];
-    uint64_t known[GROUP], step[GROUP], lo[GROUP], hi[GROUP], probe[GROUP];
-    for (uint64_t j = 0; j < n; j++) {
-        out[2 * j] = out[2 * j + 1] = a[j];
-        st[j] = a[j] == end[j] ? DONE : FIRST;
-    }
-    for (;;) {
-        int active = 0;
-        for (uint64_t j = 0; j < n; j++) {
-            if (st[j] == GALLOP && known[j] + step[j] >= end[j]) {
-                st[j] = BISECT; /* (no entry past the range: the end is in it) */
-                lo[j] = known[j] + 1, hi[j] = end[j];
-            }
-            if (st[j] == BISECT && lo[j] >= hi[j]) {
-                out[2 * j + 1] = lo[j];
-                st[j] = DONE;
-            }
-            if (st[j] == DONE)
-                continue;
-            probe[j] = st[j] == FIRST    ? a[j]
-                       : st[j] == GALLOP ? known[j] + step[j]
-                                         : lo[j] + (hi[j] - lo[j]) / 2;
-            __builtin_prefetch(s->sa + probe[j]);
-            active = 1;
-        }
-        if (!active)
-            return RC_OK;
-        for (uint64_t j = 0; j < n; j++)
-            if (st[j] != DONE) {
-                uint64_t p = s->sa[probe[j]];
-                if (p >= s->tok_len / s->width)
-                    return RC_DAMAGED;
-                __builtin_prefetch(s->tok + p * s->width);
-            }
-        for (uint64_t j = 0; j < n; j++) {
-            if (st[j] == DONE)
-                continue;
-            int c = compare(s, s->sa[probe[j]], q + offs[j], 0, m);
-            if (st[j] == FIRST) {
-                if (c > 0) { /* no place: the empty interval at a */
-                    st[j] = DONE;
-                    continue;
-                }
-                if (c < 0) /* the first entry not less than the pattern is less */
-                    return RC_DAMAGED;
-                known[j] = a[j], step[j] = 1, st[j] = GALLOP;
-            } else if (st[j] == GALLOP) {
-                if (c < 0) /* an entry past one equal to the pattern is less */
-                    return RC_DAMAGED;
-                if (c != 0) {
-                    st[j] = BISECT; /* the first entry > pattern, in (known, known + step] */
-                    lo[j] = known[j] + 1, hi[j] = known[j] + step[j];
-                } else {
-                    known[j] += step[j];
-                    step[j] *= 2;
-                }
-            } else if (c <= 0) {
-                lo[j] = probe[j] + 1;
-            } else {
-                hi[j] = probe[j];
-            }
-        }
-    }
-}
-
 /* Suffixes in [lo, hi) that start with pat[0:m], all of which are known to start with its
  * first `skip` bytes: out[0], out[1] = the interval. */
 RC_EXPORT int rc_interval(const rc_shard *s, const uint8_t *pat, uint64_t m, uint64_t skip,
@@ -406,12 +332,11 @@ RC_EXPORT int rc_intervals(const rc_shard *s, const uint8_t *q, uint64_t q_len,
                         b[j] = mid[j];
                 }
         }
-        int err = finish_group(s, q, offs + g, n, m, a, end, out + 2 * g);
-        if (err)
-            return err;
         for (uint64_t j = 0; j < n; j++) {
-            err = check_edges(s, q + offs[g + j], m, 0, 0, s->sa_len, begin[j], end[j],
-                              out + 2 * (g + j));
+            int err = finish(s, q + offs[g + j], m, 0, a[j], end[j], out + 2 * (g + j));
+            if (!err)
+                err = check_edges(s, q + offs[g + j], m, 0, 0, s->sa_len, begin[j], end[j],
+                                  out + 2 * (g + j));
             if (err)
                 return err;
         }

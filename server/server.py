@@ -726,19 +726,19 @@ class RecitationServer(LanguageServer):
     async def _settle_queued(self) -> None:
         """The parts lookups left for later made in turn, each lookup's once the editor's
         checks have been quiet for QUIET_SECONDS (suggestions accepted one after another
-        are looked up first; at most QUIET_AT_MOST later), on its index's worker (a lookup asked meanwhile first), then
-        its quotes announced. At the session's end, what is left lets its generation go."""
+        are looked up first; at most QUIET_AT_MOST later), on its index's worker (a lookup
+        asked meanwhile first), then its quotes announced. At the session's end, what is
+        still queued lets its generation go (the one being made: `IndexHandle.settle`)."""
         try:
             while self._to_settle:
                 await self.checker.quiet(QUIET_SECONDS, QUIET_AT_MOST)
-                handle, found, new = self._to_settle[0]
+                handle, found, new = self._to_settle.popleft()
                 try:
                     await handle.settle(found)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     log.exception("making a lookup's parts")
-                self._to_settle.popleft()
                 self._send_matches(new)
         except asyncio.CancelledError:
             for _, found, _ in self._to_settle:

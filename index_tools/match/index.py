@@ -419,10 +419,11 @@ class Index:
                 starts = starts.astype(np.int64)
                 if len(starts) and (starts[0] < 1 or np.any(np.diff(starts) <= 0)):
                     raise ValueError(f"{files.shard_file(i, 'docs')}: starts out of order")
+                weights = self.occurrences[first : first + docs]  # (a document's files)
                 alive = live[first : first + docs]
                 alive = None if alive.all() else alive
                 width = h.shard_id_bytes[i]
-                view = self._shard(i, "ids", "sa", starts, first, alive, width, 1, "top")
+                view = self._shard(i, "ids", "sa", starts, first, alive, weights, width, 1, "top")
                 # the first document right after the first separator, the last before the
                 # end: every word of the shard is then in a document
                 if len(starts) and (starts[0] != 1 or starts[-1] >= view.size):
@@ -431,7 +432,7 @@ class Index:
                 if h.renamed_languages:
                     width, stride = files.RENAMED_WIDTH, h.renamed_stride
                     shard = self._shard(
-                        i, "rids", "rsa", starts, first, alive, width, stride, "rtop"
+                        i, "rids", "rsa", starts, first, alive, weights, width, stride, "rtop"
                     )
                     self.renamed_shards.append(shard)
                 first += docs
@@ -476,6 +477,7 @@ class Index:
         starts: np.ndarray,
         first: int,
         alive: np.ndarray | None,
+        weights: np.ndarray,
         width: int,
         stride: int,
         top: str,
@@ -494,6 +496,7 @@ class Index:
             width,
             stride,
             table,
+            weights,
         )
 
     # --- facts ---------------------------------------------------------------------------

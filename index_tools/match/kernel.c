@@ -28,7 +28,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 11 /* raised when a signature or a struct below changes */
+#define RC_VERSION 12 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -978,18 +978,22 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
 }
 
 /* Marks the documents of docs[a:b) (their entries' documents), counting the live ones not
- * marked before. */
+ * marked before, and adding their weights (their files) to *files when there are weights. */
 static uint64_t mark_range(const int32_t *docs, uint64_t a, uint64_t b, const uint8_t *alive,
-                           uint8_t *mark)
+                           const uint32_t *weights, uint8_t *mark, uint64_t *files)
 {
-    uint64_t added = 0;
+    uint64_t added = 0, w = 0;
     for (uint64_t i = a; i < b; i++) {
         int32_t d = docs[i];
         if (!mark[d]) {
             mark[d] = 1;
-            added += !alive || alive[d];
+            if (!alive || alive[d]) {
+                added++;
+                w += weights ? weights[d] : 0;
+            }
         }
     }
+    *files += w;
     return added;
 }
 
@@ -997,16 +1001,22 @@ static uint64_t mark_range(const int32_t *docs, uint64_t a, uint64_t b, const ui
  * levels[2j + 1] the entries [lo, hi) of level j, each inside the one before (the widest
  * first; an empty one holds none after it); docs[i] the document of entry levels[0] + i
  * (rc_documents), each below ndocs; alive[d] nonzero for a live document (NULL: all are).
- * out[j] = level j's count. Counted from the innermost level out, each entry once: the
- * places of the crowded spans of one start nest. `mark`: ndocs zero bytes, left zero. */
-RC_EXPORT int rc_distinct(const int32_t *docs, uint64_t ndocs, const uint8_t *alive, uint8_t *mark,
-                          const uint64_t *levels, uint64_t nlevels, uint64_t *out)
+ * out[j] = level j's count; with `weights` (a document's files: its identical copies
+ * too), files[j] = the sum of its live documents' weights (NULL both, or neither).
+ * Counted from the innermost level out, each entry once: the places of the crowded spans
+ * of one start nest. `mark`: ndocs zero bytes, left zero. */
+RC_EXPORT int rc_distinct(const int32_t *docs, uint64_t ndocs, const uint8_t *alive,
+                          const uint32_t *weights, uint8_t *mark, const uint64_t *levels,
+                          uint64_t nlevels, uint64_t *out, uint64_t *files)
 {
-    if (!mark || (nlevels && (!levels || !out)))
+    if (!mark || (nlevels && (!levels || !out)) || (!weights != !files))
         return RC_ARGS;
     uint64_t base = nlevels ? levels[0] : 0, used = 0;
-    for (uint64_t j = 0; j < nlevels; j++)
+    for (uint64_t j = 0; j < nlevels; j++) {
         out[j] = 0;
+        if (files)
+            files[j] = 0;
+    }
     for (uint64_t j = 0; j < nlevels; j++) {
         uint64_t lo = levels[2 * j], hi = levels[2 * j + 1];
         if (hi <= lo)
@@ -1023,16 +1033,18 @@ RC_EXPORT int rc_distinct(const int32_t *docs, uint64_t ndocs, const uint8_t *al
     for (uint64_t i = 0; i < end; i++)
         if (docs[i] < 0 || (uint64_t)docs[i] >= ndocs)
             return RC_ARGS;
-    uint64_t count = 0, in_lo = 0, in_hi = 0; /* the level inside, relative to base */
+    uint64_t count = 0, w = 0, in_lo = 0, in_hi = 0; /* the level inside, relative to base */
     for (uint64_t j = used; j-- > 0;) {
         uint64_t lo = levels[2 * j] - base, hi = levels[2 * j + 1] - base;
         if (j + 1 == used)
-            count += mark_range(docs, lo, hi, alive, mark);
+            count += mark_range(docs, lo, hi, alive, weights, mark, &w);
         else
-            count += mark_range(docs, lo, in_lo, alive, mark) +
-                     mark_range(docs, in_hi, hi, alive, mark);
+            count += mark_range(docs, lo, in_lo, alive, weights, mark, &w) +
+                     mark_range(docs, in_hi, hi, alive, weights, mark, &w);
         in_lo = lo, in_hi = hi;
         out[j] = count;
+        if (files)
+            files[j] = w;
     }
     for (uint64_t i = 0; i < end; i++)
         mark[docs[i]] = 0;

@@ -31,7 +31,7 @@ import numpy as np
 from ..store.generations import IndexOpenError
 from ..text import kinds, words
 
-VERSION = 11  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 12  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 HERE = Path(__file__).resolve().parent
 SUFFIXES = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}
@@ -116,8 +116,8 @@ class Kernel:
         self.crowded_spans.argtypes = [p_shard, ctypes.c_char_p] + [c_uint64] * 7 + [
             c_void_p, c_void_p, c_void_p, c_uint64, p_u64]  # fmt: skip
         self.distinct = lib.rc_distinct
-        self.distinct.argtypes = [c_void_p, c_uint64, c_void_p, c_void_p, c_void_p, c_uint64,
-                                  c_void_p]  # fmt: skip
+        self.distinct.argtypes = [c_void_p, c_uint64, c_void_p, c_void_p, c_void_p, c_void_p,
+                                  c_uint64, c_void_p, c_void_p]  # fmt: skip
         self.first_places = lib.rc_first_places
         self.first_places.argtypes = [c_void_p, c_uint64, c_uint64, c_void_p, c_uint64, c_void_p,
                                       c_void_p]  # fmt: skip
@@ -541,22 +541,31 @@ def crowded_spans(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, lowest:
 
 
 def distinct(kernel: Kernel, docs: np.ndarray, ndocs: int, alive: np.ndarray | None,
-             levels: list[tuple[int, int]]) -> np.ndarray:  # fmt: skip
+             levels: list[tuple[int, int]],
+             weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
     """The distinct live documents of nested intervals of the suffix array (the widest
-    first), `docs` the documents of the widest one's entries (see kernel.c)."""
+    first), `docs` the documents of the widest one's entries (see kernel.c); with
+    `weights` (each document's files, uint32), the files of each level's live documents
+    too (else None)."""
     docs = np.ascontiguousarray(docs, dtype=np.int32)
     bounds = np.ascontiguousarray(levels, dtype=np.uint64).reshape(-1)
     # (a bool array's bytes are 0 or 1: read as they are, no copy)
     live = np.ascontiguousarray(alive, dtype=np.bool_).view(np.uint8) if alive is not None else None
+    if weights is not None:
+        weights = np.ascontiguousarray(weights, dtype=np.uint32)
+        if len(weights) < ndocs:
+            raise ValueError("a weight for each document")
     mark = _zeros("mark", ndocs, np.uint8)
     out = np.empty(len(levels), dtype=np.uint64)
+    files = np.empty(len(levels), dtype=np.uint64) if weights is not None else None
     rc = kernel.distinct(docs.ctypes.data, ndocs, live.ctypes.data if live is not None else None,
-                         mark.ctypes.data, bounds.ctypes.data, len(levels),
-                         out.ctypes.data)  # fmt: skip
+                         weights.ctypes.data if weights is not None else None,
+                         mark.ctypes.data, bounds.ctypes.data, len(levels), out.ctypes.data,
+                         files.ctypes.data if files is not None else None)  # fmt: skip
     if rc:
         _scratch.mark = None
         _raise(rc, "document starts")
-    return out.astype(np.int64)
+    return out.astype(np.int64), files.astype(np.int64) if files is not None else None
 
 
 def first_places(kernel: Kernel, docs: np.ndarray, ndocs: int, want: np.ndarray) -> np.ndarray:

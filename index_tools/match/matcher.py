@@ -227,6 +227,13 @@ class Spans:
     def __len__(self) -> int:
         return len(self._made)
 
+    def search_crowded(self, region: np.ndarray) -> None:
+        """The intervals of the spans from counts in `region` searched at once (one call
+        a shard, not one a start as each is first read: a region's parts read most)."""
+        crowded = region[(region >= self._first) & (region < self._first + len(self._crowded))]
+        if len(crowded):
+            self._crowded.counts.fill_crowded(*self.starts[crowded].tolist())
+
     def __getitem__(self, k: int) -> Span:
         made = self._made[k]
         if made is None:
@@ -297,6 +304,7 @@ def _parts(
     counted below what it needs is left out without either. A span is also left out when a
     span of the other view around it is held by all of its documents, but for the primary
     span: the exact runs inside a renamed copy are its parts, the code copied unchanged."""
+    spans.search_crowded(region)
     run_of, run_words = _collapsed(ids)
     run, packed, width = run_of.tolist(), run_words.tobytes(), run_words.itemsize
     starts, ends, views = spans.starts[region], spans.ends[region], spans.exact[region]
@@ -429,7 +437,12 @@ class _Known:
 
 
 def _count(index, span: Span) -> int:
-    """Files holding the span: its documents and their identical copies."""
+    """Files holding the span: its documents and their identical copies (a span from
+    counts: counted with its documents, where the shards know their files)."""
+    if span.crowded is not None:
+        files = span.crowded.files
+        if files is not None:
+            return files
     return int(np.add.reduce(index.occurrences[span.doc_ids()], dtype=np.int64))
 
 

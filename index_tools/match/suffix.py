@@ -65,12 +65,15 @@ def anchors(n: int, t: int, stride: int = 1) -> tuple[list[int], int, int]:
 
 
 class ShardView:
-    """What the search reads of one shard: ids, suffix array, document starts, and which
-    documents are live (None: all of them)."""
+    """What the search reads of one shard: ids, suffix array, document starts, which
+    documents are live (None: all of them) and, where known, each document's files (its
+    identical copies too: `weights`, the index's occurrences; a crowded span's files are
+    then counted with its documents, not summed over their listing)."""
 
     def __init__(
-        self, ids, sa, starts: np.ndarray, first_doc: int, alive, width: int, stride, top=None
-    ):
+        self, ids, sa, starts: np.ndarray, first_doc: int, alive, width: int, stride, top=None,
+        weights: np.ndarray | None = None,
+    ):  # fmt: skip
         self.tok = ids  # buffer of big-endian ids of `width` bytes (bytes or mmap)
         self.width = width
         self.sa = sa  # memoryview of native uint32: positions that are multiples of `stride`
@@ -81,6 +84,7 @@ class ShardView:
         self.raw = np.frombuffer(ids, dtype={4: ">u4", 3: np.uint8, 2: ">u2"}[width])
         self.size = len(self.raw) // (3 if width == 3 else 1)
         self.alive = alive  # per document of the shard: it has occurrences
+        self.weights = weights  # per document of the shard: its files (uint32), or None
         self._blocks: np.ndarray | None = None  # see `documents_at`
         self._bounds: np.ndarray | None = None
         # the same arrays as the compiled kernel reads them (None: no library loaded)
@@ -280,6 +284,12 @@ class Crowded:
             self._documents = self._counts.distinct(self.start, self.end)
         return self._documents
 
+    @property
+    def files(self) -> int | None:
+        """Its live documents' files (their identical copies too), counted with them; None
+        where the shards do not know their documents' files."""
+        return self._counts.files(self.start, self.end)
+
     def fewer_places_than(self, most: float) -> bool:
         """`places < most`, without searching its start's spans when a span searched inside
         it has fewer (`Counts.places_at_most`)."""
@@ -436,6 +446,8 @@ class Counts:
         self.crowded_ends = _NO_ENDS  # start -> the ends of its spans from counts (`search`)
         self.filled: set[int] = set()  # starts whose crowded spans were searched at once
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
+        self.weighted = bool(shards) and all(sh.weights is not None for sh in shards)
+        self.counted_files: dict[tuple[int, int], int] = {}  # (start, end) -> their files
         self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending
 
     def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
@@ -483,13 +495,24 @@ class Counts:
         levels = [[self.get(s, x)[1][i] for x in ends] for i in range(len(self.shards))]
         todo = [i for i, ivs in enumerate(levels) if ivs[0][1] > ivs[0][0]]
         compiled = all(self.shards[i].compiled() is not None for i in todo)
-        held = (self._distinct_compiled if compiled else self._distinct_python)(levels, todo)
+        held, files = (self._distinct_compiled if compiled else self._distinct_python)(levels, todo)
         known = self.counted_ends.setdefault(s, [])
         for x, n in zip(ends, held.tolist()):
             if (s, x) not in self.counted:
                 insort(known, x)
             self.counted[(s, x)] = n
+        if files is not None:
+            self.counted_files.update(((s, x), f) for x, f in zip(ends, files.tolist()))
         return self.counted[(s, e)]
+
+    def files(self, s: int, e: int) -> int | None:
+        """Files holding the query's words [s, e): its live documents and their identical
+        copies, counted with them (`distinct`); None where the shards' weights are not
+        known."""
+        if not self.weighted:
+            return None
+        self.distinct(s, e)
+        return self.counted_files[(s, e)]
 
     def places_at_most(self, s: int, e: int) -> int | None:
         """A bound on the places of [s, e) from the crowded spans searched so far (a place of
@@ -513,10 +536,16 @@ class Counts:
         intervals that hold a place), each document counted at its deepest."""
         k = len(levels[0]) + 1
         held = np.zeros(k, dtype=np.int64)  # held[j]: documents of the interval j - 1
+        files = np.zeros(k, dtype=np.int64) if self.weighted else None  # and their files
         for i in todo:
             sh, ivs = self.shards[i], levels[i]
             lo0, hi0 = ivs[0]
             docs = self.documents(i, lo0, hi0)
+            weights = None  # (a dead document's files are none)
+            if files is not None:
+                weights = sh.weights.astype(np.int64)
+                if sh.alive is not None:
+                    weights[~sh.alive] = 0
             if MARK_SHARE * len(docs) >= len(sh.starts):  # many places: marked, inside out
                 mark = np.zeros(len(sh.starts), dtype=bool) if sh.alive is None else ~sh.alive
                 dead = int(np.count_nonzero(mark))  # (dead documents marked from the start)
@@ -532,6 +561,8 @@ class Counts:
                         mark[docs[inner[1] : hi]] = True
                     inner = (lo, hi)
                     held[j + 1] += int(np.count_nonzero(mark)) - dead
+                    if weights is not None:
+                        files[j + 1] += int(weights[mark].sum())
                 continue
             # few: each place's depth, the places sorted by document, then depth
             step = np.zeros(hi0 - lo0 + 1, dtype=np.int32)
@@ -547,7 +578,11 @@ class Counts:
             last = np.ones(len(key), dtype=bool)
             last[:-1] = key[1:] // k != key[:-1] // k
             held += np.cumsum(np.bincount(key[last] % k, minlength=k)[::-1])[::-1]
-        return held[1:]
+            if weights is not None:
+                w = weights[key[last] // k].astype(np.float64)  # (exact: a count below 2**53)
+                by_depth = np.bincount(key[last] % k, weights=w, minlength=k)
+                files += np.cumsum(by_depth[::-1].round().astype(np.int64))[::-1]
+        return held[1:], files[1:] if files is not None else None
 
     def _distinct_compiled(self, levels: list[list[tuple[int, int]]], todo: list[int]):
         """`distinct`'s counts by the compiled search, the shards `todo` at once: each
@@ -559,18 +594,22 @@ class Counts:
             new = docs is None
             if new:
                 docs = sh.documents_at(lo0, hi0)
-            k = sh.compiled()
-            return docs, kernel.distinct(k, docs, len(sh.starts), sh.alive, levels[i]), new
+            k, weights = sh.compiled(), sh.weights if self.weighted else None
+            found = kernel.distinct(k, docs, len(sh.starts), sh.alive, levels[i], weights)
+            return docs, found, new
 
         places = sum(levels[i][0][1] - levels[i][0][0] for i in todo)
         held = np.zeros(len(levels[0]), dtype=np.int64)
-        for i, (docs, found, new) in zip(
+        files = np.zeros(len(levels[0]), dtype=np.int64) if self.weighted else None
+        for i, (docs, (found, weighed), new) in zip(
             todo, kernel.across(count, todo, CALL_US * len(todo) + PLACE_US * places)
         ):
             if new:  # (kept for the listing of the intervals inside it, in this thread)
                 self.listed[i].append((*levels[i][0], docs))
             held += found
-        return held
+            if files is not None:
+                files += weighed
+        return held, files
 
     def dead_at_most(self, ivs: list[tuple[int, int]]) -> int:
         """At most this many of the places of intervals `ivs` are in dead documents."""
@@ -661,20 +700,26 @@ class Counts:
         )
         self._remember([(s, s + w) for s in todo], found)
 
-    def fill_crowded(self, s: int) -> None:
-        """The intervals of the crowded spans of start `s` (all asked for when one's
-        documents are counted) searched at once, one call of the compiled search per shard
-        (the shards at once; each end within the one before), so that `get` finds them
-        memoized; nothing on the Python search (`get` searches each then)."""
-        ends = self.crowded_ends.get(s)
-        if not ends or s in self.filled:
+    def fill_crowded(self, *starts: int) -> None:
+        """The intervals of the crowded spans of these starts (all asked for when one's
+        documents are counted; a region's parts ask for most starts') searched at once, one
+        call of the compiled search per shard (the shards at once; each end within the one
+        before), so that `get` finds them memoized; nothing on the Python search (`get`
+        searches each then)."""
+        new = [s for s in starts if s not in self.filled and self.crowded_ends.get(s)]
+        if not new:
             return
-        self.filled.add(s)
+        self.filled.update(new)
         ks = [sh.compiled() for sh in self.shards]
         if None in ks:
             return
-        memo = self.memo  # (a set less the memo's keys would walk every key)
-        todo = [(s, e) for e in sorted(set(ends)) if s < e <= self.n and (s, e) not in memo]
+        memo, n = self.memo, self.n  # (a set less the memo's keys would walk every key)
+        todo = [
+            (s, e)
+            for s in sorted(set(new))
+            for e in sorted(set(self.crowded_ends.get(s)))
+            if s < e <= n and (s, e) not in memo
+        ]
         if not todo:
             return
         ss = np.array([s for s, _ in todo], dtype=np.uint64)

@@ -378,13 +378,23 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
                 levels.append((x, int(rng.integers(x, b + 1))))
             docs = view.documents(view.positions(*levels[0])).astype(np.int32)
             alive = rng.random(ndocs) < 0.7 if rng.random() < 0.5 else None
-            answer = []
+            # each document's files (its identical copies too), or none given
+            weights = None
+            if rng.random() < 0.5:
+                weights = rng.integers(0, 3000, size=ndocs).astype(np.uint32)
+                weights[rng.random(ndocs) < 0.05] = 4_000_000_000  # (the sums pass 32 bits)
+            answer, weighed = [], []
             for a, b in levels:
-                held = docs[a - lo : b - lo]
+                held = np.unique(docs[a - lo : b - lo])  # (inside an empty one: empty)
                 if alive is not None:
                     held = held[alive[held]]
-                answer.append(len(np.unique(held)))  # (inside an empty one: empty)
-            sh.cases.append(Case("distinct", (docs, ndocs, alive, levels), 0, answer))
+                answer.append(len(held))
+                weighed.append(
+                    int(weights[held].astype(np.int64).sum()) if weights is not None else 0
+                )
+            if weights is not None:
+                answer += weighed
+            sh.cases.append(Case("distinct", (docs, ndocs, alive, levels, weights), 0, answer))
             want = rng.permutation(ndocs)[: int(rng.integers(0, ndocs + 1))].astype(np.int32)
             first = {}
             for i, d in enumerate(docs.tolist()):
@@ -431,8 +441,9 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
             q, qn, qs, cs, way = case.args
             return 0, kernel.extend(k, view.native, q, qn, qs, cs, way).tolist()
         if case.kind == "distinct":
-            docs, ndocs, alive, levels = case.args
-            return 0, kernel.distinct(k, docs, ndocs, alive, levels).tolist()
+            docs, ndocs, alive, levels, weights = case.args
+            held, weighed = kernel.distinct(k, docs, ndocs, alive, levels, weights)
+            return 0, held.tolist() + (weighed.tolist() if weighed is not None else [])
         if case.kind == "first_places":
             return 0, kernel.first_places(k, *case.args).tolist()
         if case.kind == "crowded_spans":
@@ -509,11 +520,13 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                     f"{nums(cs.tolist())} {nums(answer)}"
                 )
             elif c.kind == "distinct":
-                docs, ndocs, alive, levels = c.args
+                docs, ndocs, alive, levels, weights = c.args
                 live = "-1" if alive is None else nums(alive.astype(np.uint8).tolist())
+                weighed = "-1" if weights is None else nums(weights.tolist())
                 out.append(
                     f"distinct {c.rc} {len(docs)} {nums(docs.tolist())} {ndocs} {live} "
-                    f"{len(levels)} {nums(x for lv in levels for x in lv)} {nums(c.answer)}"
+                    f"{weighed} {len(levels)} {nums(x for lv in levels for x in lv)} "
+                    f"{nums(c.answer)}"
                 )
             elif c.kind == "first_places":
                 docs, ndocs, want = c.args

@@ -52,8 +52,8 @@ typedef int (*extend_fn)(const rc_shard *, const uint8_t *, uint64_t, const int6
                          const int64_t *, uint64_t, int, int64_t *);
 typedef int (*documents_fn)(const rc_shard *, const int64_t *, uint64_t, const int32_t *,
                             uint64_t, int, uint64_t, uint64_t, int32_t *);
-typedef int (*distinct_fn)(const int32_t *, uint64_t, const uint8_t *, uint8_t *,
-                           const uint64_t *, uint64_t, uint64_t *);
+typedef int (*distinct_fn)(const int32_t *, uint64_t, const uint8_t *, const uint32_t *,
+                           uint8_t *, const uint64_t *, uint64_t, uint64_t *, uint64_t *);
 typedef int (*first_places_fn)(const int32_t *, uint64_t, uint64_t, const int32_t *, uint64_t,
                                int32_t *, int64_t *);
 typedef int (*crowded_spans_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
@@ -296,8 +296,9 @@ int main(int argc, char **argv)
                 ok = got[i] == want[3 * i] && got[cap + i] == want[3 * i + 1] &&
                      got[2 * cap + i] == want[3 * i + 2];
             free(q), free(want), free(got);
-        } else if (!strcmp(kind, "distinct")) { /* rc count docs ndocs alive (or -1) nlevels
-                                                      levels expected */
+        } else if (!strcmp(kind, "distinct")) { /* rc count docs ndocs alive (or -1) weights
+                                                      (or -1) nlevels levels expected (the
+                                                      counts, then the files with weights) */
             int want_rc = (int)num();
             uint64_t count = num();
             int32_t *docs = array(count + 1, 4);
@@ -313,18 +314,28 @@ int main(int argc, char **argv)
                 for (uint64_t i = 1; i < nd; i++)
                     alive[i] = (uint8_t)num();
             }
-            uint64_t nl = num();
-            uint64_t *levels = array(2 * nl + 1, 8), *want = array(nl + 1, 8);
-            uint64_t *got = array(nl + 1, 8);
+            int64_t first_w = num();
+            uint32_t *weights = NULL;
+            if (first_w >= 0) {
+                weights = array(nd + 1, 4);
+                weights[0] = (uint32_t)first_w;
+                for (uint64_t i = 1; i < nd; i++)
+                    weights[i] = (uint32_t)num();
+            }
+            uint64_t nl = num(), nw = weights ? 2 * nl : nl;
+            uint64_t *levels = array(2 * nl + 1, 8), *want = array(nw + 1, 8);
+            uint64_t *got = array(nw + 1, 8);
             for (uint64_t i = 0; i < 2 * nl; i++)
                 levels[i] = (uint64_t)num();
-            for (uint64_t i = 0; i < nl; i++)
+            for (uint64_t i = 0; i < nw; i++)
                 want[i] = (uint64_t)num();
-            int rc = distinct(docs, nd, alive, mark, levels, nl, got);
-            ok = rc == want_rc && (rc || !memcmp(got, want, nl * 8));
+            int rc = distinct(docs, nd, alive, weights, mark, levels, nl, got,
+                              weights ? got + nl : NULL);
+            ok = rc == want_rc && (rc || !memcmp(got, want, nw * 8));
             for (uint64_t i = 0; ok && i < nd; i++)
                 ok = !mark[i]; /* left zero */
-            free(docs), free(alive), free(mark), free(levels), free(want), free(got);
+            free(docs), free(alive), free(weights), free(mark), free(levels), free(want),
+                free(got);
         } else if (!strcmp(kind, "first_places")) { /* rc count docs ndocs m want expected */
             int want_rc = (int)num();
             uint64_t count = num();

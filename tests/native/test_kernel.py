@@ -256,13 +256,17 @@ def test_document_tables_reused_from_call_to_call_stay_zero(tmp_path):
                     kernel.distinct(k, bad, ndocs, alive, [(0, len(bad))])
             lo = int(rng.integers(0, len(docs) + 1))
             levels = [(0, len(docs)), (lo, int(rng.integers(lo, len(docs) + 1)))]
-            got = kernel.distinct(k, docs, ndocs, alive, levels).tolist()
-            want = []
+            weights = rng.integers(0, 50, size=ndocs).astype(np.uint32) if seed % 2 else None
+            got, files = kernel.distinct(k, docs, ndocs, alive, levels, weights)
+            want, want_files = [], []
             for a, b in levels:
-                held = docs[a:b] if alive is None else docs[a:b][alive[docs[a:b]]]
-                want.append(len(np.unique(held)))
-            if got != want:
-                errors.append(f"distinct {got} != {want}")
+                held = np.unique(docs[a:b] if alive is None else docs[a:b][alive[docs[a:b]]])
+                want.append(len(held))
+                want_files.append(int(weights[held].sum()) if weights is not None else None)
+            if got.tolist() != want:
+                errors.append(f"distinct {got.tolist()} != {want}")
+            if weights is not None and files.tolist() != want_files:
+                errors.append(f"files {files.tolist()} != {want_files}")
             pick = rng.choice(ndocs, size=min(ndocs, int(rng.integers(0, 12))), replace=False)
             if rng.random() < 0.15 and len(pick) > 1:  # one document asked twice
                 with pytest.raises(ValueError):

@@ -27,7 +27,7 @@ from ..store.map_ahead import MappedAhead, map_ahead, mapped_range
 from ..text.words import WORD_RE
 from . import kernel
 from .kernel import status as search_status
-from .suffix import ShardView
+from .suffix import PopularCounts, ShardView
 
 # decompressed documents kept (they give sources their lines and renamed copies their names)
 CACHE_WORDS = 1_500_000
@@ -391,6 +391,9 @@ class Index:
         self.vocabulary = None
         self.shards: list[ShardView] = []
         self.renamed_shards: list[ShardView] = []
+        # the counts of spans with many places (a separator comment, a license header)
+        # kept from lookup to lookup: the same ones come back
+        self.popular_counts = PopularCounts()
         try:
             self._docs_env = store.open_shared_env(self.gen / store.DOCS_NAME, max_dbs=8)
             self._docs_fd = store.open_regular(self.gen / store.DOCS_NAME)  # (its size, later)

@@ -633,8 +633,9 @@ def _slices(text: str, starts: list[int], ends: list[int]) -> list[str]:
 def _exact_spans(index, query: Query, opts: Options) -> tuple[list[Span], CrowdedSpans]:
     """The exact spans: those around runs, and those found from counts."""
     found, crowded = search(
-        index.shards, query.ids, opts.min_tokens, query.context_words, check=opts.check
-    )
+        index.shards, query.ids, opts.min_tokens, query.context_words, check=opts.check,
+        popular=getattr(index, "popular_counts", None),
+    )  # fmt: skip
     return _spans(found, exact=True), crowded
 
 

@@ -36,6 +36,7 @@ words), so an interval is read to count its live places only when that could mat
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
@@ -53,6 +54,33 @@ SEARCH_US = 3.0  # an interval search
 PLACE_US = 0.005  # a place's document found and counted
 CALL_US = 10.0  # a call
 MARK_SHARE = 16  # documents counted in a table of them all from 1/16 as many places on
+POPULAR_PLACES = 4096  # spans with this many places: their counts kept from lookup to lookup
+POPULAR_KEPT = 2048  # at most this many of them (the oldest let go first)
+
+
+class PopularCounts:
+    """The documents and files of spans with many places (POPULAR_PLACES: a separator
+    comment, a license header, code vendored everywhere), by their words, kept from one
+    lookup to the next on one index (its exact view): counting them reads every place, and
+    the same ones come back in lookup after lookup. An index's files do not change under it,
+    so a count kept is the count. Shared by the threads that look up."""
+
+    def __init__(self, most: int = POPULAR_KEPT):
+        self.most = most
+        self._counts: dict[bytes, tuple[int, int]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, words: bytes) -> tuple[int, int] | None:
+        return self._counts.get(words)
+
+    def keep(self, words: bytes, documents: int, files: int) -> None:
+        with self._lock:
+            if words not in self._counts and len(self._counts) >= self.most:
+                del self._counts[next(iter(self._counts))]  # (the oldest kept)
+            self._counts[words] = (documents, files)
+
+    def __len__(self) -> int:
+        return len(self._counts)
 
 
 def anchors(n: int, t: int, stride: int = 1) -> tuple[list[int], int, int]:
@@ -429,7 +457,9 @@ class CrowdedSpans:
 class Counts:
     """Memoized places c(s, e) of the query's words [s, e), over all shards."""
 
-    def __init__(self, shards: list[ShardView], q: np.ndarray):
+    def __init__(
+        self, shards: list[ShardView], q: np.ndarray, popular: PopularCounts | None = None
+    ):
         self.shards = shards
         self.n = len(q)
         self.q = q.astype(np.uint32)  # compared with `ShardView.words`
@@ -448,6 +478,7 @@ class Counts:
         self.counted: dict[tuple[int, int], int] = {}  # (start, end) -> distinct documents
         self.weighted = bool(shards) and all(sh.weights is not None for sh in shards)
         self.counted_files: dict[tuple[int, int], int] = {}  # (start, end) -> their files
+        self.popular = popular if self.weighted else None  # counts kept from lookup to lookup
         self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending
 
     def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
@@ -488,6 +519,13 @@ class Counts:
         hit = self.counted.get((s, e))
         if hit is not None:
             return hit
+        popular = self.popular if e - s <= MEMO_WORDS else None  # (keys of bounded size)
+        if popular is not None:
+            kept = popular.get(self.q_bytes[s * 4 : e * 4])
+            if kept is not None:
+                insort(self.counted_ends.setdefault(s, []), e)
+                self.counted[(s, e)], self.counted_files[(s, e)] = kept
+                return kept[0]
         self.fill_crowded(s)
         most = 8 * self.get(s, e)[0]
         ends = [e] + [x for x in self.crowded_ends.get(s, ()) if x > e or self.get(s, x)[0] <= most]
@@ -503,6 +541,11 @@ class Counts:
             self.counted[(s, x)] = n
         if files is not None:
             self.counted_files.update(((s, x), f) for x, f in zip(ends, files.tolist()))
+        if popular is not None:
+            for x in ends:
+                if x - s <= MEMO_WORDS and self.get(s, x)[0] >= POPULAR_PLACES:
+                    n, f = self.counted[(s, x)], self.counted_files[(s, x)]
+                    popular.keep(self.q_bytes[s * 4 : x * 4], n, f)
         return self.counted[(s, e)]
 
     def files(self, s: int, e: int) -> int | None:
@@ -856,7 +899,7 @@ NO_RUNS = np.empty((0, 4), dtype=np.int64)
 
 def search(
     shards: list[ShardView], q: np.ndarray, t: int, tail: int, *, crowded: bool = True,
-    check=lambda: None,
+    check=lambda: None, popular: PopularCounts | None = None,
 ) -> tuple[np.ndarray, CrowdedSpans]:  # fmt: skip
     """Maximal common runs of at least `t` words ending past query position `tail`.
 
@@ -864,7 +907,9 @@ def search(
     (query start, end, document, its position of start) of an int64 array, and the
     spans of crowded anchors that no such run gives (see the module's docstring). With
     `crowded` false, crowded anchors are left out (the rename-insensitive view). `check`
-    is called before each anchor's step (a deadline's: it raises when the time is up).
+    is called before each anchor's step (a deadline's: it raises when the time is up);
+    `popular`: the counts of spans with many places kept from lookup to lookup (the
+    index's, for these shards).
 
     Suffix arrays sampled every `stride` positions (the rename-insensitive view's, never
     with `crowded`) are searched with `stride` windows per anchor, each place of a run
@@ -883,7 +928,7 @@ def search(
     # them. With `crowded`, never (the first anchor searched answers for every span
     # starting before it); without, when one of them is crowded (left out).
     late = [a for a in starts if a > tail - t]
-    counts = Counts(shards, q)
+    counts = Counts(shards, q, popular)
     # each shard's windows: (window, places), or (window, interval) where the kernel reads
     # the places itself (`_runs`)
     found: list[list[tuple]] = [[] for _ in shards]

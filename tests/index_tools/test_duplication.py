@@ -369,6 +369,8 @@ def test_reference_on_fixed_seeds(tmp_path, monkeypatch, seed, crowded):
     monkeypatch.setattr(suffix, "READ_PLACES", seed % 3 if crowded else 256)
     # crowded spans' documents counted by sorting their places, by marking all documents
     monkeypatch.setattr(suffix, "MARK_SHARE", (0, 10**9, 16)[seed // 2 % 3])
+    # the counts of every span kept from one query to the next on an index, or of none
+    monkeypatch.setattr(suffix, "POPULAR_PLACES", 1 if seed % 3 != 1 else 10**9)
     if seed % 2:  # shards of 3- and 4-byte ids side by side (4: a vocabulary past 2**24)
         alternate(monkeypatch)
     check_against_reference(tmp_path, seed, min_tokens=10, shard_words=1 << 27)
@@ -385,6 +387,7 @@ def test_a_replaced_version_agrees_with_reference(tmp_path, monkeypatch, seed, c
     monkeypatch.setattr(suffix, "ENUMERATE", (seed % 3) if crowded else 10**9)
     monkeypatch.setattr(suffix, "READ_PLACES", seed % 3 if crowded else 256)
     monkeypatch.setattr(suffix, "MARK_SHARE", (0, 10**9, 16)[seed // 2 % 3])
+    monkeypatch.setattr(suffix, "POPULAR_PLACES", 1 if seed % 3 != 1 else 10**9)
     if seed % 2:
         alternate(monkeypatch)  # the added shards too
     check_replaced_against_reference(tmp_path, seed, min_tokens=10)
@@ -442,6 +445,7 @@ def test_separator_lines_agree_with_reference(tmp_path, monkeypatch, crowded):
 
     monkeypatch.setattr(suffix, "ENUMERATE", 0 if crowded else 10**9)
     monkeypatch.setattr(suffix, "READ_PLACES", 0 if crowded else 256)
+    monkeypatch.setattr(suffix, "POPULAR_PLACES", 1)  # (each count kept: asked again below)
     rng = random.Random(5)
     texts = []
     for i in range(12):
@@ -675,3 +679,48 @@ def test_the_spans_found_from_counts_are_each_once_and_none_is_a_runs(tmp_path, 
         assert all(crowded[k] is crowded[k] for k in range(len(crowded)))
         seen += len(spans)
     assert seen  # (spans from counts were there)
+
+
+def test_counts_of_popular_spans_are_kept_from_lookup_to_lookup(tmp_path, monkeypatch):
+    """A span with many places (a separator comment in every file) is counted once: the
+    next lookups holding it, of other code, read none of its places, and answer as an index
+    opened anew does (its files and documents exactly, the parts alike)."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 0)  # (a small corpus: every anchor crowded)
+    monkeypatch.setattr(suffix, "POPULAR_PLACES", 40)
+    rule = "# " + "-" * 70
+    texts = []
+    for i in range(60):
+        body = "\n".join(f"    v{i}_{k} = compute({k}, {i})" for k in range(8))
+        texts.append(f"{rule}\n# module {i}\n{rule}\n\ndef run{i}():\n{body}\n{rule}\n")
+    copies = {f"m{i}.py": t for i, t in enumerate(texts)}
+    copies.update({f"copy{i}.py": texts[i] for i in range(3)})  # (each quoted in 2 files)
+    corpus = write_files(tmp_path / "src", copies)
+    build_index([corpus], tmp_path / "idx", BuildOptions(**OPTS))
+    read: list[int] = []
+    documents_at = suffix.ShardView.documents_at
+
+    def counted(self, lo, hi):
+        read.append(hi - lo)
+        return documents_at(self, lo, hi)
+
+    monkeypatch.setattr(suffix.ShardView, "documents_at", counted)
+    with open_index(tmp_path / "idx") as idx:
+        answers = []
+        for i in range(3):
+            read.clear()
+            answers.append(idx.match(texts[i], min_tokens=30))
+            if i == 0:
+                first_read = sum(read)
+            else:  # the rule's spans counted by the first lookup: their places not read
+                assert sum(read) < first_read
+        assert len(idx.popular_counts) > 0
+    for i in range(3):
+        with open_index(tmp_path / "idx") as fresh:
+            alone = fresh.match(texts[i], min_tokens=30)
+        assert [m.to_dict() for m in answers[i]] == [m.to_dict() for m in alone]
+        m = answers[i][0]
+        assert m.file_count == 2 and m.file_count_exact
+        rules = [p for p in m.parts if p.file_count == 63]
+        assert rules, [(p.query_start, p.query_end, p.file_count) for p in m.parts]

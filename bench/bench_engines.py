@@ -18,6 +18,12 @@ compared on every lookup. With `--pause MS`, each run of a lookup comes after th
 idle, as an editor's lookups do (one every few seconds): a lookup right after another finds
 the caches the one before warmed; after an idle pause it takes about 30% longer, as a
 language server's lookups do (`bench_server.py`'s engine alone, back to back and paused).
+With `--evict MB`, each run comes after that many megabytes were written (the CPU caches
+emptied by other work, the CPU not idle: a machine's idle CPU wakes slower, which `--pause`
+measures too). With `--suggestions server`, the lookups are the language-server
+benchmark's suggestions (`bench_server.py`'s, with the same `--seed` and `--queries`:
+300-word suggestions after up to 1,500 characters, the context their last 200 words, as
+the server sends them), quoted ones only.
 
 Reported per workload: p50 / p90 / p99 / max of each engine, the median of the lookups'
 ratios B/A, and their median over the slowest tenth (where the top percentiles come from:
@@ -91,12 +97,21 @@ def mirror(index: Path) -> Path:
     return dst
 
 
+def server_suggestions(texts: str, count: int, seed: int) -> list[tuple[str, str]]:
+    """`bench_server.py`'s suggestions (those it counts: after its 10 warm-up ones), each
+    with the context the server sends: the last 200 words before it."""
+    from bench_server import context_of, make_suggestions, source_texts
+
+    pairs = make_suggestions(source_texts(texts), count + 10, 300, seed)[10:]
+    return [(context_of(before), suggestion) for before, suggestion in pairs]
+
+
 def answer(matches) -> str:
     return json.dumps(outputs(matches), sort_keys=True)
 
 
 def side_by_side(
-    engines, pairs, language, repeat: int, pause: float = 0.0, options=({}, {})
+    engines, pairs, language, repeat: int, pause: float = 0.0, options=({}, {}), evict: int = 0
 ) -> dict:
     """Each lookup on both engines in turn, `repeat` times, each run after `pause` seconds
     idle, with each engine's `options` (B's `defer_parts`: timed to the answer a diagnostic
@@ -107,6 +122,7 @@ def side_by_side(
     times: tuple[list[float], list[float]] = ([], [])
     differing = 0
     clock = time.perf_counter
+    other_work = bytearray(evict << 20)
     for i, (ctx, sug) in enumerate(pairs):
         best = [float("inf"), float("inf")]
         said = [None, None]
@@ -115,6 +131,8 @@ def side_by_side(
             for k in turn:
                 if pause:
                     time.sleep(pause)
+                if evict:  # (a page at a time: every cache line of the buffer written)
+                    other_work[::64] = bytes(len(other_work[::64]))
                 t0 = clock()
                 found = engines[k].match(sug, ctx, language=language, **options[k])
                 best[k] = min(best[k], clock() - t0)
@@ -149,6 +167,12 @@ def markdown(revs, resolved, results, args, load: float, command: str) -> str:
         f"run {args.repeat} times on each engine (the engines taking turns), the best of "
         "each kept"
         + (f", each run after {args.pause:g} ms idle" if args.pause else "")
+        + (f", each run after {args.evict} MB written (caches emptied)" if args.evict else "")
+        + (
+            f"; the language-server benchmark's suggestions (bench_server.py's, seed {args.seed})"
+            if args.suggestions == "server"
+            else ""
+        )
         + (
             "; B's lookups leave their parts' kinds and sources for after the answer, as "
             "the language server's do (B timed to the answer a diagnostic shows; the "
@@ -189,6 +213,16 @@ def main() -> int:
         "inside primary spans for after the answer, as the language server's do (the time: "
         "to the answer a diagnostic shows); both answers compared whole",
     )  # fmt: skip
+    ap.add_argument(
+        "--evict", type=int, default=0, metavar="MB",
+        help="write this many megabytes before each run of a lookup (the caches emptied "
+        "by other work, the CPU not idle)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--suggestions", choices=("windows", "server"), default="windows",
+        help="windows: quoted and novel windows of the texts' Python files; server: the "
+        "language-server benchmark's suggestions (quoted)",
+    )  # fmt: skip
     ap.add_argument("--out", help="write markdown here")
     args = ap.parse_args()
     index = Path(args.index.partition("=")[2]).resolve()
@@ -196,7 +230,10 @@ def main() -> int:
     # (one engine, two ways)
     resolved = resolved_commits(ap, revs, same=args.defer_parts == "b")
     load = os.getloadavg()[0]
-    pairs = workload(args.texts, args.queries, args.seed)
+    if args.suggestions == "server":
+        pairs = {"quoted (server's)": server_suggestions(args.texts, args.queries, args.seed)}
+    else:
+        pairs = workload(args.texts, args.queries, args.seed)
     results = {}
     with tempfile.TemporaryDirectory(prefix="recitation-engines-") as tmp:
         made = []
@@ -219,12 +256,14 @@ def main() -> int:
             read_through(engines[0])
             for engine in engines:  # (as a language server maps its index at start)
                 getattr(engine, "map_ahead", lambda: None)()
-            for kind in ("quoted", "novel"):
-                for language in ("python", None):
+            # (the server's lookups: with the language, as it asks them)
+            languages = ("python",) if args.suggestions == "server" else ("python", None)
+            for kind in pairs:
+                for language in languages:
                     name = f"{kind}/{language or 'none'}"
                     results[name] = side_by_side(
                         engines, pairs[kind], language, args.repeat, args.pause / 1000,
-                        (
+                        evict=args.evict, options=(
                             {"defer_parts": True} if args.defer_parts == "both" else {},
                             {"defer_parts": True} if args.defer_parts else {},
                         ),

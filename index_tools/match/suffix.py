@@ -511,11 +511,14 @@ class Counts:
         return np.flatnonzero(mark if sh.alive is None else mark & sh.alive)
 
     def distinct(self, s: int, e: int) -> int:
-        """Distinct live documents holding the query's words [s, e).
+        """Distinct live documents holding the query's words [s, e) (and their files,
+        `files`, where the shards know each document's).
 
         The places of the crowded spans of one start nest (a longer span's are among a
         shorter one's): the documents of all of them up to 8 times its places are counted
-        at once, from the places of the shortest (`_distinct_compiled`, `_distinct_python`)."""
+        at once, from the places of the shortest (`_distinct_compiled`, `_distinct_python`).
+        Those of POPULAR_PLACES places or more are kept on the index (`popular`) and read
+        back by the next lookups that ask."""
         hit = self.counted.get((s, e))
         if hit is not None:
             return hit

@@ -587,14 +587,11 @@ class Counts:
             sh, ivs = self.shards[i], levels[i]
             lo0, hi0 = ivs[0]
             docs = self.documents(i, lo0, hi0)
-            weights = None  # (a dead document's files are none)
-            if files is not None:
-                weights = sh.weights.astype(np.int64)
-                if sh.alive is not None:
-                    weights[~sh.alive] = 0
+            weights = sh.weights if files is not None else None
             if MARK_SHARE * len(docs) >= len(sh.starts):  # many places: marked, inside out
                 mark = np.zeros(len(sh.starts), dtype=bool) if sh.alive is None else ~sh.alive
                 dead = int(np.count_nonzero(mark))  # (dead documents marked from the start)
+                dead_files = int(weights[mark].sum(dtype=np.int64)) if weights is not None else 0
                 inner = None
                 for j in range(len(ivs) - 1, -1, -1):
                     lo, hi = ivs[j][0] - lo0, ivs[j][1] - lo0
@@ -608,7 +605,7 @@ class Counts:
                     inner = (lo, hi)
                     held[j + 1] += int(np.count_nonzero(mark)) - dead
                     if weights is not None:
-                        files[j + 1] += int(weights[mark].sum())
+                        files[j + 1] += int(weights[mark].sum(dtype=np.int64)) - dead_files
                 continue
             # few: each place's depth, the places sorted by document, then depth
             step = np.zeros(hi0 - lo0 + 1, dtype=np.int32)
@@ -624,10 +621,10 @@ class Counts:
             last = np.ones(len(key), dtype=bool)
             last[:-1] = key[1:] // k != key[:-1] // k
             held += np.cumsum(np.bincount(key[last] % k, minlength=k)[::-1])[::-1]
-            if weights is not None:
-                w = weights[key[last] // k].astype(np.float64)  # (exact: a count below 2**53)
-                by_depth = np.bincount(key[last] % k, weights=w, minlength=k)
-                files += np.cumsum(by_depth[::-1].round().astype(np.int64))[::-1]
+            if weights is not None:  # (the live documents' only, as counted above)
+                by_depth = np.zeros(k, dtype=np.int64)
+                np.add.at(by_depth, key[last] % k, weights[key[last] // k].astype(np.int64))
+                files += np.cumsum(by_depth[::-1])[::-1]
         return held[1:], files[1:] if files is not None else None
 
     def _distinct_compiled(self, levels: list[list[tuple[int, int]]], todo: list[int]):
@@ -752,7 +749,9 @@ class Counts:
         call of the compiled search per shard (the shards at once; each end within the one
         before), so that `get` finds them memoized; nothing on the Python search (`get`
         searches each then)."""
-        new = [s for s in starts if s not in self.filled and self.crowded_ends.get(s)]
+        new = [
+            s for s in dict.fromkeys(starts) if s not in self.filled and self.crowded_ends.get(s)
+        ]
         if not new:
             return
         self.filled.update(new)
@@ -762,8 +761,8 @@ class Counts:
         memo, n = self.memo, self.n  # (a set less the memo's keys would walk every key)
         todo = [
             (s, e)
-            for s in sorted(set(new))
-            for e in sorted(set(self.crowded_ends.get(s)))
+            for s in new  # (each start's ends ascending: each searched within the one before)
+            for e in dict.fromkeys(self.crowded_ends.get(s))
             if s < e <= n and (s, e) not in memo
         ]
         if not todo:

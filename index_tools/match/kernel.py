@@ -256,27 +256,49 @@ def _helper_pool() -> ThreadPoolExecutor:
     return _pool
 
 
-def across(fn: Callable[[T], R], items: Iterable[T], cost_us: float | None = None) -> list[R]:
-    """`[fn(x) for x in items]`, the items (one per shard, each a compiled call, which
-    releases the interpreter's lock) shared between this thread and up to HELPERS others:
-    a large index's shards are searched at once, one core each. `cost_us`: the work's
-    estimate, in this thread alone when under AT_ONCE_US. The results in order; the first
-    error raised, as the loop would, once every helper has ended."""
+def across(
+    fn: Callable[[T], R], items: Iterable[T], cost_us: float | None = None,
+    sizes: Iterable[float] | None = None,
+) -> list[R]:  # fmt: skip
+    """`[fn(x) for x in items]`, the items (one per shard, or per anchor and shard, each a
+    compiled call, which releases the interpreter's lock) shared between this thread and up
+    to HELPERS others: a large index's shards are searched at once, one core each. Each
+    thread takes the next item when it is done with one (shards and anchors differ in
+    work); `sizes`: each item's estimated work, the largest taken first (the last items
+    taken, the smallest, even out the threads' ends). `cost_us`: the whole work's estimate,
+    in this thread alone when under AT_ONCE_US. The results in the items' order; once
+    every thread has ended, the error of the first item that failed (no item is begun
+    after one failed)."""
     items = list(items)
     ways = min(HELPERS + 1, len(items))
     if ways < 2 or (cost_us is not None and cost_us < AT_ONCE_US):
         return [fn(x) for x in items]
-    pool = _helper_pool()
-    chunk = [items[k::ways] for k in range(ways)]  # (shards alike in size: dealt in turn)
-    futures = [pool.submit(lambda part: [fn(x) for x in part], part) for part in chunk[1:]]
+    order = range(len(items))
+    if sizes is not None:
+        weight = list(sizes)
+        order = sorted(order, key=lambda k: -weight[k])
+    turns, taking = iter(order), threading.Lock()
+    out: list[R] = [None] * len(items)  # type: ignore[list-item]
+    failed: list[tuple[int, BaseException]] = []
+
+    def share() -> None:
+        while not failed:
+            with taking:
+                k = next(turns, None)
+            if k is None:
+                return
+            try:
+                out[k] = fn(items[k])
+            except BaseException as e:  # (raised in the caller's thread, below)
+                failed.append((k, e))
+
+    futures = [_helper_pool().submit(share) for _ in range(ways - 1)]
     try:
-        done = [[fn(x) for x in chunk[0]]]
+        share()
     finally:  # every helper ended before this returns or raises: the caller may close the
         wait(futures)  # maps they read once it does (a closed map under a call is a crash)
-    done += [f.result() for f in futures]
-    out: list[R] = [None] * len(items)  # type: ignore[list-item]
-    for k, part in enumerate(done):
-        out[k::ways] = part
+    if failed:
+        raise min(failed, key=lambda f: f[0])[1]
     return out
 
 

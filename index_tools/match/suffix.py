@@ -641,11 +641,12 @@ class Counts:
             found = kernel.distinct(k, docs, len(sh.starts), sh.alive, levels[i], weights)
             return docs, found, new
 
-        places = sum(levels[i][0][1] - levels[i][0][0] for i in todo)
+        each = [levels[i][0][1] - levels[i][0][0] for i in todo]  # (places: the work)
+        cost = CALL_US * len(todo) + PLACE_US * sum(each)
         held = np.zeros(len(levels[0]), dtype=np.int64)
         files = np.zeros(len(levels[0]), dtype=np.int64) if self.weighted else None
         for i, (docs, (found, weighed), new) in zip(
-            todo, kernel.across(count, todo, CALL_US * len(todo) + PLACE_US * places)
+            todo, kernel.across(count, todo, cost, sizes=each)
         ):
             if new:  # (kept for the listing of the intervals inside it, in this thread)
                 self.listed[i].append((*levels[i][0], docs))
@@ -1117,7 +1118,9 @@ def _crowded_spans(
             )
 
         jobs = [(anchor, k, sh) for anchor in anchors for k, sh in zip(ks, counts.shards)]
-        done = kernel.across(spans_in, jobs)
+        # (an anchor's work in a shard grows with its window's places there: the most first)
+        sizes = [hi - lo for a, _ in anchors for lo, hi in counts.get(a, a + w)[1]]
+        done = kernel.across(spans_in, jobs, sizes=sizes)
         if not counts.has_dead:  # every maximal place is live: the spans found anywhere
             if not done:
                 return []

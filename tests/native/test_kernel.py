@@ -173,6 +173,7 @@ def test_shards_searched_at_once_answer_in_order(items, monkeypatch):
     """`kernel.across` (each shard's compiled call on a core of its own): every item's
     answer, in the items' order, whatever the number of helper threads."""
     import threading
+    import time
 
     for helpers in (0, 1, 3):
         monkeypatch.setattr(kernel, "HELPERS", helpers)
@@ -180,6 +181,7 @@ def test_shards_searched_at_once_answer_in_order(items, monkeypatch):
 
         def work(x: int, seen: set[str] = seen) -> int:
             seen.add(threading.current_thread().name)
+            time.sleep(0.01)  # (a compiled call's time: a helper takes the next item)
             return x * x
 
         assert kernel.across(work, range(items)) == [x * x for x in range(items)]
@@ -218,6 +220,7 @@ def test_a_forked_child_searches_shards_with_helpers_of_its_own(monkeypatch):
 
 def test_work_too_small_to_wake_a_helper_runs_in_the_callers_thread(monkeypatch):
     import threading
+    import time
 
     monkeypatch.setattr(kernel, "HELPERS", 2)
     for cost, helped in ((kernel.AT_ONCE_US / 2, False), (kernel.AT_ONCE_US * 2, True)):
@@ -225,6 +228,7 @@ def test_work_too_small_to_wake_a_helper_runs_in_the_callers_thread(monkeypatch)
 
         def work(x: int, seen: set[str] = seen) -> int:
             seen.add(threading.current_thread().name)
+            time.sleep(0.01)
             return -x
 
         assert kernel.across(work, range(6), cost) == [0, -1, -2, -3, -4, -5]
@@ -294,21 +298,55 @@ def test_document_tables_reused_from_call_to_call_stay_zero(tmp_path):
 @pytest.mark.parametrize("failing", [0, 1])
 def test_an_error_returns_only_once_every_helper_has_ended(monkeypatch, failing):
     """A shard's damage raised (in the caller's share, or a helper's) while other shards are
-    still searched: `across` raises only once every helper's call has returned, so that the
-    caller may close the maps they read (a helper still reading a closed map is a crash)."""
+    still searched: `across` raises only once every call begun has returned, so that the
+    caller may close the maps they read (a helper still reading a closed map is a crash),
+    and begins none after the failure."""
+    import threading
     import time
 
     monkeypatch.setattr(kernel, "HELPERS", 2)
+    begun: list[int] = []
     ended: list[int] = []
+    failed = threading.Event()
 
-    def work(x: int) -> int:  # items dealt in turn: share k holds k, k + 3
-        if x % 3 == failing:
+    def work(x: int) -> int:
+        begun.append(x)
+        if x == failing:
+            time.sleep(0.05)  # (the others begun meanwhile)
+            failed.set()
             raise kernel.damaged("suffix array")
-        if x % 3 == 2:  # the last helper's share: slow
+        if x == 2:  # slow: still searched when the failure is raised
             time.sleep(0.3)
+        else:
+            assert not failed.is_set()  # (no item begun after the failure)
         ended.append(x)
         return x
 
     with pytest.raises(kernel.IndexOpenError, match="damaged"):
         kernel.across(work, range(6))
-    assert {2, 5} <= set(ended), ended
+    assert set(begun) - {failing} == set(ended), (begun, ended)
+    assert 2 in ended
+
+
+def test_the_largest_items_are_taken_first_and_answered_in_order(monkeypatch):
+    """Items of unequal work (anchors in shards): with `sizes`, the threads take the largest
+    first, each the next when done with one, and every answer comes in the items' order."""
+    import threading
+    import time
+
+    monkeypatch.setattr(kernel, "HELPERS", 1)
+    taken: list[tuple[int, str]] = []
+    lock = threading.Lock()
+
+    def work(x: int) -> int:
+        with lock:
+            taken.append((x, threading.current_thread().name))
+        time.sleep(0.02 if x != 5 else 0.3)  # (the largest: the other thread takes the rest)
+        return -x
+
+    sizes = [5, 90, 1, 40, 7, 300]
+    assert kernel.across(work, range(6), sizes=sizes) == [0, -1, -2, -3, -4, -5]
+    order = [x for x, _ in taken]  # (one queue, in this order: the first two begun at once)
+    assert set(order[:2]) == {5, 1} and order[2:] == [3, 4, 0, 2]
+    by = {x: name for x, name in taken}
+    assert {by[x] for x in (1, 3, 4, 0, 2)} == {by[1]} != {by[5]}  # the rest while 5 ran

@@ -28,7 +28,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 12 /* raised when a signature or a struct below changes */
+#define RC_VERSION 13 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -62,6 +62,7 @@ typedef struct {
 
 #define RC_FIRST_WORD_ID 2
 #define RC_UNKNOWN 0xFFFFFFFFu
+#define RC_UNKNOWN_INTERVAL UINT64_MAX /* a span's interval not searched (rc_crowded_spans) */
 
 RC_EXPORT int rc_version(void) { return RC_VERSION; }
 
@@ -684,10 +685,12 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
 }
 
 /* Appends (e, 1) for each place of x's interval of [start, x.e) that extends neither left
- * nor right and ends before y_e; then sorts what it appended and merges equal ends. */
+ * nor right and ends before y_e; then sorts what it appended and merges equal ends, and
+ * gives each end e the interval of [start, e) (out_lo, out_hi: within x's, each within the
+ * last). */
 static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
                        const rc_point *x, uint64_t y_e, uint64_t *out_e, uint64_t *out_m,
-                       uint64_t cap, uint64_t *count)
+                       uint64_t *out_lo, uint64_t *out_hi, uint64_t cap, uint64_t *count)
 {
     const uint64_t w = s->width, size = s->tok_len / w, from = *count;
     for (uint64_t i = x->lo; i < x->hi; i++) {
@@ -732,12 +735,20 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
         }
     }
     *count = k;
+    uint64_t known = x->e, iv[2] = {x->lo, x->hi};
+    for (uint64_t i = from; i < k; i++) {
+        int err = rc_interval(s, q + start * w, (out_e[i] - start) * w, (known - start) * w,
+                              iv[0], iv[1], iv);
+        if (err)
+            return err;
+        out_lo[i] = iv[0], out_hi[i] = iv[1], known = out_e[i];
+    }
     return RC_OK;
 }
 
 /* The ends e in [first, qn] at which places of the query's words [start, e) extend neither
  * left nor right (maximal there), with how many do: out_e[k], out_m[k] ascending, *count
- * of them. These are the steps of f(e) = c(start, e) - c(start - 1, e), the places of
+ * of them, and the interval of [start, e) in the suffix array: out_lo[k], out_hi[k]. These are the steps of f(e) = c(start, e) - c(start - 1, e), the places of
  * [start, e) that do not extend left, which can only drop as e grows (suffix.py's
  * _crowded_spans, for one shard): found by bisection, each point's intervals searched
  * within the last one's (the first within `known`'s, a point at or before `first`), and
@@ -745,10 +756,11 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
  * exact view's, not a sampled one) and the query no separator. */
 static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
                         const rc_point *known, uint64_t first, uint64_t few, uint64_t *out_e,
-                        uint64_t *out_m, uint64_t cap, uint64_t *count)
+                        uint64_t *out_m, uint64_t *out_lo, uint64_t *out_hi, uint64_t cap,
+                        uint64_t *count)
 {
     if (!shard_ok(s) || !count || (qn && !q) || start >= qn || first <= start || !known ||
-        known->e > first || (cap && (!out_e || !out_m)))
+        known->e > first || (cap && (!out_e || !out_m || !out_lo || !out_hi)))
         return RC_ARGS;
     *count = 0;
     if (first > qn)
@@ -770,7 +782,8 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
         if (fx == fy)
             continue; /* no step between: f moves one way only */
         if (x.hi - x.lo <= few) {
-            err = read_places(s, q, qn, start, &x, y.e, out_e, out_m, cap, count);
+            err = read_places(s, q, qn, start, &x, y.e, out_e, out_m, out_lo, out_hi, cap,
+                              count);
             if (err)
                 return err;
             continue;
@@ -780,6 +793,7 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
                 return RC_FULL;
             out_e[*count] = x.e;
             out_m[*count] = fx - fy;
+            out_lo[*count] = x.lo, out_hi[*count] = x.hi;
             (*count)++;
             continue;
         }
@@ -854,7 +868,8 @@ static void sort_pairs(uint64_t *s, uint64_t *e, uint64_t n)
 static int spans_from_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
                              uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end,
                              uint64_t lo, uint64_t hi, uint64_t *out_s, uint64_t *out_e,
-                             uint64_t *out_m, uint64_t cap, uint64_t *count)
+                             uint64_t *out_m, uint64_t *out_lo, uint64_t *out_hi, uint64_t cap,
+                             uint64_t *count)
 {
     const uint64_t w = s->width, size = s->tok_len / w, width = e0 - a;
     uint64_t n = 0;
@@ -891,6 +906,7 @@ static int spans_from_places(const rc_shard *s, const uint8_t *q, uint64_t qn, u
             continue;
         }
         out_s[k] = out_s[i], out_e[k] = out_e[i], out_m[k] = 1;
+        out_lo[k] = out_hi[k] = RC_UNKNOWN_INTERVAL; /* (not searched: a few places' spans) */
         k++;
     }
     *count = k;
@@ -900,19 +916,20 @@ static int spans_from_places(const rc_shard *s, const uint8_t *q, uint64_t qn, u
 /* The spans of one crowded anchor, in this shard (suffix.py's _crowded_spans): the starts s
  * in [lowest, a] where c(s, e0) rises over c(s - 1, e0), found by bisection (c(., e0) can
  * only drop as the start moves left), each with its maximal ends from
- * max(e0, s + t, least_end) on (maximal_ends above): out_s[k], out_e[k], out_m[k], ascending.
- * Summed over shards these are the spans' maximal places: a start where no place of this
- * shard is left-maximal has no maximal place here. The starts are searched with the words
- * every span counted holds, [a, reach) (reach >= e0), in place of the window's; a shard
- * holding at most `few` places of them has them read instead (spans_from_places: the same
- * rows). */
+ * max(e0, s + t, least_end) on (maximal_ends above): out_s[k], out_e[k], out_m[k], ascending,
+ * and each span's interval in this suffix array, out_lo[k], out_hi[k] (found on the way: a
+ * span's counts need it). Summed over shards these are the spans' maximal places: a start
+ * where no place of this shard is left-maximal has no maximal place here. The starts are
+ * searched with the words every span counted holds, [a, reach) (reach >= e0), in place of
+ * the window's; a shard holding at most `few` places of them has them read instead
+ * (spans_from_places: the same rows, their intervals RC_UNKNOWN_INTERVAL, not searched). */
 RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
                                uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end, uint64_t few,
-                               uint64_t *out_s, uint64_t *out_e, uint64_t *out_m, uint64_t cap,
-                               uint64_t *count)
+                               uint64_t *out_s, uint64_t *out_e, uint64_t *out_m,
+                               uint64_t *out_lo, uint64_t *out_hi, uint64_t cap, uint64_t *count)
 {
     if (!shard_ok(s) || !count || (qn && !q) || lowest > a || a >= e0 || e0 > qn ||
-        (cap && (!out_s || !out_e || !out_m)))
+        (cap && (!out_s || !out_e || !out_m || !out_lo || !out_hi)))
         return RC_ARGS;
     *count = 0;
     /* every span counted holds the query's words [a, reach): it starts at or before a and
@@ -941,7 +958,7 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
         return err;
     if (window.hi - window.lo <= few) /* (a large index's shards: few each of most windows) */
         return spans_from_places(s, q, qn, lowest, a, reach, t, least_end, window.lo, window.hi,
-                                 out_s, out_e, out_m, cap, count);
+                                 out_s, out_e, out_m, out_lo, out_hi, cap, count);
     err = places_interval(s, q, qn, (int64_t)lowest - 1, reach, &low);
     if (err)
         return err;
@@ -964,8 +981,8 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
             uint64_t k = *count;
             if (k > cap)
                 return RC_FULL;
-            err = maximal_ends(s, q, qn, start, &known, first, few, out_e + k, out_m + k, cap - k,
-                               count);
+            err = maximal_ends(s, q, qn, start, &known, first, few, out_e + k, out_m + k,
+                               out_lo + k, out_hi + k, cap - k, count);
             if (err)
                 return err;
             for (uint64_t i = 0; i < *count; i++)

@@ -480,6 +480,11 @@ class Counts:
         self.counted_files: dict[tuple[int, int], int] = {}  # (start, end) -> their files
         self.popular = popular if self.weighted else None  # counts kept from lookup to lookup
         self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending
+        # each shard's crowded spans as the compiled search found them, with their intervals
+        # there: (`_key`s ascending, lo, hi), for `fill_crowded`
+        self.found_intervals: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [
+            None for _ in shards
+        ]
 
     def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
         """`documents` when read before (for an interval around this one), else None."""
@@ -744,12 +749,21 @@ class Counts:
         )
         self._remember([(s, s + w) for s in todo], found)
 
+    def keep_found(self, i: int, rows: np.ndarray) -> None:
+        """Shard i's crowded spans with their intervals as the compiled search found them
+        (`kernel.crowded_spans`' rows), for `fill_crowded`: those searched are not again."""
+        rows = rows[rows[:, 3] != np.uint64(kernel.UNKNOWN_INTERVAL)]
+        key = _key(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), self.n)
+        order = np.argsort(key, kind="stable")
+        self.found_intervals[i] = (key[order], rows[order, 3], rows[order, 4])
+
     def fill_crowded(self, *starts: int) -> None:
         """The intervals of the crowded spans of these starts (all asked for when one's
-        documents are counted; a region's parts ask for most starts') searched at once, one
-        call of the compiled search per shard (the shards at once; each end within the one
-        before), so that `get` finds them memoized; nothing on the Python search (`get`
-        searches each then)."""
+        documents are counted; a region's parts ask for most starts') memoized, so that
+        `get` finds them: those the search found in a shard as it found the spans
+        (`keep_found`), the others searched at once, one call of the compiled search per
+        shard (the shards at once; each end within the one before); nothing on the Python
+        search (`get` searches each then)."""
         new = [
             s for s in dict.fromkeys(starts) if s not in self.filled and self.crowded_ends.get(s)
         ]
@@ -770,11 +784,27 @@ class Counts:
             return
         ss = np.array([s for s, _ in todo], dtype=np.uint64)
         es = np.array([e for _, e in todo], dtype=np.uint64)
-        found = kernel.across(
-            lambda ksh: kernel.spans(ksh[0], ksh[1].native, self.qb[ksh[1].width], self.n, ss, es),
-            zip(ks, self.shards),
-            SEARCH_US * len(todo) * len(ks),
-        )
+        key = _key(ss.astype(np.int64), es.astype(np.int64), n)
+        found, missing = [], []
+        for kept in self.found_intervals:
+            ivs = np.empty((len(todo), 2), dtype=np.uint64)
+            hit = np.zeros(len(todo), dtype=bool)
+            if kept is not None and len(kept[0]):
+                at = np.minimum(kept[0].searchsorted(key), len(kept[0]) - 1)
+                hit = kept[0][at] == key
+                ivs[hit, 0], ivs[hit, 1] = kept[1][at[hit]], kept[2][at[hit]]
+            found.append(ivs)
+            missing.append(np.flatnonzero(~hit))
+
+        def search(i: int) -> None:  # (a start's missing ends still ascending)
+            sh, miss = self.shards[i], missing[i]
+            found[i][miss] = kernel.spans(
+                ks[i], sh.native, self.qb[sh.width], n, ss[miss], es[miss]
+            )
+
+        todo_shards = [i for i, miss in enumerate(missing) if len(miss)]
+        cost = SEARCH_US * sum(len(missing[i]) for i in todo_shards)
+        kernel.across(search, todo_shards, cost, sizes=[len(missing[i]) for i in todo_shards])
         self._remember(todo, found)
 
     def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
@@ -1121,6 +1151,8 @@ def _crowded_spans(
         # (an anchor's work in a shard grows with its window's places there: the most first)
         sizes = [hi - lo for a, _ in anchors for lo, hi in counts.get(a, a + w)[1]]
         done = kernel.across(spans_in, jobs, sizes=sizes)
+        for i in range(len(ks)):  # (each shard's spans' intervals, for `Counts.fill_crowded`)
+            counts.keep_found(i, np.concatenate([NO_FOUND, *done[i :: len(ks)]]))
         if not counts.has_dead:  # every maximal place is live: the spans found anywhere
             if not done:
                 return []
@@ -1138,7 +1170,7 @@ def _crowded_spans(
             per_shard = [next(done) for _ in ks]
             found: dict[tuple[int, int], int] = {}  # maximal places summed over the shards
             for rows in per_shard:
-                for s, e, m in rows.tolist():
+                for s, e, m, _, _ in rows.tolist():
                     found[(s, e)] = found.get((s, e), 0) + m
             live = [span for span, m in sorted(found.items()) if counts.live_maximal(*span, m)]
             out.append(_rows(live))
@@ -1161,6 +1193,9 @@ def _crowded_spans(
                     here.append((s, e))
         out.append(_rows(here))
     return out
+
+
+NO_FOUND = np.empty((0, 5), dtype=np.uint64)  # no rows of `kernel.crowded_spans`
 
 
 def _rows(spans: list[tuple[int, int]]) -> np.ndarray:

@@ -361,12 +361,17 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
             def c(s: int, e: int, counts=counts) -> int:
                 return counts.get(s, e)[0]
 
+            # a shard with few places of the words every span holds has its spans read from
+            # them, their intervals not searched
+            reach = max(e0, lowest + t, least_end)
+            read = reach <= n and c(a, reach) <= few
             answer = []  # by the definition: every start and end tried, no bisection
             for s in range(lowest, a + 1):
                 for e in range(max(e0, s + t, least_end), n + 1):
                     m = c(s, e) - c(s, e + 1) - c(s - 1, e) + c(s - 1, e + 1)
                     if m:
-                        answer += [s, e, m]
+                        lo, hi = (kernel.UNKNOWN_INTERVAL,) * 2 if read else counts.get(s, e)[1][0]
+                        answer += [s, e, m, lo, hi]
             sh.cases.append(Case("crowded_spans", args, 0, answer))
         n, ndocs = len(sh.sa), len(view.starts)
         for _ in range(each // 8 if not sh.damaged else 0):  # nested intervals' documents
@@ -538,7 +543,7 @@ def write(path: Path, all_shards: list[RandomShard]) -> int:
                 qb, qn, lowest, a, e0, t, least_end, few = c.args
                 out.append(
                     f"crowded_spans {c.rc} {qn} {lowest} {a} {e0} {t} {least_end} {few} "
-                    f"{nums(qb)} {len(c.answer) // 3} {nums(c.answer)}"
+                    f"{nums(qb)} {len(c.answer) // 5} {nums(c.answer)}"
                 )
             elif c.kind == "word_ids":
                 vocabulary, queries, buckets = c.args

@@ -58,7 +58,7 @@ typedef int (*first_places_fn)(const int32_t *, uint64_t, uint64_t, const int32_
                                int32_t *, int64_t *);
 typedef int (*crowded_spans_fn)(const rc_shard *, const uint8_t *, uint64_t, uint64_t, uint64_t,
                                 uint64_t, uint64_t, uint64_t, uint64_t, uint64_t *, uint64_t *,
-                                uint64_t *, uint64_t, uint64_t *);
+                                uint64_t *, uint64_t *, uint64_t *, uint64_t, uint64_t *);
 
 typedef int (*word_ids_fn)(const rc_vocabulary *, const uint64_t *, const uint8_t *,
                            const uint64_t *, uint64_t, uint32_t *);
@@ -280,21 +280,21 @@ int main(int argc, char **argv)
             free(q), free(wins), free(ivs), free(alive), free(en), free(want), free(got);
             free(work);
         } else if (!strcmp(kind, "crowded_spans")) { /* rc qn lowest a e0 t least_end few query
-                                                           count (start, end, places) */
+                                                           count (start, end, places, lo, hi) */
             int want_rc = (int)num();
             uint64_t qn = num(), lowest = num(), a = num(), e0 = num(), t = num();
             uint64_t least_end = num(), few = num();
             uint8_t *q = bytes(qn * s.width);
             uint64_t count = num(), cap = (qn + 2) * (qn + 2) + few, got_count = 0;
-            uint64_t *want = array(3 * count + 1, 8), *got = array(3 * cap, 8);
-            for (uint64_t i = 0; i < 3 * count; i++)
-                want[i] = (uint64_t)num();
+            uint64_t *want = array(5 * count + 1, 8), *got = array(5 * cap, 8);
+            for (uint64_t i = 0; i < 5 * count; i++)
+                want[i] = unum(); /* (an interval not searched: 2**64 - 1) */
             int rc = crowded_spans(&s, q, qn, lowest, a, e0, t, least_end, few, got, got + cap,
-                                   got + 2 * cap, cap, &got_count);
+                                   got + 2 * cap, got + 3 * cap, got + 4 * cap, cap, &got_count);
             ok = rc == want_rc && (rc || got_count == count);
             for (uint64_t i = 0; ok && !rc && i < count; i++)
-                ok = got[i] == want[3 * i] && got[cap + i] == want[3 * i + 1] &&
-                     got[2 * cap + i] == want[3 * i + 2];
+                for (int k = 0; ok && k < 5; k++)
+                    ok = got[k * cap + i] == want[5 * i + k];
             free(q), free(want), free(got);
         } else if (!strcmp(kind, "distinct")) { /* rc count docs ndocs alive (or -1) weights
                                                       (or -1) nlevels levels expected (the

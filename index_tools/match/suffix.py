@@ -481,10 +481,10 @@ class Counts:
         self.popular = popular if self.weighted else None  # counts kept from lookup to lookup
         self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending
         # each shard's crowded spans as the compiled search found them, with their intervals
-        # there: (`_key`s ascending, lo, hi), for `fill_crowded`
-        self.found_intervals: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [
-            None for _ in shards
-        ]
+        # there (`kernel.crowded_spans`' rows), for `fill_crowded`; read into
+        # `found_intervals` (`_key`s ascending, lo, hi) when it first runs
+        self.found_rows: list[np.ndarray] = []
+        self.found_intervals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
         """`documents` when read before (for an interval around this one), else None."""
@@ -749,19 +749,21 @@ class Counts:
         )
         self._remember([(s, s + w) for s in todo], found)
 
-    def keep_found(self, i: int, rows: np.ndarray) -> None:
-        """Shard i's crowded spans with their intervals as the compiled search found them
-        (`kernel.crowded_spans`' rows), for `fill_crowded`: those searched are not again."""
-        rows = rows[rows[:, 3] != np.uint64(kernel.UNKNOWN_INTERVAL)]
-        key = _key(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), self.n)
-        order = np.argsort(key, kind="stable")
-        self.found_intervals[i] = (key[order], rows[order, 3], rows[order, 4])
+    def _found_intervals(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """`found_rows` as each shard's searched spans' `_key`s (ascending) and intervals."""
+        if len(self.found_intervals) < len(self.found_rows):
+            for rows in self.found_rows[len(self.found_intervals) :]:
+                rows = rows[rows[:, 3] != np.uint64(kernel.UNKNOWN_INTERVAL)]
+                key = _key(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), self.n)
+                order = np.argsort(key, kind="stable")
+                self.found_intervals.append((key[order], rows[order, 3], rows[order, 4]))
+        return self.found_intervals
 
     def fill_crowded(self, *starts: int) -> None:
         """The intervals of the crowded spans of these starts (all asked for when one's
         documents are counted; a region's parts ask for most starts') memoized, so that
         `get` finds them: those the search found in a shard as it found the spans
-        (`keep_found`), the others searched at once, one call of the compiled search per
+        (`found_rows`), the others searched at once, one call of the compiled search per
         shard (the shards at once; each end within the one before); nothing on the Python
         search (`get` searches each then)."""
         new = [
@@ -786,9 +788,11 @@ class Counts:
         es = np.array([e for _, e in todo], dtype=np.uint64)
         key = _key(ss.astype(np.int64), es.astype(np.int64), n)
         found, missing = [], []
-        for kept in self.found_intervals:
+        known = self._found_intervals()
+        for i in range(len(self.shards)):
             ivs = np.empty((len(todo), 2), dtype=np.uint64)
             hit = np.zeros(len(todo), dtype=bool)
+            kept = known[i] if i < len(known) else None
             if kept is not None and len(kept[0]):
                 at = np.minimum(kept[0].searchsorted(key), len(kept[0]) - 1)
                 hit = kept[0][at] == key
@@ -1151,8 +1155,8 @@ def _crowded_spans(
         # (an anchor's work in a shard grows with its window's places there: the most first)
         sizes = [hi - lo for a, _ in anchors for lo, hi in counts.get(a, a + w)[1]]
         done = kernel.across(spans_in, jobs, sizes=sizes)
-        for i in range(len(ks)):  # (each shard's spans' intervals, for `Counts.fill_crowded`)
-            counts.keep_found(i, np.concatenate([NO_FOUND, *done[i :: len(ks)]]))
+        if done:  # (each shard's spans' intervals, for `Counts.fill_crowded`)
+            counts.found_rows = [np.concatenate(done[i :: len(ks)]) for i in range(len(ks))]
         if not counts.has_dead:  # every maximal place is live: the spans found anywhere
             if not done:
                 return []
@@ -1193,9 +1197,6 @@ def _crowded_spans(
                     here.append((s, e))
         out.append(_rows(here))
     return out
-
-
-NO_FOUND = np.empty((0, 5), dtype=np.uint64)  # no rows of `kernel.crowded_spans`
 
 
 def _rows(spans: list[tuple[int, int]]) -> np.ndarray:

@@ -28,7 +28,7 @@
 #define RC_ARGS 2    /* arguments out of range: the caller's mistake */
 #define RC_FULL 3    /* more answers than the caller's `out` holds */
 
-#define RC_VERSION 13 /* raised when a signature or a struct below changes */
+#define RC_VERSION 14 /* raised when a signature or a struct below changes */
 
 /* One shard as the search reads it; made once per shard by kernel.py. */
 typedef struct {
@@ -647,11 +647,20 @@ static int interval_within(const rc_shard *s, const uint8_t *pat, uint64_t m, ui
     return rc_interval(s, pat, m, skip, a, b, out);
 }
 
+/* Intervals of the query's words [p, e) by their end e < n, each with its p + 1 in `tag` (0:
+ * none): a start's points leave the intervals of [start - 1, e) for the start before it,
+ * which the crowded anchor's search takes next (rc_crowded_spans): half of its searches. */
+typedef struct {
+    uint64_t *lo, *hi, *tag, n;
+} rc_known;
+
 /* The point at end e, searched within the intervals of `from` (from->e <= e: its words are
  * known equal and not compared again) and around those of `to` (to->e > e: inside them),
- * when there is one. */
+ * when there is one; the interval of [start, e) taken from `known` when it holds it, and
+ * that of [start - 1, e) left there (`known` may be NULL). */
 static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
-                    const rc_point *from, const rc_point *to, uint64_t e, rc_point *out)
+                    const rc_point *from, const rc_point *to, uint64_t e, rc_known *known,
+                    rc_point *out)
 {
     const uint64_t w = s->width;
     const rc_point none = {0, 0, 0, 0, 0};
@@ -663,7 +672,10 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
     out->lo = out->hi = out->lo1 = out->hi1 = 0;
     if (e > qn)
         return RC_OK;
-    if (from->hi > from->lo) {
+    if (known && e < known->n && known->tag[e] == start + 1) {
+        out->lo = known->lo[e];
+        out->hi = known->hi[e];
+    } else if (from->hi > from->lo) {
         err = interval_within(s, q + start * w, (e - start) * w, (from->e - start) * w,
                               from->lo, from->hi, to->lo, to->hi, iv);
         if (err)
@@ -680,6 +692,9 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
             return err;
         out->lo1 = iv[0];
         out->hi1 = iv[1];
+    }
+    if (known && start && e < known->n) { /* (empty: 0, 0, as searched) */
+        known->lo[e] = out->lo1, known->hi[e] = out->hi1, known->tag[e] = start;
     }
     return RC_OK;
 }
@@ -746,6 +761,18 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
     return RC_OK;
 }
 
+/* The end in (x, y), y - x >= 2, with the most trailing zero bits: the ranges split are
+ * those of a binary tree over all ends (its depth at most 64), the same for every start,
+ * whose points then meet the ones the start after left (rc_known). */
+static uint64_t split(uint64_t x, uint64_t y)
+{
+    uint64_t lo = x + 1, hi = y - 1;
+    if (lo == hi)
+        return lo;
+    int d = 63 - __builtin_clzll(lo ^ hi); /* the highest bit where they differ */
+    return hi >> d << d;
+}
+
 /* The ends e in [first, qn] at which places of the query's words [start, e) extend neither
  * left nor right (maximal there), with how many do: out_e[k], out_m[k] ascending, *count
  * of them, and the interval of [start, e) in the suffix array: out_lo[k], out_hi[k]. These are the steps of f(e) = c(start, e) - c(start - 1, e), the places of
@@ -755,9 +782,9 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
  * read place by place once `few` places are left. The suffix array holds every place (the
  * exact view's, not a sampled one) and the query no separator. */
 static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
-                        const rc_point *known, uint64_t first, uint64_t few, uint64_t *out_e,
-                        uint64_t *out_m, uint64_t *out_lo, uint64_t *out_hi, uint64_t cap,
-                        uint64_t *count)
+                        const rc_point *known, uint64_t first, uint64_t few, rc_known *ivs,
+                        uint64_t *out_e, uint64_t *out_m, uint64_t *out_lo, uint64_t *out_hi,
+                        uint64_t cap, uint64_t *count)
 {
     if (!shard_ok(s) || !count || (qn && !q) || start >= qn || first <= start || !known ||
         known->e > first || (cap && (!out_e || !out_m || !out_lo || !out_hi)))
@@ -768,7 +795,7 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
     rc_point stack[2 * 64 + 2][2]; /* ranges [x, y) still to split */
     uint64_t depth = 0;
     rc_point x = *known, y = {qn + 1, 0, 0, 0, 0};
-    int err = known->e == first ? RC_OK : point_at(s, q, qn, start, known, NULL, first, &x);
+    int err = known->e == first ? RC_OK : point_at(s, q, qn, start, known, NULL, first, ivs, &x);
     if (err)
         return err;
     stack[depth][0] = x;
@@ -798,7 +825,7 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
             continue;
         }
         rc_point m;
-        err = point_at(s, q, qn, start, &x, &y, x.e + (y.e - x.e) / 2, &m);
+        err = point_at(s, q, qn, start, &x, &y, split(x.e, y.e), ivs, &m);
         if (err)
             return err;
         stack[depth][0] = m; /* the right half, taken after the left: ascending ends */
@@ -808,6 +835,15 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
         depth += 2;
     }
     return RC_OK;
+}
+
+/* a[i:j) reversed. */
+static void reverse(uint64_t *a, uint64_t i, uint64_t j)
+{
+    for (; i + 1 < j; i++, j--) {
+        uint64_t t = a[i];
+        a[i] = a[j - 1], a[j - 1] = t;
+    }
 }
 
 /* Entries [lo, hi) of a suffix array. */
@@ -922,14 +958,17 @@ static int spans_from_places(const rc_shard *s, const uint8_t *q, uint64_t qn, u
  * where no place of this shard is left-maximal has no maximal place here. The starts are
  * searched with the words every span counted holds, [a, reach) (reach >= e0), in place of
  * the window's; a shard holding at most `few` places of them has them read instead
- * (spans_from_places: the same rows, their intervals RC_UNKNOWN_INTERVAL, not searched). */
+ * (spans_from_places: the same rows, their intervals RC_UNKNOWN_INTERVAL, not searched).
+ * `work`: 3 (qn + 1) entries, or NULL (each start's searches all its own). */
 RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
                                uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end, uint64_t few,
                                uint64_t *out_s, uint64_t *out_e, uint64_t *out_m,
-                               uint64_t *out_lo, uint64_t *out_hi, uint64_t cap, uint64_t *count)
+                               uint64_t *out_lo, uint64_t *out_hi, uint64_t cap, uint64_t *work,
+                               uint64_t work_len, uint64_t *count)
 {
     if (!shard_ok(s) || !count || (qn && !q) || lowest > a || a >= e0 || e0 > qn ||
-        (cap && (!out_s || !out_e || !out_m || !out_lo || !out_hi)))
+        (cap && (!out_s || !out_e || !out_m || !out_lo || !out_hi)) ||
+        (work && work_len < 3 * (qn + 1)))
         return RC_ARGS;
     *count = 0;
     /* every span counted holds the query's words [a, reach): it starts at or before a and
@@ -962,10 +1001,18 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
     err = places_interval(s, q, qn, (int64_t)lowest - 1, reach, &low);
     if (err)
         return err;
+    /* the starts taken from the last: each start's points leave the intervals the start
+     * before it searches, in `work` (without it, none kept: the same answer) */
+    rc_known known_ivs = {work, NULL, NULL, qn + 1}, *ivs = NULL;
+    if (work) {
+        known_ivs.hi = work + (qn + 1), known_ivs.tag = work + 2 * (qn + 1);
+        memset(known_ivs.tag, 0, (size_t)(qn + 1) * 8);
+        ivs = &known_ivs;
+    }
     stack[0].x = (int64_t)lowest - 1, stack[0].y = (int64_t)a;
     stack[0].xe = low, stack[0].ye = window;
     depth = 1;
-    while (depth) {
+    while (depth && !err) {
         depth--;
         int64_t x = stack[depth].x, y = stack[depth].y;
         rc_entries xe = stack[depth].xe, ye = stack[depth].ye;
@@ -979,12 +1026,10 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
                 first = least_end;
             rc_point known = {reach, ye.lo, ye.hi, xe.lo, xe.hi};
             uint64_t k = *count;
-            if (k > cap)
-                return RC_FULL;
-            err = maximal_ends(s, q, qn, start, &known, first, few, out_e + k, out_m + k,
+            err = maximal_ends(s, q, qn, start, &known, first, few, ivs, out_e + k, out_m + k,
                                out_lo + k, out_hi + k, cap - k, count);
             if (err)
-                return err;
+                break;
             for (uint64_t i = 0; i < *count; i++)
                 out_s[k + i] = start;
             *count += k;
@@ -994,11 +1039,24 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
         rc_entries me;
         err = places_interval(s, q, qn, m, reach, &me);
         if (err)
-            return err;
-        stack[depth].x = m, stack[depth].y = y, stack[depth].xe = me, stack[depth].ye = ye;
-        stack[depth + 1].x = x, stack[depth + 1].y = m, stack[depth + 1].xe = xe;
-        stack[depth + 1].ye = me;
+            break;
+        /* the left half taken after the right: starts descending */
+        stack[depth].x = x, stack[depth].y = m, stack[depth].xe = xe, stack[depth].ye = me;
+        stack[depth + 1].x = m, stack[depth + 1].y = y, stack[depth + 1].xe = me;
+        stack[depth + 1].ye = ye;
         depth += 2;
+    }
+    if (err)
+        return err;
+    /* the rows ascending: all reversed, then each start's ends again */
+    uint64_t *cols[5] = {out_s, out_e, out_m, out_lo, out_hi};
+    for (int c = 0; c < 5; c++)
+        reverse(cols[c], 0, *count);
+    for (uint64_t i = 0, j; i < *count; i = j) {
+        for (j = i + 1; j < *count && out_s[j] == out_s[i]; j++)
+            ;
+        for (int c = 1; c < 5; c++)
+            reverse(cols[c], i, j);
     }
     return RC_OK;
 }

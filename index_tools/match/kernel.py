@@ -31,7 +31,7 @@ import numpy as np
 from ..store.generations import IndexOpenError
 from ..text import kinds, words
 
-VERSION = 13  # kernel.c's RC_VERSION: a library of another version is not used
+VERSION = 14  # kernel.c's RC_VERSION: a library of another version is not used
 RC_OK, RC_DAMAGED, RC_ARGS, RC_FULL = 0, 1, 2, 3
 UNKNOWN_INTERVAL = 2**64 - 1  # a span's interval the kernel did not search (RC_UNKNOWN_INTERVAL)
 HERE = Path(__file__).resolve().parent
@@ -115,7 +115,8 @@ class Kernel:
                                    c_uint64, c_uint64, c_void_p]  # fmt: skip
         self.crowded_spans = lib.rc_crowded_spans
         self.crowded_spans.argtypes = [p_shard, ctypes.c_char_p] + [c_uint64] * 7 + [
-            c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_uint64, p_u64]  # fmt: skip
+            c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_uint64, c_void_p, c_uint64,
+            p_u64]  # fmt: skip
         self.distinct = lib.rc_distinct
         self.distinct.argtypes = [c_void_p, c_uint64, c_void_p, c_void_p, c_void_p, c_void_p,
                                   c_uint64, c_void_p, c_void_p]  # fmt: skip
@@ -545,17 +546,21 @@ def documents(kernel: Kernel, shard: NativeShard, starts: np.ndarray, blocks: np
 
 
 def crowded_spans(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, lowest: int, a: int,
-                  e0: int, t: int, least_end: int, few: int) -> np.ndarray:  # fmt: skip
+                  e0: int, t: int, least_end: int, few: int,
+                  share: bool = True) -> np.ndarray:  # fmt: skip
     """The spans of a crowded anchor in one shard (see kernel.c): rows (start, end, maximal
     places, and the span's interval in the shard's suffix array: lo, hi, both UNKNOWN where
-    not searched), ascending."""
+    not searched), ascending. `share`: the starts' searches share what they found (the
+    same answer; without, each searches all its own)."""
     cap = 4 * (qn + 1) + few + 1
+    work = np.empty(3 * (qn + 1), dtype=np.uint64) if share else None
+    at = work.ctypes.data if work is not None else None
     while True:
         out = np.empty((5, cap), dtype=np.uint64)
         count = c_uint64(0)
         rc = kernel.crowded_spans(shard.ref, q, qn, lowest, a, e0, t, least_end, few,
-                                  *(out[k].ctypes.data for k in range(5)), cap,
-                                  ctypes.byref(count))  # fmt: skip
+                                  *(out[k].ctypes.data for k in range(5)), cap, at,
+                                  3 * (qn + 1), ctypes.byref(count))  # fmt: skip
         if rc != RC_FULL:
             break
         cap *= 4  # (a periodic query: many starts with many ends)

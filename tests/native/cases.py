@@ -451,8 +451,12 @@ def run_native(sh: RandomShard, case: Case) -> tuple[int, list]:
             return 0, held.tolist() + (weighed.tolist() if weighed is not None else [])
         if case.kind == "first_places":
             return 0, kernel.first_places(k, *case.args).tolist()
-        if case.kind == "crowded_spans":
-            return 0, kernel.crowded_spans(k, view.native, *case.args).reshape(-1).tolist()
+        if case.kind == "crowded_spans":  # (the starts' searches shared, or each its own)
+            shared, alone = (
+                kernel.crowded_spans(k, view.native, *case.args, share=share).reshape(-1).tolist()
+                for share in (True, False)
+            )
+            return 0, shared if shared == alone else ["differ", shared, alone]
         if case.kind == "word_ids":
             vocabulary, queries, _ = case.args
             hashes, joined, offsets = files.Vocabulary.encoded(queries)

@@ -750,25 +750,31 @@ static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_
         }
     }
     *count = k;
-    uint64_t known = x->e, iv[2] = {x->lo, x->hi};
-    for (uint64_t i = from; i < k; i++) {
-        int err = rc_interval(s, q + start * w, (out_e[i] - start) * w, (known - start) * w,
-                              iv[0], iv[1], iv);
-        if (err)
-            return err;
-        out_lo[i] = iv[0], out_hi[i] = iv[1], known = out_e[i];
+    /* each end's interval: the block of x's places whose words equal the query's up to it
+     * (x's places read again, their ids in the cache now; checked above) */
+    for (uint64_t j = from; j < k; j++)
+        out_lo[j] = x->hi, out_hi[j] = x->lo;
+    for (uint64_t i = x->lo; i < x->hi; i++) {
+        uint64_t c = s->sa[i] + (x->e - start), lim = qn - x->e < size - c ? qn - x->e : size - c;
+        uint64_t e = x->e + equal_right(s, q, x->e, c, lim);
+        for (uint64_t j = from; j < k && out_e[j] <= e; j++) { /* (ends ascending) */
+            if (out_lo[j] == x->hi)
+                out_lo[j] = i;
+            out_hi[j] = i + 1;
+        }
     }
     return RC_OK;
 }
 
-/* The end in (x, y), y - x >= 2, with the most trailing zero bits: the ranges split are
- * those of a binary tree over all ends (its depth at most 64), the same for every start,
- * whose points then meet the ones the start after left (rc_known). */
+/* The end in the middle half of (x, y), y - x >= 2, with the most trailing zero bits: the
+ * ranges split are mostly the same for every start (a range a few ends shorter has the same
+ * point), whose points then meet the ones the start after left (rc_known). Each part at
+ * most 3/4 of the range, and one end less. */
 static uint64_t split(uint64_t x, uint64_t y)
 {
-    uint64_t lo = x + 1, hi = y - 1;
-    if (lo == hi)
-        return lo;
+    uint64_t lo = x + 1 + (y - x) / 4, hi = y - 1 - (y - x) / 4;
+    if (lo >= hi)
+        return x + (y - x) / 2;
     int d = 63 - __builtin_clzll(lo ^ hi); /* the highest bit where they differ */
     return hi >> d << d;
 }
@@ -792,7 +798,8 @@ static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64
     *count = 0;
     if (first > qn)
         return RC_OK;
-    rc_point stack[2 * 64 + 2][2]; /* ranges [x, y) still to split */
+    rc_point stack[2 * 160][2]; /* ranges [x, y) still to split (a range of 2**64 ends in
+                                  * fewer than 160 splits: each part at most 3/4 of it) */
     uint64_t depth = 0;
     rc_point x = *known, y = {qn + 1, 0, 0, 0, 0};
     int err = known->e == first ? RC_OK : point_at(s, q, qn, start, known, NULL, first, ivs, &x);

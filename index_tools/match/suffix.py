@@ -809,14 +809,17 @@ class Counts:
         todo_shards = [i for i, miss in enumerate(missing) if len(miss)]
         cost = SEARCH_US * sum(len(missing[i]) for i in todo_shards)
         kernel.across(search, todo_shards, cost, sizes=[len(missing[i]) for i in todo_shards])
-        self._remember(todo, found)
+        self._remember(todo, found, by_words=False)  # (long spans: their words seldom recur)
 
-    def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
+    def _remember(
+        self, spans: list[tuple[int, int]], found: list[np.ndarray], by_words: bool = True
+    ) -> None:
         """Memoize the intervals the compiled search found for these spans: `found` holds
-        each shard's, a row (start, end) per span."""
+        each shard's, a row (start, end) per span; `by_words`: by their words too."""
         if not found:  # (no shards)
             return
-        memo, by_words, q_bytes, ends = self.memo, self.by_words, self.q_bytes, self.ends
+        memo, q_bytes, ends = self.memo, self.q_bytes, self.ends
+        words = self.by_words if by_words else None
         widths = found[0][:, 1] - found[0][:, 0]  # (uint64: an interval's end is past its start)
         for f in found[1:]:
             widths = widths + (f[:, 1] - f[:, 0])
@@ -826,8 +829,8 @@ class Counts:
             rows = map(list, zip(*(map(tuple, f.tolist()) for f in found)))
         for (s, e), ivs, total in zip(spans, rows, widths.tolist()):
             hit = memo[(s, e)] = (total, ivs)
-            if e - s <= MEMO_WORDS:
-                by_words.setdefault(q_bytes[s * 4 : e * 4], hit)
+            if words is not None and e - s <= MEMO_WORDS:
+                words.setdefault(q_bytes[s * 4 : e * 4], hit)
             known = ends.get(s)
             if known is None:
                 ends[s] = [e]

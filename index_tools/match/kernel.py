@@ -552,21 +552,20 @@ def crowded_spans(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, lowest:
     places, and the span's interval in the shard's suffix array: lo, hi, both UNKNOWN where
     not searched), ascending. `share`: the starts' searches share what they found (the
     same answer; without, each searches all its own)."""
-    cap = 4 * (qn + 1) + few + 1
-    work = np.empty(3 * (qn + 1), dtype=np.uint64) if share else None
-    at = work.ctypes.data if work is not None else None
-    while True:
-        out = np.empty((5, cap), dtype=np.uint64)
-        count = c_uint64(0)
+    cap, work = 4 * (qn + 1) + few + 1, 3 * (qn + 1)
+    while True:  # (the five columns and the work in one array: one allocation, one address)
+        out = np.empty(5 * cap + work, dtype=np.uint64)
+        at, count = out.ctypes.data, c_uint64(0)
         rc = kernel.crowded_spans(shard.ref, q, qn, lowest, a, e0, t, least_end, few,
-                                  *(out[k].ctypes.data for k in range(5)), cap, at,
-                                  3 * (qn + 1), ctypes.byref(count))  # fmt: skip
+                                  *(at + 8 * k * cap for k in range(5)), cap,
+                                  at + 40 * cap if share else None, work,
+                                  ctypes.byref(count))  # fmt: skip
         if rc != RC_FULL:
             break
         cap *= 4  # (a periodic query: many starts with many ends)
     if rc:
         _raise(rc, "suffix array")
-    return out[:, : count.value].T
+    return out[: 5 * cap].reshape(5, cap)[:, : count.value].T
 
 
 def distinct(kernel: Kernel, docs: np.ndarray, ndocs: int, alive: np.ndarray | None,

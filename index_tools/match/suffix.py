@@ -809,17 +809,14 @@ class Counts:
         todo_shards = [i for i, miss in enumerate(missing) if len(miss)]
         cost = SEARCH_US * sum(len(missing[i]) for i in todo_shards)
         kernel.across(search, todo_shards, cost, sizes=[len(missing[i]) for i in todo_shards])
-        self._remember(todo, found, by_words=False)  # (long spans: their words seldom recur)
+        self._remember(todo, found)
 
-    def _remember(
-        self, spans: list[tuple[int, int]], found: list[np.ndarray], by_words: bool = True
-    ) -> None:
+    def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
         """Memoize the intervals the compiled search found for these spans: `found` holds
-        each shard's, a row (start, end) per span; `by_words`: by their words too."""
+        each shard's, a row (start, end) per span."""
         if not found:  # (no shards)
             return
-        memo, q_bytes, ends = self.memo, self.q_bytes, self.ends
-        words = self.by_words if by_words else None
+        memo, by_words, q_bytes, ends = self.memo, self.by_words, self.q_bytes, self.ends
         widths = found[0][:, 1] - found[0][:, 0]  # (uint64: an interval's end is past its start)
         for f in found[1:]:
             widths = widths + (f[:, 1] - f[:, 0])
@@ -829,8 +826,8 @@ class Counts:
             rows = map(list, zip(*(map(tuple, f.tolist()) for f in found)))
         for (s, e), ivs, total in zip(spans, rows, widths.tolist()):
             hit = memo[(s, e)] = (total, ivs)
-            if words is not None and e - s <= MEMO_WORDS:
-                words.setdefault(q_bytes[s * 4 : e * 4], hit)
+            if e - s <= MEMO_WORDS:
+                by_words.setdefault(q_bytes[s * 4 : e * 4], hit)
             known = ends.get(s)
             if known is None:
                 ends[s] = [e]

@@ -701,8 +701,8 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
 
 /* Appends (e, 1) for each place of x's interval of [start, x.e) that extends neither left
  * nor right and ends before y_e; then sorts what it appended and merges equal ends, and
- * gives each end e the interval of [start, e) (out_lo, out_hi: within x's, each within the
- * last). */
+ * gives each end e the interval of [start, e) (out_lo, out_hi: the block of x's places that
+ * reach e). */
 static int read_places(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
                        const rc_point *x, uint64_t y_e, uint64_t *out_e, uint64_t *out_m,
                        uint64_t *out_lo, uint64_t *out_hi, uint64_t cap, uint64_t *count)
@@ -781,12 +781,13 @@ static uint64_t split(uint64_t x, uint64_t y)
 
 /* The ends e in [first, qn] at which places of the query's words [start, e) extend neither
  * left nor right (maximal there), with how many do: out_e[k], out_m[k] ascending, *count
- * of them, and the interval of [start, e) in the suffix array: out_lo[k], out_hi[k]. These are the steps of f(e) = c(start, e) - c(start - 1, e), the places of
- * [start, e) that do not extend left, which can only drop as e grows (suffix.py's
- * _crowded_spans, for one shard): found by bisection, each point's intervals searched
- * within the last one's (the first within `known`'s, a point at or before `first`), and
- * read place by place once `few` places are left. The suffix array holds every place (the
- * exact view's, not a sampled one) and the query no separator. */
+ * of them, and the interval of [start, e) in the suffix array: out_lo[k], out_hi[k]. These
+ * are the steps of f(e) = c(start, e) - c(start - 1, e), the places of [start, e) that do
+ * not extend left, which can only drop as e grows (suffix.py's _crowded_spans, for one
+ * shard): found by bisection, each point's intervals searched within the last one's (the
+ * first within `known`'s, a point at or before `first`) or taken from `ivs`, and read place
+ * by place once `few` places are left. The suffix array holds every place (the exact
+ * view's, not a sampled one) and the query no separator. */
 static int maximal_ends(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t start,
                         const rc_point *known, uint64_t first, uint64_t few, rc_known *ivs,
                         uint64_t *out_e, uint64_t *out_m, uint64_t *out_lo, uint64_t *out_hi,

@@ -332,21 +332,28 @@ def test_the_largest_items_are_taken_first_and_answered_in_order(monkeypatch):
     """Items of unequal work (anchors in shards): with `sizes`, the threads take the largest
     first, each the next when done with one, and every answer comes in the items' order."""
     import threading
-    import time
 
     monkeypatch.setattr(kernel, "HELPERS", 1)
     taken: list[tuple[int, str]] = []
+    ended: list[int] = []
     lock = threading.Lock()
+    rest_done = threading.Event()
 
     def work(x: int) -> int:
         with lock:
             taken.append((x, threading.current_thread().name))
-        time.sleep(0.02 if x != 5 else 0.3)  # (the largest: the other thread takes the rest)
+        if x == 5:  # the largest: the other thread takes all the rest meanwhile
+            assert rest_done.wait(20)
+        else:
+            with lock:
+                ended.append(x)
+                if len(ended) == 5:
+                    rest_done.set()
         return -x
 
     sizes = [5, 90, 1, 40, 7, 300]
     assert kernel.across(work, range(6), sizes=sizes) == [0, -1, -2, -3, -4, -5]
-    order = [x for x, _ in taken]  # (one queue, in this order: the first two begun at once)
+    order = [x for x, _ in taken]  # one queue, largest first (the first two begun at once)
     assert set(order[:2]) == {5, 1} and order[2:] == [3, 4, 0, 2]
-    by = {x: name for x, name in taken}
-    assert {by[x] for x in (1, 3, 4, 0, 2)} == {by[1]} != {by[5]}  # the rest while 5 ran
+    by = dict(taken)
+    assert {by[x] for x in (1, 3, 4, 0, 2)} == {by[1]} != {by[5]}

@@ -297,8 +297,10 @@ def across(
     futures = [_helper_pool().submit(share) for _ in range(ways - 1)]
     try:
         share()
-    finally:  # every helper ended before this returns or raises: the caller may close the
-        wait(futures)  # maps they read once it does (a closed map under a call is a crash)
+    finally:  # every helper begun ended before this returns or raises: the caller may
+        # close the maps they read once it does (a closed map under a call is a crash); one
+        # not begun yet (its thread asleep, or busy elsewhere) has nothing left to take
+        wait([f for f in futures if not f.cancel()])
     if failed:
         raise min(failed, key=lambda f: f[0])[1]
     return out

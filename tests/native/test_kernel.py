@@ -354,3 +354,21 @@ def test_the_largest_items_are_taken_first_and_answered_in_order(monkeypatch):
     assert set(order[:2]) == {5, 1} and order[2:] == [3, 4, 0, 2]
     by = dict(taken)
     assert {by[x] for x in (1, 3, 4, 0, 2)} == {by[1]} != {by[5]}
+
+
+def test_a_helper_busy_elsewhere_is_not_waited_for(monkeypatch):
+    """A lookup whose helpers are all busy (another index's lookup) takes every item itself
+    and returns at once: a helper that never took an item is not waited for."""
+    import threading
+
+    monkeypatch.setattr(kernel, "HELPERS", 1)
+    pool = kernel._helper_pool()
+    release = threading.Event()
+    blockers = [pool.submit(release.wait, 20) for _ in range(pool._max_workers)]
+    try:
+        assert kernel.across(lambda x: -x, range(6)) == [0, -1, -2, -3, -4, -5]
+        assert not any(b.done() for b in blockers)  # (returned while they were still busy)
+    finally:
+        release.set()
+        for b in blockers:
+            b.result()

@@ -269,8 +269,8 @@ def across(
     work); `sizes`: each item's estimated work, the largest taken first (the last items
     taken, the smallest, even out the threads' ends). `cost_us`: the whole work's estimate,
     in this thread alone when under AT_ONCE_US. The results in the items' order; once
-    every thread has ended, the error of the first item that failed (no item is begun
-    after one failed)."""
+    every item begun has ended, the error of the first item that failed (the threads take
+    no more items once one has failed)."""
     items = list(items)
     ways = min(HELPERS + 1, len(items))
     if ways < 2 or (cost_us is not None and cost_us < AT_ONCE_US):

@@ -481,10 +481,9 @@ class Counts:
         self.popular = popular if self.weighted else None  # counts kept from lookup to lookup
         self.counted_ends: dict[int, list[int]] = {}  # start -> its counted ends, ascending
         # each shard's crowded spans as the compiled search found them, with their intervals
-        # there (`kernel.crowded_spans`' rows), for `fill_crowded`; read into
-        # `found_intervals` (`_key`s ascending, lo, hi) when it first runs
+        # there (`kernel.crowded_spans`' rows), for `fill_crowded`
         self.found_rows: list[np.ndarray] = []
-        self.found_intervals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._found_keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def known_documents(self, i: int, lo: int, hi: int) -> np.ndarray | None:
         """`documents` when read before (for an interval around this one), else None."""
@@ -750,14 +749,16 @@ class Counts:
         self._remember([(s, s + w) for s in todo], found)
 
     def _found_intervals(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """`found_rows` as each shard's searched spans' `_key`s (ascending) and intervals."""
-        if len(self.found_intervals) < len(self.found_rows):
-            for rows in self.found_rows[len(self.found_intervals) :]:
+        """`found_rows` as each shard's searched spans' `_key`s (ascending) and intervals,
+        read once (when a region's spans are first filled)."""
+        if self._found_keys is None:
+            self._found_keys = []
+            for rows in self.found_rows:
                 rows = rows[rows[:, 3] != np.uint64(kernel.UNKNOWN_INTERVAL)]
                 key = _key(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), self.n)
                 order = np.argsort(key, kind="stable")
-                self.found_intervals.append((key[order], rows[order, 3], rows[order, 4]))
-        return self.found_intervals
+                self._found_keys.append((key[order], rows[order, 3], rows[order, 4]))
+        return self._found_keys
 
     def fill_crowded(self, *starts: int) -> None:
         """The intervals of the crowded spans of these starts (all asked for when one's
@@ -792,7 +793,7 @@ class Counts:
         for i in range(len(self.shards)):
             ivs = np.empty((len(todo), 2), dtype=np.uint64)
             hit = np.zeros(len(todo), dtype=bool)
-            kept = known[i] if i < len(known) else None
+            kept = known[i] if known else None  # (none: the Python search found the spans)
             if kept is not None and len(kept[0]):
                 at = np.minimum(kept[0].searchsorted(key), len(kept[0]) - 1)
                 hit = kept[0][at] == key

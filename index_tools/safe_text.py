@@ -158,21 +158,26 @@ def _unsafe(ch: str) -> bool:
     return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Cn")
 
 
+def _replaced(text: str) -> str:
+    """Whitespace as a space, the unsafe characters as U+FFFD, the others as they are."""
+    out = []
+    for ch in text:
+        if ch.isspace():
+            out.append(" ")
+        elif _unsafe(ch):
+            out.append("\ufffd")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def printable(value: object, max_len: int = MAX_TEXT) -> str:
     """One line of printable text: control, format (bidi) and separator characters become
     U+FFFD, runs of whitespace one space, credentials in links inside it are removed, and it
     is cut at `max_len` characters."""
     text = "" if value is None else str(value)
-    if not (text.isprintable() and text.isascii()):
-        out = []
-        for ch in text:
-            if ch.isspace():
-                out.append(" ")
-            elif _unsafe(ch):
-                out.append("\ufffd")
-            else:
-                out.append(ch)
-        text = "".join(out)
+    if not text.isprintable():  # (printable text, of any script, has nothing to replace)
+        text = _replaced(text)
     text = redact_credentials(" ".join(text.split()))
     return text if len(text) <= max_len else text[: max_len - 1] + "\u2026"
 

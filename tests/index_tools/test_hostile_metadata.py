@@ -25,7 +25,7 @@ from index_tools.build.sources import (
     StdlibSource,
 )
 from index_tools.model import Document, Origin, clean_origin
-from index_tools.safe_text import clean_link
+from index_tools.safe_text import _replaced, clean_link
 
 CODE = "".join(
     f"    acc_{i} = merge_tables(rows[{i}], columns=[{i}, {i + 1}], strict={i % 2 == 0})\n"
@@ -125,6 +125,17 @@ def test_text_becomes_one_printable_line():
     text = printable(HOSTILE_REPO + HOSTILE_PATH)
     assert "\n" not in text and not unsafe_chars(text)
     assert "\x1b" not in text and "\u202e" not in text
+
+
+def test_printable_text_of_every_script_is_kept_as_it_is():
+    # (`printable` skips the replacing for text Python calls printable: nothing in it is
+    # whitespace but the space, nor unsafe)
+    kept = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isprintable())
+    assert _replaced(kept) == kept
+    assert printable("Quoted: a/b x.py L1\u2013L9 \u00b7 MIT \u00b7 \u4e2d\u6587") == (
+        "Quoted: a/b x.py L1\u2013L9 \u00b7 MIT \u00b7 \u4e2d\u6587"
+    )
+    assert printable("a\u00a0b\u2028c\u200ed\ue000") == "a b c\ufffdd\ue000"
 
 
 def test_text_loses_credentials_of_links_inside_it():

@@ -277,16 +277,22 @@ async def measure(
     }
 
 
-CHECKED = re.compile(r"checked (\S+): .* lookup ([\d.]+) ms")
+CHECKED = re.compile(
+    r"checked (\S+): .* queued ([\d.]+) ms, lookup ([\d.]+) ms(?:, published ([\d.]+) ms)?"
+)
 
 
-def server_lookups(log_path: Path) -> dict[str, float]:
-    """The lookup time the server itself logged for each document (DEBUG log)."""
-    out: dict[str, float] = {}
+def server_times(log_path: Path) -> dict[str, tuple[float, float | None]]:
+    """What the server itself logged for each document's check (DEBUG log): its lookup's
+    time, and its own work around it (the check queued, then the diagnostics made and
+    written; None from a server that does not say when they were written)."""
+    out: dict[str, tuple[float, float | None]] = {}
     for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
         m = CHECKED.search(line)
         if m:
-            out.setdefault(m.group(1), float(m.group(2)))
+            queued, lookup, published = m.group(2), m.group(3), m.group(4)
+            own = float(queued) + float(published) if published is not None else None
+            out.setdefault(m.group(1), (float(lookup), own))
     return out
 
 
@@ -478,20 +484,27 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
                 measure(indexes[ix], pairs, args.warmup, args.timeout, str(log), search=path,
                         repo=engines[engine], gap=args.gap / 1000)
             )  # fmt: skip
-            res["in_server"] = server_lookups(log)
+            res["in_server"] = server_times(log)
             runs[(engine, path, ix)].append(res)
             result = result or res
     for engine, path, ix in ways:
         way = f"{path} search" if len(engines) == 1 else f"{engine_name(engine)}, {path}"
         if len(indexes) > 1:
             way += f", index {ix}"
-        lat, lookups, overhead = [], [], []
+        lat, lookups, overhead, own, between = [], [], [], [], []
         for res in runs[(engine, path, ix)]:
             lat += res["latencies"]
             misses += res["misses"]
             inside = res["in_server"]
-            lookups += [inside[uri] for uri in res["by_uri"] if uri in inside]
-            overhead += [ms - inside[uri] for uri, ms in res["by_uri"].items() if uri in inside]
+            for uri, ms in res["by_uri"].items():
+                if uri not in inside:
+                    continue
+                lookup, work = inside[uri]
+                lookups.append(lookup)
+                overhead.append(ms - lookup)
+                if work is not None:
+                    own.append(work)
+                    between.append(ms - lookup - work)
         if args.read_through:  # (the same state of the page cache as the servers had)
             read_all_through(ix)
         alone = lookup_only(engines[engine], indexes[ix], pairs, args.warmup, path)
@@ -499,6 +512,10 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
             (f"didChange → publishDiagnostics ({way})", lat),
             ("· of which the engine lookup (timed in the server)", lookups),
             ("· the rest: transport, detection, mapping, publishing", overhead),
+            ("·· of which the server's own work: the check queued, the diagnostics made and "
+             "written (timed in the server)", own),
+            ("·· and the messages' way: written, woken, read (both processes), the client's "
+             "reading", between),
             ("engine lookup alone, same suggestions, asked as the server asks (no LSP, one "
              f"process, {way}), back to back", alone["back to back"]),
             (f"engine lookup alone, each after {PAUSE_MS:g} ms idle (as the server's come)",

@@ -135,6 +135,7 @@ class Bench:
         self.timeout = timeout
         self.client = LanguageClient("recitation-bench", "1")
         self.waiting: dict[str, asyncio.Future] = {}
+        self.body_read_at = 0.0  # when the body being handled came off the pipe
         self.ready = asyncio.get_running_loop().create_future()
         self.mapped_ahead = ""  # what the server said of mapping its index ahead
 
@@ -142,7 +143,7 @@ class Bench:
         def on_publish(params: types.PublishDiagnosticsParams):
             fut = self.waiting.get(params.uri)
             if fut is not None and params.diagnostics and not fut.done():
-                fut.set_result(time.perf_counter())
+                fut.set_result((self.body_read_at, time.perf_counter()))
 
         @self.client.feature("recitation/match")
         def on_match(params):
@@ -159,6 +160,16 @@ class Bench:
         await self.client.start_io(
             sys.executable, "-m", "server", *extra, env=env, cwd=str(self.repo)
         )
+        # each body's arrival noted, apart from the client's reading it (JSON, then types)
+        pipe = self.client._server.stdout
+        read_exactly = pipe.readexactly
+
+        async def noted(n: int) -> bytes:
+            body = await read_exactly(n)
+            self.body_read_at = time.perf_counter()
+            return body
+
+        pipe.readexactly = noted
         await self.client.initialize_async(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),
@@ -196,7 +207,9 @@ class Bench:
     def pid(self) -> int:
         return self.client._server.pid
 
-    async def insertion(self, i: int, before: str, suggestion: str) -> float | None:
+    async def insertion(self, i: int, before: str, suggestion: str) -> tuple[float, float] | None:
+        """ms from sending the didChange to the diagnostics' body read off the pipe, and to
+        the client's handler called with them; None when not flagged in time."""
         uri = f"file:///bench/doc{i}.py"
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -220,14 +233,16 @@ class Bench:
             )
         )
         try:
-            t1 = await asyncio.wait_for(fut, self.timeout)
+            arrived, t1 = await asyncio.wait_for(fut, self.timeout)
         except asyncio.TimeoutError:
-            t1 = None
+            arrived = t1 = None
         self.waiting.pop(uri, None)
         self.client.text_document_did_close(
             types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
-        return None if t1 is None else (t1 - t0) * 1000.0
+        if t1 is None:
+            return None
+        return (t1 - t0) * 1000.0, (arrived - t0) * 1000.0
 
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
@@ -251,7 +266,7 @@ async def measure(
     mapped_ahead = bench.mapped_ahead
     latencies: list[float] = []
     misses = 0
-    by_uri: dict[str, float] = {}
+    by_uri: dict[str, tuple[float, float]] = {}  # (handled, arrived) ms
     for i, (before, suggestion) in enumerate(pairs):
         if gap:  # (an editor's accepted suggestions come apart: the server idle between)
             await asyncio.sleep(gap)
@@ -263,7 +278,7 @@ async def measure(
         if ms is None:
             misses += 1
         else:
-            latencies.append(ms)
+            latencies.append(ms[0])
             by_uri[f"file:///bench/doc{i}.py"] = ms
     rss_end = rss_kib(bench.pid)
     await bench.stop()
@@ -491,12 +506,13 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
         way = f"{path} search" if len(engines) == 1 else f"{engine_name(engine)}, {path}"
         if len(indexes) > 1:
             way += f", index {ix}"
-        lat, lookups, overhead, own, between = [], [], [], [], []
+        lat, lookups, overhead, own, between, reading = [], [], [], [], [], []
         for res in runs[(engine, path, ix)]:
             lat += res["latencies"]
             misses += res["misses"]
             inside = res["in_server"]
-            for uri, ms in res["by_uri"].items():
+            for uri, (ms, arrived) in res["by_uri"].items():
+                reading.append(ms - arrived)
                 if uri not in inside:
                     continue
                 lookup, work = inside[uri]
@@ -504,7 +520,7 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
                 overhead.append(ms - lookup)
                 if work is not None:
                     own.append(work)
-                    between.append(ms - lookup - work)
+                    between.append(arrived - lookup - work)
         if args.read_through:  # (the same state of the page cache as the servers had)
             read_all_through(ix)
         alone = lookup_only(engines[engine], indexes[ix], pairs, args.warmup, path)
@@ -514,8 +530,9 @@ def run(args, paths: list[str], engines: dict[str, Path], tmp) -> int:
             ("· the rest: transport, detection, mapping, publishing", overhead),
             ("·· of which the server's own work: the check queued, the diagnostics made and "
              "written (timed in the server)", own),
-            ("·· and the messages' way: written, woken, read (both processes), the client's "
-             "reading", between),
+            ("·· the messages' way: written, woken, read (both processes; the server's "
+             "reading and detecting the edit)", between),
+            ("·· the client's reading of the diagnostics (JSON, then types: pygls)", reading),
             ("engine lookup alone, same suggestions, asked as the server asks (no LSP, one "
              f"process, {way}), back to back", alone["back to back"]),
             (f"engine lookup alone, each after {PAUSE_MS:g} ms idle (as the server's come)",

@@ -149,35 +149,56 @@ def is_license_text(words: list[str], text: str, license=is_license) -> bool:
     words, the code after a header many)."""
     if not license(words):
         return False
-    other = sum(n for n, legal in paragraphs(text) if not legal)
-    return other <= OTHER_SHARE * len(words)
+    # the largest paragraphs first: code after a header passes the share in a few of them,
+    # the others not read for legal text (the other text's words summed in any order)
+    sized = sorted(_paragraph_words(text), key=lambda p: -p[0])
+    most, other, unread = OTHER_SHARE * len(words), 0, sum(n for n, _ in sized)
+    for n, paragraph in sized:
+        if other + unread <= most:
+            return True  # (under the share even if every paragraph left is other text)
+        unread -= n
+        if not _is_legal(paragraph):
+            other += n
+            if other > most:
+                return False
+    return True
 
 
 def paragraphs(text: str) -> Iterator[tuple[int, bool]]:
     """(words, whether it is legal text) of each paragraph of `text` (legal: it holds a key
-    or a run of an SPDX license's text): lines between lines
-    without a letter or digit (blank lines, a lone `#` or `}`), a comment block apart from
-    the code around it. The words of the lines between are in no paragraph."""
-    lines: list[str] = []  # the paragraph's words, a line at a time
+    or a run of an SPDX license's text): lines between lines without a letter or digit
+    (blank lines, a lone `#` or `}`), a comment block apart from the code around it. The
+    words of the lines between are in no paragraph."""
+    for n, words in _paragraph_words(text):
+        yield n, _is_legal(words)
+
+
+def _paragraph_words(text: str) -> Iterator[tuple[int, list[str]]]:
+    """Each paragraph's number of words and its words (`paragraphs`)."""
+    lines: list[str] = []  # the paragraph's lines
     commented = None
     for line in text.splitlines():
         if not _LETTER_OR_DIGIT_RE.search(line):
             if lines:
-                yield _paragraph(lines)
+                yield _words(lines)
             lines, commented = [], None
             continue
         is_comment = bool(_COMMENTED_RE.match(line))
         if commented is not None and is_comment != commented:
-            yield _paragraph(lines)
+            yield _words(lines)
             lines = []
         commented = is_comment
         lines.append(line)
     if lines:
-        yield _paragraph(lines)
+        yield _words(lines)
 
 
-def _paragraph(lines: list[str]) -> tuple[int, bool]:
+def _words(lines: list[str]) -> tuple[int, list[str]]:
     words = WORD_RE.findall("\n".join(lines))
+    return len(words), words
+
+
+def _is_legal(words: list[str]) -> bool:
     plain = legal_words(words)
     joined = " ".join(plain)
-    return len(words), any(k in joined for k in LEGAL_KEYS) or license_runs(plain) > 0
+    return any(k in joined for k in LEGAL_KEYS) or license_runs(plain) > 0

@@ -15,6 +15,7 @@ from kinds_cases import MOST_USED_LICENSES, TABLE_SHAPES, generated_table, licen
 
 from index_tools.match import kernel
 from index_tools.text.kinds import classify
+from index_tools.text.legal import OTHER_SHARE, is_license, is_license_text, paragraphs
 from index_tools.text.words import tokenize
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -145,3 +146,21 @@ def test_a_license_header_and_a_function_after_it_are_code(checks):
     assert 250 < len(tokenize(function)) < 600
     assert checks(header) == "license"
     assert checks(header + "\n\n" + function) == "recitation"
+
+
+def test_license_text_is_decided_by_its_other_paragraphs_share_at_every_cut():
+    """`is_license_text` reads the largest paragraphs first and stops once the share is
+    decided: the same answer as summing every paragraph of other text, for a header with
+    more and more code after it (across the share's bound)."""
+    header = as_header(license_text("MIT"), "#")
+    source = (STDLIB / "json" / "decoder.py").read_text(encoding="utf-8")
+    code = source[source.index("def py_scanstring") :].splitlines(keepends=True)
+    answers = set()
+    for lines in range(0, 120, 3):
+        text = header + "\n" + "".join(code[:lines])
+        words = [w.text for w in tokenize(text)]
+        other = sum(n for n, legal in paragraphs(text) if not legal)
+        summed = is_license(words) and other <= OTHER_SHARE * len(words)
+        assert is_license_text(words, text) == summed, lines
+        answers.add(summed)
+    assert answers == {True, False}

@@ -292,8 +292,8 @@ async def measure(
     }
 
 
-CHECKED = re.compile(
-    r"checked (\S+): .* queued ([\d.]+) ms, lookup ([\d.]+) ms(?:, published ([\d.]+) ms)?"
+CHECKED = re.compile(  # (a server of an older commit says less: what it says is read)
+    r"checked (\S+): .*?(?:queued ([\d.]+) ms, )?lookup ([\d.]+) ms(?:, published ([\d.]+) ms)?"
 )
 
 
@@ -306,7 +306,8 @@ def server_times(log_path: Path) -> dict[str, tuple[float, float | None]]:
         m = CHECKED.search(line)
         if m:
             queued, lookup, published = m.group(2), m.group(3), m.group(4)
-            own = float(queued) + float(published) if published is not None else None
+            known = queued is not None and published is not None
+            own = float(queued) + float(published) if known else None
             out.setdefault(m.group(1), (float(lookup), own))
     return out
 

@@ -1089,8 +1089,12 @@ def main(argv: list[str] | None = None) -> int:
         with signals:
             try:
                 return _too_long_is_usage(args.func, args)
-            except (UsageError, BuildError, IndexOpenError, WorkerDied, OSError):
-                if signals.received:  # a failure caused by the signal (a killed git...)
+            except Exception:
+                # a failure once a signal came is the signal's: a killed git, or the
+                # interruption itself wrapped in another error where Python raises it
+                # (a class being made as the module that defines it is imported:
+                # "Error calling __set_name__")
+                if signals.received:
                     raise KeyboardInterrupt() from None
                 raise
     except (UsageError, BuildError, IndexOpenError, WorkerDied) as e:

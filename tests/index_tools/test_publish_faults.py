@@ -858,6 +858,28 @@ def test_sigterm_ends_reading_commands_with_one_line(tmp_path, command):
     assert err.decode().splitlines() == ["recitation-index: terminated"]
 
 
+def test_sigterm_while_a_class_is_made_ends_with_one_line(monkeypatch, capsys):
+    """A signal that comes while Python makes a class (a module imported as a command
+    starts: `__set_name__` of a dataclass field) is raised wrapped in a RuntimeError on
+    Python 3.11: still the signal, one line and 143, not an unexpected error."""
+    from index_tools.cli import commands
+
+    def command(args) -> int:
+        class Named:
+            def __set_name__(self, owner, name):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)  # (the handler raises in here)
+
+        class Owner:
+            files = Named()
+
+        return 0
+
+    monkeypatch.setattr(commands, "cmd_stats", command)
+    assert cli_main(["stats", "unused"]) == 143
+    assert capsys.readouterr().err.splitlines() == ["recitation-index: terminated"]
+
+
 @pytest.mark.parametrize("error", ["lmdb-eio", "enospc"])
 def test_a_full_disk_says_disk_full(tmp_path, monkeypatch, capsys, error):
     """LMDB reports a short write on a full disk as `mdb_txn_commit: Input/output error`."""

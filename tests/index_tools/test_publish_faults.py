@@ -844,9 +844,17 @@ def test_sigterm_ends_reading_commands_with_one_line(tmp_path, command):
         "query": ["query", str(idx)],  # waits on its stdin, left open
         "check": ["check", str(big), "--index", str(idx)],  # seconds of matching
     }[command]
-    p = subprocess.Popen(
-        [*CLI, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    # (a shell may start the tests with SIGTERM ignored, which a child would inherit)
+    ignored = signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        p = subprocess.Popen(
+            [*CLI, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    finally:
+        if ignored:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
     deadline = time.monotonic() + 60
     while not handler_installed(p.pid, signal.SIGTERM):
         assert p.poll() is None, "ended without ever handling SIGTERM"
@@ -876,6 +884,8 @@ def test_sigterm_while_a_class_is_made_ends_with_one_line(monkeypatch, capsys):
         return 0
 
     monkeypatch.setattr(commands, "cmd_stats", command)
+    # (a shell may start the tests with SIGTERM ignored, which the command then keeps)
+    monkeypatch.setattr(signal, "getsignal", lambda signum: signal.SIG_DFL)
     assert cli_main(["stats", "unused"]) == 143
     assert capsys.readouterr().err.splitlines() == ["recitation-index: terminated"]
 

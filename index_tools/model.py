@@ -10,11 +10,14 @@ import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Generic, TypeVar
 
 from .safe_text import clean_link, printable, redact_credentials, with_fragment
 from .text.kinds import KINDS as KINDS
 from .text.kinds import Kind as Kind
 from .text.words import count_words
+
+T = TypeVar("T")
 
 # What each kind is, as a sentence can say it ("...: a license text").
 KIND_LABELS: dict[str, str] = {
@@ -151,18 +154,20 @@ class Source:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
-class Later:
-    """What a part's kind and sources are made by when first read (`Part.later`), once: a
-    lookup that leaves them for after its diagnostic (`find_matches(defer_parts=True)`).
-    Thread-safe: a hover reading them while the lookup's thread settles them waits for
-    it. A making that fails raises again when read again (never an empty list)."""
+class Later(Generic[T]):
+    """What a value is made by when first read, once: a part's kind and sources
+    (`Part.later`), a match's parts (`Match.parts_later`), for a lookup that leaves them
+    for after its diagnostic (`find_matches(defer_parts=True)`). Thread-safe: a hover
+    reading them while the lookup's thread settles them waits for it. A making that fails
+    raises again when read again (never an empty list)."""
 
-    def __init__(self, make: Callable[[], tuple[Kind, list[Source]]]):
-        self._make: Callable[[], tuple[Kind, list[Source]]] | None = make
-        self._made: tuple[Kind, list[Source]] | None = None
-        self._lock = threading.Lock()
+    def __init__(self, make: Callable[[], T], lock: threading.RLock | None = None):
+        self._make: Callable[[], T] | None = make
+        self._made: T | None = None
+        # (one lookup's values share its lock: they read the lookup's spans, one at a time)
+        self._lock = lock if lock is not None else threading.RLock()
 
-    def get(self) -> tuple[Kind, list[Source]]:
+    def get(self) -> T:
         with self._lock:
             if self._made is None:
                 self._made = self._make()
@@ -170,7 +175,7 @@ class Later:
             return self._made
 
 
-_LATER = object()  # (a part's kind or sources still to be made by its `later`)
+_LATER = object()  # (a value still to be made by its `Later`: a part's kind, a match's parts)
 
 
 @dataclass
@@ -194,7 +199,7 @@ class Part:
     suggestion_words: int = 0
     exact: bool = True
     renamed: list[tuple[str, str]] = field(default_factory=list)
-    later: Later | None = field(default=None, repr=False, compare=False)
+    later: Later[tuple[Kind, list[Source]]] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self, listed: bool = True) -> dict:
         """Its JSON; not `listed`: without its kind and sources (a diagnostic's data: what a
@@ -257,25 +262,28 @@ class Part:
         return dict(self.__dict__)
 
 
-def _made_later(name: str) -> property:
-    """A field of `Part` whose value may be left to its `later` (see `Part.LATER`)."""
+def _made_later(name: str, settle: str, doc: str) -> property:
+    """A dataclass field whose value may be left for later (given as `LATER`): made by the
+    method `settle` when first read."""
     slot = "_" + name
 
-    def get(self: Part):
+    def get(self):
         value = self.__dict__[slot]
         if value is _LATER:
-            self.settle()
+            getattr(self, settle)()
             value = self.__dict__[slot]
         return value
 
-    def put(self: Part, value) -> None:
+    def put(self, value) -> None:
         self.__dict__[slot] = value
 
-    return property(get, put, doc=f"The part's {name} (made when first read: `later`).")
+    return property(get, put, doc=doc)
 
 
-Part.kind = _made_later("kind")  # type: ignore[method-assign,assignment]
-Part.sources = _made_later("sources")  # type: ignore[method-assign,assignment]
+Part.kind = _made_later("kind", "settle", "The part's kind (made when first read: `later`).")  # type: ignore[method-assign,assignment]
+Part.sources = _made_later(
+    "sources", "settle", "The part's sources (made when first read: `later`)."
+)  # type: ignore[method-assign,assignment]
 
 
 def _range_from_dict(r: dict | None) -> Range | None:
@@ -298,7 +306,14 @@ class Match:
     `file_count`, `file_count_exact` and `sources` are that span's (`primary_start`,
     `primary_end`). Other spans of the region that are held by more files (or reach past the
     primary one) are its `parts`, each with its own count and sources.
+
+    A region that is its primary span can have its `parts` made when first read
+    (`parts_later`, with `parts` given as `Match.LATER`): none of them reaches past the
+    primary span, so they change neither its range nor which sources an attribution must
+    name (`outer_parts`); every reader sees the parts the lookup would have made at once.
     """
+
+    LATER = _LATER
 
     kind: Kind
     length: int  # words in the span, counting the part that reaches into the context
@@ -320,10 +335,52 @@ class Match:
     primary_start: int = -1  # word span of the primary span in the query (-1: the region)
     primary_end: int = -1
     parts: list[Part] = field(default_factory=list)  # in query order
+    parts_later: Later[list[Part]] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.primary_start < 0:
             self.primary_start, self.primary_end = self.query_start, self.query_end
+        if self.parts_later is not None and (
+            (self.primary_start, self.primary_end) != (self.query_start, self.query_end)
+        ):
+            raise ValueError("only a region that is its primary span leaves its parts for later")
+
+    @property
+    def parts_made(self) -> bool:
+        """Whether its parts are made (always, but for a lookup that left them for later)."""
+        return self.__dict__["_parts"] is not _LATER
+
+    @property
+    def settled(self) -> bool:
+        """Whether its parts and their kinds and sources are all made."""
+        return self.parts_made and all(p.settled for p in self.parts)
+
+    def settle_parts(self) -> None:
+        """Make its parts now, if they were left for later (their kinds and sources may
+        still be: `Part.settle`)."""
+        later = self.parts_later
+        if later is not None:
+            parts = later.get()
+            if self.__dict__["_parts"] is _LATER:
+                self.__dict__["_parts"] = parts
+            self.parts_later = None
+        elif not self.parts_made:
+            raise ValueError("a match's parts were left for later with nothing to make them")
+
+    def outer_parts(self) -> list[Part]:
+        """Its parts reaching past the primary span (quotes of their own, whose sources an
+        attribution names too); none while its parts are left for later."""
+        if not self.parts_made:
+            return []
+        return [
+            p
+            for p in self.parts
+            if p.query_start < self.primary_start or p.query_end > self.primary_end
+        ]
+
+    def __getstate__(self) -> dict:
+        self.settle_parts()  # (a pickled match carries its parts, not how to make them)
+        return dict(self.__dict__)
 
     @property
     def primary_length(self) -> int:
@@ -335,7 +392,14 @@ class Match:
 
     def to_dict(self, parts_listed: bool = True) -> dict:
         """Its JSON; not `parts_listed`: its parts without their kinds and sources (a
-        diagnostic's data: the hover and the match notification list them)."""
+        diagnostic's data: the hover and the match notification list them), `null` while
+        they are left for later (the diagnostic published again says them)."""
+        if parts_listed:
+            parts: list[dict] | None = [p.to_dict() for p in self.parts]
+        elif self.parts_made:
+            parts = [p.to_dict(False) for p in self.parts]
+        else:
+            parts = None
         return {
             "kind": self.kind,
             "length": self.length,
@@ -352,7 +416,7 @@ class Match:
             "primary_length": self.primary_length,
             "primary_start": self.primary_start,
             "primary_end": self.primary_end,
-            "parts": [p.to_dict(parts_listed) for p in self.parts],
+            "parts": parts,
         }
 
     @classmethod
@@ -375,8 +439,13 @@ class Match:
             renamed=[(r["from"], r["to"]) for r in d.get("renamed", [])],
             primary_start=d.get("primary_start", -1),
             primary_end=d.get("primary_end", -1),
-            parts=[Part.from_dict(p) for p in d.get("parts", [])],
+            parts=[Part.from_dict(p) for p in d.get("parts") or []],
         )
+
+
+Match.parts = _made_later(
+    "parts", "settle_parts", "The match's parts (made when first read: `parts_later`)."
+)  # type: ignore[method-assign,assignment]
 
 
 HEADLINES = {
@@ -393,9 +462,10 @@ def count_phrase(n: int, exact: bool) -> str:
     return f"{'' if exact else 'at least '}{n:,} {'file' if n == 1 else 'files'}"
 
 
-def describe_match(m: Match) -> str:
+def describe_match(m: Match, parts: bool = True) -> str:
     """One line, what matters first, as the CLI, the diagnostics and the references log
-    say it: `Quoted: python/cpython Lib/shutil.py L224–L288 · PSF-2.0 · 408 words · 1 file`."""
+    say it: `Quoted: python/cpython Lib/shutil.py L224–L288 · PSF-2.0 · 408 words · 1 file`;
+    its parts said at the end (not with `parts` false, nor while they are left for later)."""
     head = HEADLINES.get(m.kind, "Quoted") if m.exact else "Renamed copy"
     fields = []
     src = m.best_source
@@ -419,7 +489,7 @@ def describe_match(m: Match) -> str:
         shown = ", ".join(f"{printable(a)} \u2192 {printable(b)}" for a, b in m.renamed[:4])
         more = f", +{len(m.renamed) - 4} more" if len(m.renamed) > 4 else ""
         fields.append(f"renamed {shown}{more}")
-    if m.parts:
+    if parts and m.parts_made and m.parts:
         most = max(m.parts, key=lambda p: p.file_count)
         n = len(m.parts)
         fields.append(

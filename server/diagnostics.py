@@ -105,10 +105,11 @@ def line_span(source: Source) -> str:
     return f"L{a}" if not b or b == a else f"L{a}\u2013L{b}"
 
 
-def message_for(match: Match, verdict: Verdict | None = None) -> str:
+def message_for(match: Match, verdict: Verdict | None = None, parts: bool = True) -> str:
     """One line, what matters first (the engine's wording, shared with the CLI and the
-    references log); an attributed quote says so first."""
-    text = describe_match(match)
+    references log); an attributed quote says so first. Its parts are said once made (a
+    lookup can leave them for after the diagnostic), not with `parts` false."""
+    text = describe_match(match, parts)
     if verdict is not None and verdict.state == "attributed":
         text = "Attributed: " + text.split(": ", 1)[-1]
     return printable(text, 4000)  # corpus metadata never breaks or reorders the line
@@ -136,6 +137,13 @@ def to_diagnostic(
         data=stored.data(verdict),
         tags=None,
     )
+
+
+def _same_quote(before: Match, found: Match) -> bool:
+    """Whether a quote found again is the one stored, said the same way (its parts too,
+    when both are made: a lookup can leave them for later)."""
+    parts = before.parts_made and found.parts_made
+    return message_for(before, parts=parts) == message_for(found, parts=parts)
 
 
 class MatchStore:
@@ -172,7 +180,7 @@ class MatchStore:
         placed, new = [], []
         for m in items:
             before = old.get((m.start, m.end))
-            if before is not None and message_for(before.match) == message_for(m.match):
+            if before is not None and _same_quote(before.match, m.match):
                 placed.append(before)  # the same quote, said the same way: its id stays
             else:
                 placed.append(m)

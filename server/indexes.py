@@ -58,7 +58,8 @@ class LookupFailed(Exception):
 
 
 class Found(list):
-    """A lookup's matches whose parts inside primary spans are made after its diagnostic
+    """A lookup's matches whose parts inside primary spans (and the parts themselves of a
+    region that is its primary span) are made after its diagnostic
     (`find_matches(defer_parts=True)`), and the lease of the generation they are read
     from, held until `IndexHandle.settle` has made them: no generation switch closes it
     under them."""
@@ -74,6 +75,11 @@ class Found(list):
         try:
             made = 0
             for m in self:
+                if not m.parts_made:  # (a region's parts: searched and counted, one step)
+                    if made and enough():
+                        return False
+                    m.settle_parts()
+                    made += 1
                 for p in m.parts:
                     if not p.settled:
                         if made and enough():
@@ -298,8 +304,8 @@ class IndexHandle(WorkerHandle):
     ) -> list[Match]:
         """The engine's matches, computed on the index's worker thread. With the
         document's language id, copies with renamed identifiers are found too. With
-        `defer_parts`, the kinds and sources of the parts inside primary spans are made
-        when first read, the answer (a `Found`) holding its generation until `settle`."""
+        `defer_parts`, the kinds and sources of the parts inside primary spans (and the
+        parts of a region that is its primary span) are made when first read, the answer (a `Found`) holding its generation until `settle`."""
         await self.wait()
         if not self.ready:
             return []
@@ -330,7 +336,7 @@ class IndexHandle(WorkerHandle):
                 suggestion, context=context, min_tokens=min_tokens, language=language or None,
                 defer_parts=defer_parts,
             )  # fmt: skip
-            if any(not p.settled for m in found for p in m.parts):
+            if any(not m.settled for m in found):
                 return Found(found, lease.keep())  # (the generation held until settled)
             return list(found)
 

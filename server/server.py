@@ -98,7 +98,7 @@ class RecitationServer(LanguageServer):
         self.not_checked: dict[str, tuple[str, bool]] = {}
         self.read_as: dict[str, str] = {}  # uri -> the language its text was read as
         # lookups whose parts are to be made, then their quotes announced (`announce`)
-        self._to_settle: deque[tuple[Any, Found, list[Announcement]]] = deque()
+        self._to_settle: deque[tuple[Any, str, Found, list[Announcement]]] = deque()
         self._settler: asyncio.Task | None = None
 
     # -- transport -----------------------------------------------------------------------
@@ -621,7 +621,7 @@ class RecitationServer(LanguageServer):
             )
             t2 = time.perf_counter()  # (the diagnostics written)
         finally:
-            self.announce(handle, found, new)
+            self.announce(handle, uri, found, new)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "checked %s: %d words, %d matches; queued %.2f ms, lookup %.2f ms, "
@@ -715,14 +715,15 @@ class RecitationServer(LanguageServer):
                 announce.append(Announcement(doc.uri, rng, m, doc.text[m.start : m.end]))
         return len(fresh), announce
 
-    def announce(self, handle, found: list[Match], new: list[Announcement]) -> None:
-        """After a lookup's diagnostics, its new quotes sent to the references log
-        (`recitation/match`): at once, or, when the lookup left parts for later, once they
-        are made (`_settle_queued`). Closing the document meanwhile loses neither."""
+    def announce(self, handle, uri: str, found: list[Match], new: list[Announcement]) -> None:
+        """After a lookup's diagnostics (on document `uri`), its new quotes sent to the
+        references log (`recitation/match`): at once, or, when the lookup left parts for
+        later, once they are made (`_settle_queued`). Closing the document meanwhile loses
+        neither."""
         if not isinstance(found, Found):
             self._send_matches(new)
             return
-        self._to_settle.append((handle, found, new))
+        self._to_settle.append((handle, uri, found, new))
         if self._settler is None or self._settler.done():
             self._settler = asyncio.ensure_future(self._settle_queued())
 
@@ -730,21 +731,27 @@ class RecitationServer(LanguageServer):
         """The parts lookups left for later made in turn, each lookup's once the editor's
         checks have been quiet for QUIET_SECONDS (suggestions accepted one after another
         are looked up first; at most QUIET_AT_MOST later), on its index's worker (a lookup
-        asked meanwhile first), then its quotes announced. At the session's end, what is
-        still queued lets its generation go (the one being made: `IndexHandle.settle`)."""
+        asked meanwhile first); then the diagnostics published again where a quote's parts
+        were found only now (its message says them), and its quotes announced. At the
+        session's end, what is still queued lets its generation go (the one being made:
+        `IndexHandle.settle`)."""
         try:
             while self._to_settle:
                 await self.checker.quiet(QUIET_SECONDS, QUIET_AT_MOST)
-                handle, found, new = self._to_settle.popleft()
+                handle, uri, found, new = self._to_settle.popleft()
+                unmade = [m for m in found if not m.parts_made]
                 try:
                     await handle.settle(found)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     log.exception("making a lookup's parts")
+                said = {id(m) for m in unmade if m.parts_made and m.parts}
+                if said and any(id(s.match) in said for s in self.matches.get(uri)):
+                    self.publish(uri)
                 self._send_matches(new)
         except asyncio.CancelledError:
-            for _, found, _ in self._to_settle:
+            for _, _, found, _ in self._to_settle:
                 found.lease.release()
             self._to_settle.clear()
             raise

@@ -50,10 +50,7 @@ def source_groups(match: Match) -> list[list[Source]]:
     """The sources each quote of a region needs named (or allowed): its primary span's, and
     those of each part reaching past it (a region can join quotes of different files). A
     part inside the primary span is also in the primary's files."""
-    groups = [list(match.sources)]
-    for p in match.parts:
-        if p.query_start < match.primary_start or p.query_end > match.primary_end:
-            groups.append(list(p.sources))
+    groups = [list(match.sources)] + [list(p.sources) for p in match.outer_parts()]
     return [g for g in groups if g]
 
 

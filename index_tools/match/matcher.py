@@ -25,6 +25,7 @@ or that opens the user's next definition: `_EdgeLines`), and reported with `exac
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -495,18 +496,12 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
         return classify(span_words, text, table=kernel.text_is_table, template=template,
                         license=license, repetitive=repetitive)  # fmt: skip
 
-    out = []
-    for region in _regions(spans):
-        opts.check()
-        top = _primary(spans, region)
+    lock = threading.RLock()  # (what is made later reads the spans: one at a time)
+
+    def parts_of(region: np.ndarray, top: int) -> list[Part]:
         primary = spans[top]
-        start = int(spans.starts[region].min())
-        end = int(spans.ends[region].max())
-        rng, sug_words = place.suggestion_range(start, end)
-        cs, ce, text = place.chars(start, end)
-        count = _count(index, primary)
-        parts = []
         known = _Known(primary)
+        parts = []
         for s in _parts(spans, region, top, query.ids, opts.check):
             opts.check()
             prange, pwords = place.suggestion_range(s.start, s.end)
@@ -515,10 +510,10 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
             inside = primary.start <= s.start and s.end <= primary.end
             listed = min(PART_SOURCES, opts.max_sources) if inside else opts.max_sources
 
-            def made(s: Span = s, listed: int = listed, known: _Known = known):
+            def made(s: Span = s, listed: int = listed):
                 return kind(s), _sources(index, s, listed, known.ids())
 
-            later = Later(made) if opts.defer_parts and inside else None
+            later = Later(made, lock) if opts.defer_parts and inside else None
             kind_, sources = (Part.LATER, Part.LATER) if later else made()
             parts.append(
                 Part(
@@ -536,6 +531,22 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
                     later=later,
                 )
             )
+        return parts
+
+    out = []
+    for region in _regions(spans):
+        opts.check()
+        top = _primary(spans, region)
+        primary = spans[top]
+        start = int(spans.starts[region].min())
+        end = int(spans.ends[region].max())
+        rng, sug_words = place.suggestion_range(start, end)
+        cs, ce, text = place.chars(start, end)
+        # a region that is its primary span: no part reaches past it, all are made later
+        # (a region of one span has none)
+        later = None
+        if opts.defer_parts and len(region) > 1 and (start, end) == (primary.start, primary.end):
+            later = Later(lambda region=region, top=top: parts_of(region, top), lock)
         out.append(
             Match(
                 kind=kind(primary),
@@ -545,7 +556,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
                 char_start=cs,
                 char_end=ce,
                 text=text,
-                file_count=count,
+                file_count=_count(index, primary),
                 file_count_exact=True,
                 sources=_sources(index, primary, opts.max_sources),
                 range=rng,
@@ -554,7 +565,8 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
                 renamed=_renamed_pairs(primary),
                 primary_start=primary.start,
                 primary_end=primary.end,
-                parts=parts,
+                parts=Match.LATER if later else parts_of(region, top),
+                parts_later=later,
             )
         )
     return out
@@ -588,8 +600,10 @@ def find_matches(
 
     `defer_parts`: the kind and sources of each part inside its primary span (what a
     diagnostic does not show: the hover lists them) are made when first read
-    (`Part.later`), from `index`, which must stay open until they are (`Part.settle`);
-    the regions, counts, primary spans and parts reaching past them are made at once.
+    (`Part.later`), and so are the parts themselves of a region that is its primary span
+    (`Match.parts_later`: none reaches past it), from `index`, which must stay open until
+    they are (`Match.settle_parts`, `Part.settle`); the regions, counts, primary spans and
+    parts reaching past them are made at once.
     """
     opts = Options(max(int(min_tokens), 1), max_sources, defer_parts=defer_parts)
     if deadline is not None:

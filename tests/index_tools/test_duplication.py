@@ -286,11 +286,16 @@ def agrees_with_reference(idx, rng, files: list[list[str]], texts: list[str], mi
 
 
 def answers_alike_deferred(idx, matches, suggestion, context, min_tokens, **options) -> None:
-    """The lookup with its parts' kinds and sources left for later (as the language server
-    asks) answers as the one that made them at once, once read: every field; the parts
-    inside a primary span are the ones left, the others made at once."""
+    """The lookup with its parts left for later (as the language server asks) answers as
+    the one that made them at once, once read: every field; the parts of a region that is
+    its primary span are left, and the kinds and sources of parts inside a primary span,
+    the others made at once."""
     deferred = idx.match(suggestion, context, min_tokens, defer_parts=True, **options)
     for m in deferred:
+        if not m.parts_made:  # (a region that is its primary span: none reaches past it)
+            assert (m.query_start, m.query_end) == (m.primary_start, m.primary_end)
+            assert m.outer_parts() == [] and m.to_dict(parts_listed=False)["parts"] is None
+            m.settle_parts()
         for p in m.parts:
             inside = m.primary_start <= p.query_start and p.query_end <= m.primary_end
             assert p.settled is not inside

@@ -204,16 +204,25 @@ def test_a_part_left_for_later_is_made_as_the_lookup_would_have_made_it(corpus):
     idx = corpus["index"]
     (whole,) = idx.match(GEO)
     (m,) = idx.match(GEO, defer_parts=True)
+    # the region is its primary span: its parts are searched when first read
+    assert not m.parts_made and m.parts_later is not None and m.outer_parts() == []
+    assert m.to_dict(parts_listed=False)["parts"] is None
+    assert describe_match(m) == describe_match(whole, parts=False)
     (part,) = m.parts
+    assert m.parts_made and m.parts_later is None
     assert not part.settled and part.later is not None
     assert (m.kind, m.file_count, m.sources) == (whole.kind, whole.file_count, whole.sources)
     assert (part.file_count, part.range) == (3, whole.parts[0].range)  # (counted at once)
     assert part.sources == whole.parts[0].sources  # (made here, the kind with them)
     assert part.settled and part.kind == whole.parts[0].kind
     assert m.to_dict() == whole.to_dict()
+    assert describe_match(m) == describe_match(whole)
     (again,) = idx.match(GEO, defer_parts=True)
     assert pickle.loads(pickle.dumps(again.parts[0])) == whole.parts[0]
     assert again.parts[0].settled and again.parts[0].later is None
+    (unread,) = idx.match(GEO, defer_parts=True)
+    assert pickle.loads(pickle.dumps(unread)).to_dict() == whole.to_dict()
+    assert unread.parts_made and unread.parts_later is None
 
 
 def test_a_part_whose_making_fails_says_so_each_time_it_is_read():
@@ -340,3 +349,53 @@ def test_a_shifted_separator_line_is_one_text(tmp_path):
         h = words(HAVERSINE)
         got = [(p.query_start, p.query_end, p.file_count, p.file_count_exact) for p in m.parts]
         assert got == [(h, h + 70, 3, True), (h, h + 67, 11, True)]
+
+
+def _statements(first: int, last: int) -> str:
+    return "".join(f"v{3 * i} = v{3 * i + 1} + v{3 * i + 2}\n" for i in range(first, last))
+
+
+def test_a_region_with_a_part_reaching_past_its_primary_span_has_its_parts_at_once(tmp_path):
+    """`defer_parts` leaves a region's parts for later only where the region is its
+    primary span: a part reaching past it is a quote of its own (an attribution names its
+    sources too), made at once, listed in full."""
+    src = tmp_path / "corpus"
+    src.mkdir()
+    (src / "long.py").write_text(_statements(0, 20), encoding="utf-8")
+    (src / "other.py").write_text("x = 1\n" + _statements(15, 30), encoding="utf-8")
+    build_index([str(src)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    with open_index(tmp_path / "idx") as idx:
+        (whole,) = idx.match(_statements(0, 30), "", 20)
+        (m,) = idx.match(_statements(0, 30), "", 20, defer_parts=True)
+        assert m.parts_made and m.parts_later is None
+        assert (m.query_start, m.query_end, m.primary_start, m.primary_end) == (0, 150, 0, 100)
+        (outer,) = m.outer_parts()
+        assert outer.settled and (outer.query_start, outer.query_end) == (75, 150)
+        assert {s.path for s in outer.sources} == {"other.py"}
+        assert describe_match(m).endswith("1 nested part (up to 1 file)")
+        assert m.to_dict() == whole.to_dict()
+
+
+def test_parts_whose_making_fails_say_so_each_time_they_are_read():
+    """A region's parts left for later whose making fails (its index damaged or closed)
+    raise when read, again when read again: never an empty list; the diagnostic's data
+    says they are not known (`null`), its message says nothing of them."""
+    from index_tools.model import Later, Match
+
+    calls = []
+
+    def make():
+        calls.append(1)
+        raise OSError("index closed")
+
+    m = Match("recitation", 60, 0, 60, 0, 100, "x", 3, True, parts=Match.LATER,
+              parts_later=Later(make))  # fmt: skip
+    for _ in range(2):
+        with pytest.raises(OSError, match="index closed"):
+            _ = m.parts
+    assert len(calls) == 2 and not m.parts_made and not m.settled
+    assert m.to_dict(parts_listed=False)["parts"] is None and m.outer_parts() == []
+    assert describe_match(m).endswith("\u00b7 60 words \u00b7 3 files")
+    with pytest.raises(ValueError, match="primary span"):
+        Match("recitation", 60, 0, 60, 0, 100, "x", 3, True, primary_start=10,
+              primary_end=60, parts=Match.LATER, parts_later=Later(make))  # fmt: skip

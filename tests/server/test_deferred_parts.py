@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import types
 from pathlib import Path
 
 from index_tools import BuildOptions, add_to_index, build_index
@@ -119,6 +118,22 @@ class SlowPart:
         self.settled = True
 
 
+class SlowMatch:
+    """A match whose parts are made (as `parts`), or left for later: made by `later`'s
+    settling (recorded as its name)."""
+
+    def __init__(self, parts: list[SlowPart], later: SlowPart | None = None):
+        self.parts, self.later = parts, later
+
+    @property
+    def parts_made(self) -> bool:
+        return self.later is None or self.later.settled
+
+    def settle_parts(self) -> None:
+        assert self.later is not None
+        self.later.settle()
+
+
 class Held:
     """A lease that counts its releases."""
 
@@ -139,9 +154,9 @@ async def test_a_lookup_asked_while_parts_are_made_runs_before_the_rest_of_them(
         order: list[str] = []
         gate = threading.Event()
         first = SlowPart("part 1", order, gate)
-        match = types.SimpleNamespace(parts=[first, SlowPart("part 2", order)])
+        match = SlowMatch([first, SlowPart("part 2", order)])
         lease = Held()
-        found = Found([match, types.SimpleNamespace(parts=[SlowPart("part 3", order)])], lease)
+        found = Found([match, SlowMatch([SlowPart("part 3", order)])], lease)
         settling = asyncio.ensure_future(handle.settle(found))
         while not first.started.is_set():  # (part 1 under way on the worker)
             await asyncio.sleep(0.01)
@@ -159,12 +174,14 @@ async def test_a_lookup_asked_while_parts_are_made_runs_before_the_rest_of_them(
         await settling
         assert order == ["part 1", "lookup", "part 2", "part 3"]
         assert lease.released == 1
-        # with nobody waiting, all in one go
+        # with nobody waiting, all in one go: a match's parts left for later (searched
+        # and counted, one step), then their kinds and sources
         order.clear()
         parts = [SlowPart(f"p{i}", order) for i in range(3)]
         lease = Held()
-        await handle.settle(Found([types.SimpleNamespace(parts=parts)], lease))
-        assert order == ["p0", "p1", "p2"] and lease.released == 1
+        later = SlowMatch(parts, SlowPart("the parts", order))
+        await handle.settle(Found([SlowMatch([]), later], lease))
+        assert order == ["the parts", "p0", "p1", "p2"] and lease.released == 1
     finally:
         handle.close()
 

@@ -399,3 +399,33 @@ def test_parts_whose_making_fails_say_so_each_time_they_are_read():
     with pytest.raises(ValueError, match="primary span"):
         Match("recitation", 60, 0, 60, 0, 100, "x", 3, True, primary_start=10,
               primary_end=60, parts=Match.LATER, parts_later=Later(make))  # fmt: skip
+
+
+def test_a_regions_parts_read_by_two_threads_at_once_are_made_once(corpus):
+    """The hover (the event loop's thread) and the server's settling (the index's worker)
+    can read a region's parts at once: one makes them, the other waits and reads the same
+    list."""
+    import threading
+
+    idx = corpus["index"]
+    (whole,) = idx.match(GEO)
+    (m,) = idx.match(GEO, defer_parts=True)
+    assert not m.parts_made
+    make, calls, started = m.parts_later._make, [], threading.Event()
+
+    def slow():
+        calls.append(1)
+        started.set()
+        threading.Event().wait(0.2)  # (the other thread reads meanwhile)
+        return make()
+
+    m.parts_later._make = slow
+    seen = []
+    threads = [threading.Thread(target=lambda: seen.append(m.parts)) for _ in range(2)]
+    threads[0].start()
+    started.wait(5)
+    threads[1].start()
+    for t in threads:
+        t.join(10)
+    assert len(calls) == 1 and len(seen) == 2 and seen[0] is seen[1]
+    assert m.to_dict() == whole.to_dict()

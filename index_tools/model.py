@@ -262,7 +262,7 @@ class Part:
         return dict(self.__dict__)
 
 
-def _made_later(name: str, settle: str, doc: str) -> property:
+def _made_later(name: str, settle: str) -> property:
     """A dataclass field whose value may be left for later (given as `LATER`): made by the
     method `settle` when first read."""
     slot = "_" + name
@@ -277,13 +277,11 @@ def _made_later(name: str, settle: str, doc: str) -> property:
     def put(self, value) -> None:
         self.__dict__[slot] = value
 
-    return property(get, put, doc=doc)
+    return property(get, put, doc=f"Its {name} (made when first read: `{settle}`).")
 
 
-Part.kind = _made_later("kind", "settle", "The part's kind (made when first read: `later`).")  # type: ignore[method-assign,assignment]
-Part.sources = _made_later(
-    "sources", "settle", "The part's sources (made when first read: `later`)."
-)  # type: ignore[method-assign,assignment]
+Part.kind = _made_later("kind", "settle")  # type: ignore[method-assign,assignment]
+Part.sources = _made_later("sources", "settle")  # type: ignore[method-assign,assignment]
 
 
 def _range_from_dict(r: dict | None) -> Range | None:
@@ -443,9 +441,7 @@ class Match:
         )
 
 
-Match.parts = _made_later(
-    "parts", "settle_parts", "The match's parts (made when first read: `parts_later`)."
-)  # type: ignore[method-assign,assignment]
+Match.parts = _made_later("parts", "settle_parts")  # type: ignore[method-assign,assignment]
 
 
 HEADLINES = {

@@ -98,7 +98,7 @@ class RecitationServer(LanguageServer):
         self.not_checked: dict[str, tuple[str, bool]] = {}
         self.read_as: dict[str, str] = {}  # uri -> the language its text was read as
         # lookups whose parts are to be made, then their quotes announced (`announce`)
-        self._to_settle: deque[tuple[Any, str, Found, list[Announcement]]] = deque()
+        self._to_settle: deque[tuple[Any, str, Found, list[Announcement], list[Match]]] = deque()
         self._settler: asyncio.Task | None = None
 
     # -- transport -----------------------------------------------------------------------
@@ -723,7 +723,9 @@ class RecitationServer(LanguageServer):
         if not isinstance(found, Found):
             self._send_matches(new)
             return
-        self._to_settle.append((handle, uri, found, new))
+        # (the matches published without their parts: a hover may make them before `settle`)
+        unsaid = [m for m in found if not m.parts_made]
+        self._to_settle.append((handle, uri, found, new, unsaid))
         if self._settler is None or self._settler.done():
             self._settler = asyncio.ensure_future(self._settle_queued())
 
@@ -738,20 +740,19 @@ class RecitationServer(LanguageServer):
         try:
             while self._to_settle:
                 await self.checker.quiet(QUIET_SECONDS, QUIET_AT_MOST)
-                handle, uri, found, new = self._to_settle.popleft()
-                unmade = [m for m in found if not m.parts_made]
+                handle, uri, found, new, unsaid = self._to_settle.popleft()
                 try:
                     await handle.settle(found)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     log.exception("making a lookup's parts")
-                said = {id(m) for m in unmade if m.parts_made and m.parts}
+                said = {id(m) for m in unsaid if m.parts_made and m.parts}
                 if said and any(id(s.match) in said for s in self.matches.get(uri)):
                     self.publish(uri)
                 self._send_matches(new)
         except asyncio.CancelledError:
-            for _, _, found, _ in self._to_settle:
+            for _, _, found, _, _ in self._to_settle:
                 found.lease.release()
             self._to_settle.clear()
             raise

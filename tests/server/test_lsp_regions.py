@@ -91,3 +91,26 @@ async def test_a_quote_closed_at_once_is_announced_with_its_part(client, workspa
     (part,) = note["parts"]
     assert part["length"] == 70 and part["fileCount"] == 2
     assert "short.py" in {s["path"] for s in part["sources"]}
+
+
+async def test_a_hover_before_the_parts_are_searched_shows_them_and_the_warning_says_them(
+    client, workspace, tmp_path
+):
+    """Hovering a quote as soon as its warning comes makes its parts there and then (the
+    hover lists them); the warning is still published again to say them."""
+    await start_session(client, index=index_with_a_part(tmp_path), folders=[workspace["a"]])
+    uri = (workspace["a"] / "hovered.py").as_uri()
+    open_doc(client, uri, "")
+    insert(client, uri, 2, types.Position(0, 0), statements(0, 20))
+    await diagnostics_for(client, uri)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(5, 2)
+        )
+    )
+    assert "- 70 words (lines 4\u201317) in 2 files \u2014 " in hover.contents.value
+    (diag,) = await wait_for(
+        lambda: [d for d in client.diagnostics[uri] if "nested part" in d.message],
+        what="the diagnostic with its part",
+    )
+    assert diag.message.endswith("1 nested part (up to 2 files)")

@@ -111,11 +111,18 @@ def _block(
             lines.append(f"- and {len(sources) - MAX_SOURCES} more")
     if compare:
         section(f"[Compare with source]({compare})")
-    if match.parts:
+    try:  # (made now if the lookup left them for later: its index may fail to give them)
+        parts = match.parts
+        first = [(p, p.sources[:1]) for p in parts[:MAX_PARTS]]
+    except Exception as exc:
+        section(bold("Parts:"))
+        lines.append(f"- could not be read from the index: {esc(exc)}")
+        parts, first = [], []
+    if parts:
         # a renamed copy's parts are mostly the code it copied unchanged
         section(bold("Parts also found elsewhere:" if match.exact else "Parts:"))
-        for p in match.parts[:MAX_PARTS]:
-            where = f" \u2014 {source_line(p.sources[0], markdown)}" if p.sources else ""
+        for p, sources in first:
+            where = f" \u2014 {source_line(sources[0], markdown)}" if sources else ""
             span = _lines_of(p)
             if not p.exact:
                 how = f", renamed copy: {_renames(p.renamed, esc)}"
@@ -125,8 +132,8 @@ def _block(
                 f"- {p.length} words{f' ({span})' if span else ''}{how} in "
                 f"{count_phrase(p.file_count, p.file_count_exact)}{where}"
             )
-        if len(match.parts) > MAX_PARTS:
-            lines.append(f"- and {len(match.parts) - MAX_PARTS} more parts")
+        if len(parts) > MAX_PARTS:
+            lines.append(f"- and {len(parts) - MAX_PARTS} more parts")
     if match.renamed:
         section(f"{bold('Renamed copy:')} {_renames(match.renamed, esc)}")
     why = _why(match, verdict)

@@ -186,3 +186,21 @@ def test_check_and_the_editor_share_default_severities():
     from server.settings import SeveritySettings
 
     assert dataclasses.asdict(SeveritySettings()) == DEFAULT_KIND_ACTIONS
+
+
+def test_a_hover_whose_parts_cannot_be_read_says_so_and_keeps_the_sources():
+    """Parts left for later whose making fails (the index damaged meanwhile): the hover
+    still lists the quote's sources and says the parts could not be read, both ways."""
+    from index_tools.model import Later
+
+    def broken():
+        raise OSError("shard 2 <truncated>")
+
+    typed = Match.from_dict(match(sources=2))
+    typed.parts, typed.parts_later = Match.LATER, Later(broken)
+    stored = StoredMatch.create(typed, 0, 10, ("x",))
+    md, plain = hover_markdown([(stored, None)]), hover_plaintext([(stored, None)])
+    assert md.startswith("**Sources (3 files):**") and "](https://example.org/r1/" in md
+    assert "**Parts:**\n- could not be read from the index: shard 2 \\<truncated\\>" in md
+    assert "- could not be read from the index: shard 2 <truncated>" in plain
+    assert message_for(typed).endswith("\u00b7 87 words \u00b7 3 files")

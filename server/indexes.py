@@ -305,7 +305,8 @@ class IndexHandle(WorkerHandle):
         """The engine's matches, computed on the index's worker thread. With the
         document's language id, copies with renamed identifiers are found too. With
         `defer_parts`, the kinds and sources of the parts inside primary spans (and the
-        parts of a region that is its primary span) are made when first read, the answer (a `Found`) holding its generation until `settle`."""
+        parts of a region that is its primary span) are made when first read, the answer
+        (a `Found`) holding its generation until `settle`."""
         await self.wait()
         if not self.ready:
             return []

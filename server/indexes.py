@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -73,24 +73,25 @@ class Found(list):
         to stop (a lookup waits for the thread); once all are made, let the generation
         go. Whether all are."""
         try:
-            made = 0
-            for m in self:
-                if not m.parts_made:  # (a region's parts: searched and counted, one step)
-                    if made and enough():
-                        return False
-                    m.settle_parts()
-                    made += 1
-                for p in m.parts:
-                    if not p.settled:
-                        if made and enough():
-                            return False
-                        p.settle()
-                        made += 1
+            for made, step in enumerate(self._steps()):
+                if made and enough():
+                    return False
+                step()
         except BaseException:
             self.lease.release()
             raise
         self.lease.release()
         return True
+
+    def _steps(self) -> Iterator[Callable[[], None]]:
+        """What is left to make, in order, one step each: a region's parts (searched and
+        counted), then each part's kind and sources (a match's parts read once made)."""
+        for m in self:
+            if not m.parts_made:
+                yield m.settle_parts
+            for p in m.parts:
+                if not p.settled:
+                    yield p.settle
 
 
 def _let_go(lookup: concurrent.futures.Future) -> None:

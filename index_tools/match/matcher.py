@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -546,7 +547,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
         # (a region of one span has none)
         later = None
         if opts.defer_parts and len(region) > 1 and (start, end) == (primary.start, primary.end):
-            later = Later(lambda region=region, top=top: parts_of(region, top), lock)
+            later = Later(partial(parts_of, region, top), lock)
         out.append(
             Match(
                 kind=kind(primary),

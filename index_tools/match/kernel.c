@@ -655,10 +655,35 @@ static int interval_within(const rc_shard *s, const uint8_t *pat, uint64_t m, ui
 
 /* Intervals of the query's words [p, e) by their end e < n, each with its p + 1 in `tag` (0:
  * none): a start's points leave the intervals of [start - 1, e) for the start before it,
- * which the crowded anchor's search takes next (rc_crowded_spans): half of its searches. */
+ * which the crowded anchor's search takes next (rc_crowded_spans): half of its searches.
+ * And those of the words [p, e) inside the run of one word around the anchor, [r0, r1), by
+ * their length e - p (`run_tag` 1: held; NULL: none kept): the same words wherever they
+ * start there (a separator line: `-` over and over, whose shifts are each a start with
+ * millions of places, and 40% of such an anchor's searches). */
 typedef struct {
     uint64_t *lo, *hi, *tag, n;
+    uint64_t *run_lo, *run_hi, *run_tag, r0, r1;
 } rc_known;
+
+/* The interval of the query's words [p, e) from the run's table, when they lie in the run
+ * and it holds it: 1, else 0. */
+static int run_interval(const rc_known *k, int64_t p, uint64_t e, uint64_t *lo, uint64_t *hi)
+{
+    if (!k || !k->run_tag || p < (int64_t)k->r0 || e > k->r1 || (uint64_t)p >= e ||
+        !k->run_tag[e - (uint64_t)p])
+        return 0;
+    *lo = k->run_lo[e - (uint64_t)p], *hi = k->run_hi[e - (uint64_t)p];
+    return 1;
+}
+
+/* The interval of the query's words [p, e) kept in the run's table when they lie in the run. */
+static void keep_run_interval(rc_known *k, int64_t p, uint64_t e, uint64_t lo, uint64_t hi)
+{
+    if (!k || !k->run_tag || p < (int64_t)k->r0 || e > k->r1 || (uint64_t)p >= e)
+        return;
+    k->run_lo[e - (uint64_t)p] = lo, k->run_hi[e - (uint64_t)p] = hi;
+    k->run_tag[e - (uint64_t)p] = 1;
+}
 
 /* The point at end e, searched within the intervals of `from` (from->e <= e: its words are
  * known equal and not compared again) and around those of `to` (to->e > e: inside them),
@@ -681,6 +706,7 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
     if (known && e < known->n && known->tag[e] == start + 1) {
         out->lo = known->lo[e];
         out->hi = known->hi[e];
+    } else if (run_interval(known, (int64_t)start, e, &out->lo, &out->hi)) {
     } else if (from->hi > from->lo) {
         err = interval_within(s, q + start * w, (e - start) * w, (from->e - start) * w,
                               from->lo, from->hi, to->lo, to->hi, iv);
@@ -688,16 +714,19 @@ static int point_at(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t s
             return err;
         out->lo = iv[0];
         out->hi = iv[1];
+        keep_run_interval(known, (int64_t)start, e, iv[0], iv[1]);
     }
     /* (a place of [start - 1, e) holds [start, e): none when that has none) */
-    if (start && from->hi1 > from->lo1 && out->hi > out->lo) {
-        uint64_t known = from->e > start ? from->e - start + 1 : 0; /* (words of `from` past start) */
-        err = interval_within(s, q + (start - 1) * w, (e - start + 1) * w, known * w,
+    if (start && from->hi1 > from->lo1 && out->hi > out->lo &&
+        !run_interval(known, (int64_t)start - 1, e, &out->lo1, &out->hi1)) {
+        uint64_t known_words = from->e > start ? from->e - start + 1 : 0; /* (of `from`) */
+        err = interval_within(s, q + (start - 1) * w, (e - start + 1) * w, known_words * w,
                               from->lo1, from->hi1, to->lo1, to->hi1, iv);
         if (err)
             return err;
         out->lo1 = iv[0];
         out->hi1 = iv[1];
+        keep_run_interval(known, (int64_t)start - 1, e, iv[0], iv[1]);
     }
     if (known && start && e < known->n) { /* (empty: 0, 0, as searched) */
         known->lo[e] = out->lo1, known->hi[e] = out->hi1, known->tag[e] = start;
@@ -866,15 +895,19 @@ typedef struct {
 } rc_entries;
 
 /* The entries of the query's words [start, e) in the whole array (none before or past the
- * query). */
+ * query); from the run's table of `known` (may be NULL) when it holds them, else kept there. */
 static int places_interval(const rc_shard *s, const uint8_t *q, uint64_t qn, int64_t start,
-                           uint64_t e, rc_entries *out)
+                           uint64_t e, rc_known *known, rc_entries *out)
 {
     uint64_t iv[2] = {0, 0};
     int err = RC_OK;
-    if (start >= 0 && e <= qn)
+    if (run_interval(known, start, e, &iv[0], &iv[1])) {
+    } else if (start >= 0 && e <= qn) {
         err = rc_interval(s, q + (uint64_t)start * s->width, (e - (uint64_t)start) * s->width,
                           0, 0, s->sa_len, iv);
+        if (!err)
+            keep_run_interval(known, start, e, iv[0], iv[1]);
+    }
     out->lo = iv[0], out->hi = iv[1];
     return err;
 }
@@ -973,7 +1006,8 @@ static int spans_from_places(const rc_shard *s, const uint8_t *q, uint64_t qn, u
  * searched with the words every span counted holds, [a, reach) (reach >= e0), in place of
  * the window's; a shard holding at most `few` places of them has them read instead
  * (spans_from_places: the same rows, their intervals RC_UNKNOWN_INTERVAL, not searched).
- * `work`: 3 (qn + 1) entries, or NULL (each start's searches all its own). */
+ * `work`: 3 (qn + 1) entries, or 6 (qn + 1) (the run's table too: rc_known), or NULL (each
+ * start's searches all its own). */
 RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn, uint64_t lowest,
                                uint64_t a, uint64_t e0, uint64_t t, uint64_t least_end, uint64_t few,
                                uint64_t *out_s, uint64_t *out_e, uint64_t *out_m,
@@ -1005,24 +1039,37 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
         rc_entries xe, ye;
     } stack[2 * 64 + 2];
     uint64_t depth = 0;
-    rc_entries window, low;
-    int err = places_interval(s, q, qn, (int64_t)a, reach, &window);
-    if (err)
-        return err;
-    if (window.hi - window.lo <= few) /* (a large index's shards: few each of most windows) */
-        return spans_from_places(s, q, qn, lowest, a, reach, t, least_end, window.lo, window.hi,
-                                 out_s, out_e, out_m, out_lo, out_hi, cap, count);
-    err = places_interval(s, q, qn, (int64_t)lowest - 1, reach, &low);
-    if (err)
-        return err;
     /* the starts taken from the last: each start's points leave the intervals the start
-     * before it searches, in `work` (without it, none kept: the same answer) */
-    rc_known known_ivs = {work, NULL, NULL, qn + 1}, *ivs = NULL;
+     * before it searches, in `work`, beside those of the run around the anchor (without
+     * it, none kept: the same answer) */
+    rc_known known_ivs = {work, NULL, NULL, qn + 1, NULL, NULL, NULL, a, a + 1}, *ivs = NULL;
     if (work) {
         known_ivs.hi = work + (qn + 1), known_ivs.tag = work + 2 * (qn + 1);
         memset(known_ivs.tag, 0, (size_t)(qn + 1) * 8);
         ivs = &known_ivs;
     }
+    if (work && work_len >= 6 * (qn + 1)) { /* the run: the words equal to the anchor's first */
+        const uint64_t w = s->width;
+        while (known_ivs.r0 && !memcmp(q + (known_ivs.r0 - 1) * w, q + a * w, (size_t)w))
+            known_ivs.r0--;
+        while (known_ivs.r1 < qn && !memcmp(q + known_ivs.r1 * w, q + a * w, (size_t)w))
+            known_ivs.r1++;
+        if (known_ivs.r1 - known_ivs.r0 > 1) {
+            known_ivs.run_lo = work + 3 * (qn + 1), known_ivs.run_hi = work + 4 * (qn + 1);
+            known_ivs.run_tag = work + 5 * (qn + 1);
+            memset(known_ivs.run_tag, 0, (size_t)(qn + 1) * 8);
+        }
+    }
+    rc_entries window, low;
+    int err = places_interval(s, q, qn, (int64_t)a, reach, ivs, &window);
+    if (err)
+        return err;
+    if (window.hi - window.lo <= few) /* (a large index's shards: few each of most windows) */
+        return spans_from_places(s, q, qn, lowest, a, reach, t, least_end, window.lo, window.hi,
+                                 out_s, out_e, out_m, out_lo, out_hi, cap, count);
+    err = places_interval(s, q, qn, (int64_t)lowest - 1, reach, ivs, &low);
+    if (err)
+        return err;
     stack[0].x = (int64_t)lowest - 1, stack[0].y = (int64_t)a;
     stack[0].xe = low, stack[0].ye = window;
     depth = 1;
@@ -1051,7 +1098,7 @@ RC_EXPORT int rc_crowded_spans(const rc_shard *s, const uint8_t *q, uint64_t qn,
         }
         int64_t m = x + (y - x) / 2;
         rc_entries me;
-        err = places_interval(s, q, qn, m, reach, &me);
+        err = places_interval(s, q, qn, m, reach, ivs, &me);
         if (err)
             break;
         /* the left half taken after the right: starts descending */

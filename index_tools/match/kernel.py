@@ -554,7 +554,7 @@ def crowded_spans(kernel: Kernel, shard: NativeShard, q: bytes, qn: int, lowest:
     places, and the span's interval in the shard's suffix array: lo, hi, both UNKNOWN where
     not searched), ascending. `share`: the starts' searches share what they found (the
     same answer; without, each searches all its own)."""
-    cap, work = 4 * (qn + 1) + few + 1, 3 * (qn + 1)
+    cap, work = 4 * (qn + 1) + few + 1, 6 * (qn + 1)
     while True:  # (the five columns and the work in one array: one allocation, one address)
         out = np.empty(5 * cap + work, dtype=np.uint64)
         at, count = out.ctypes.data, c_uint64(0)

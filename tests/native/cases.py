@@ -56,7 +56,11 @@ def make_shard(rng: np.random.Generator, width: int, stride: int, damaged: bool)
     for _ in range(int(rng.integers(1, 40))):
         n = int(rng.choice([0, 1, 3, 50, 400, 1500]))
         doc = base[rng.integers(0, alphabet, n)].astype(np.uint32)
-        if docs and rng.random() < 0.4:  # a copy of an earlier document, maybe edited
+        if rng.random() < 0.1:  # separator lines: runs of one word, of many lengths
+            k = int(rng.integers(1, 20))
+            doc = np.repeat(base[rng.integers(0, alphabet, k)], rng.integers(1, 80, k))
+            doc = doc.astype(np.uint32)
+        elif docs and rng.random() < 0.4:  # a copy of an earlier document, maybe edited
             doc = docs[int(rng.integers(0, len(docs)))].copy()
             if len(doc) and rng.random() < 0.5:
                 doc[int(rng.integers(0, len(doc)))] = base[0]
@@ -347,6 +351,9 @@ def fill_cases(rng: np.random.Generator, sh: RandomShard, each: int = 40) -> Non
             n = len(q)
             e0 = int(rng.integers(1, n + 1))
             a = int(rng.integers(0, e0))
+            if rng.random() < 0.3:  # the anchor in a run of one word (its starts share searches)
+                i = int(rng.integers(0, a + 1))
+                q[i : a + int(rng.integers(1, 40))] = q[a]
             lowest = int(rng.integers(0, a + 1))
             t = int(rng.integers(1, n + 1))
             least_end = int(rng.integers(0, n + 2))

@@ -290,12 +290,12 @@ int main(int argc, char **argv)
             uint64_t *want = array(5 * count + 1, 8), *got = array(5 * cap, 8);
             for (uint64_t i = 0; i < 5 * count; i++)
                 want[i] = unum(); /* (an interval not searched: 2**64 - 1) */
-            uint64_t *work = array(3 * (qn + 1), 8);
+            uint64_t *work = array(6 * (qn + 1), 8); /* (the run's table too) */
             ok = 1;
             for (int shared = 0; ok && shared < 2; shared++) { /* the same answer either way */
                 int rc = crowded_spans(&s, q, qn, lowest, a, e0, t, least_end, few, got,
                                        got + cap, got + 2 * cap, got + 3 * cap, got + 4 * cap,
-                                       cap, shared ? work : NULL, 3 * (qn + 1), &got_count);
+                                       cap, shared ? work : NULL, 6 * (qn + 1), &got_count);
                 ok = rc == want_rc && (rc || got_count == count);
                 for (uint64_t i = 0; ok && !rc && i < count; i++)
                     for (int k = 0; ok && k < 5; k++)

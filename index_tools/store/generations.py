@@ -46,7 +46,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import logging
 import mmap
 import os
 import shutil
@@ -63,7 +62,6 @@ import xxhash
 import zstandard
 
 from ..text.words import TOKENIZER_VERSION
-from .huge_pages import HugePages, load_in_huge_pages
 from .lock import LOCK_NAME
 from .shards import (
     ID_WIDTHS,
@@ -79,8 +77,6 @@ from .shards import (
     shard_files,
 )
 from .small_files import replace_file
-
-log = logging.getLogger(__name__)
 
 # 8: each document's line table (line_table.py); 7: a long document's text in frames (6, its
 # text in one); both still read
@@ -707,28 +703,19 @@ def new_generation(root: Path) -> Path:
     return gen
 
 
-def finalize_generation(gen: Path, header: Header) -> HugePages:
-    """Bring the generation's files into memory in 2 MiB pages where the system can
-    (`huge_pages`: its lookups' random reads the faster), record their sizes, mtimes and
-    digests, then write the header (last, fsynced). Returns what was read in 2 MiB pages."""
+def finalize_generation(gen: Path, header: Header) -> None:
+    """Record file sizes, mtimes and digests, then write the header (last, fsynced)."""
     header.file_sizes = {}
     header.file_hashes = {}
     header.file_mtimes = {}
-    written = [
-        p
-        for p in sorted(gen.iterdir())
-        if p.is_file() and p.name != HEADER_NAME and not p.name.endswith(".tmp")
-    ]
-    huge = load_in_huge_pages(written)
-    log.info("%s: %s", gen.name, huge.summary())
-    for p in written:
-        st = p.stat()
-        header.file_sizes[p.name] = st.st_size
-        header.file_mtimes[p.name] = st.st_mtime_ns
-        header.file_hashes[p.name] = file_digest(p)
+    for p in sorted(gen.iterdir()):
+        if p.is_file() and p.name != HEADER_NAME and not p.name.endswith(".tmp"):
+            st = p.stat()
+            header.file_sizes[p.name] = st.st_size
+            header.file_mtimes[p.name] = st.st_mtime_ns
+            header.file_hashes[p.name] = file_digest(p)
     header.created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     replace_file(gen / HEADER_NAME, header.to_json().encode("utf-8"), follow_links=False)
-    return huge
 
 
 def publish(root: Path, gen: Path) -> None:

@@ -1146,6 +1146,7 @@ def _crowded_spans(
         least_end = max(0, tail + 1)
 
         def spans_in(job) -> np.ndarray:
+            check()  # (before each anchor and shard: a periodic query has thousands)
             (a, lowest), k, sh = job
             qb = counts.qb[sh.width]
             return kernel.crowded_spans(

@@ -16,6 +16,7 @@ import contextlib
 import ctypes
 import os
 import platform
+import re
 import sys
 import threading
 import time
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from ctypes import POINTER, c_int, c_int32, c_uint64, c_void_p
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -437,17 +439,41 @@ def word_checks(
     words: list[str],
 ) -> tuple[Callable[[list[str]], bool], Callable[[list[str]], bool]]:
     """`kinds.is_license` and `kinds.is_repetitive` for these words (a span's), answered by
-    one compiled call where the search is and the words are ASCII; else kinds' own."""
+    one compiled call where the search is and the kernel reads them as Python does (see
+    `_as_bytes`); else kinds' own."""
     k = active()
     if k is not None and words:
-        try:
-            joined = "\n".join(words).encode("ascii")
-        except UnicodeEncodeError:
-            pass
-        else:
+        joined = _as_bytes("\n".join(words))
+        if joined is not None:
             key, rep = span_checks(k, joined, len(words), _KEYS)
             return (kinds.is_license if key else _never), (lambda _words: rep)
     return kinds.is_license, kinds.is_repetitive
+
+
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+
+
+def _as_bytes(text: str) -> bytes | None:
+    """The words' text as the span checks read it (UTF-8), or None where their answers
+    could differ from Python's: the kernel lowers ASCII letters only and takes a word
+    starting with an ASCII digit for a number, so a character beyond ASCII that is a digit
+    to `str.isdigit` (Arabic-Indic, superscripts) or lowers to ASCII (the Kelvin sign, a
+    dotted capital I) is Python's to check; text not encodable (a lone surrogate) too.
+    UTF-8 keeps words apart as Python compares them, and its bytes beyond ASCII match no
+    key's."""
+    if text.isascii():
+        return text.encode("ascii")
+    if not all(map(_reads_alike, set(_NON_ASCII_RE.findall(text)))):
+        return None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _reads_alike(c: str) -> bool:
+    return not c.isdigit() and not any(x.isascii() for x in c.lower())
 
 
 def text_word_bounds(text: str, pos: int = 0, endpos: int | None = None):

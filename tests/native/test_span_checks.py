@@ -2,7 +2,8 @@
 reference: whether the words hold a legal key (`is_license`'s first step) and
 `is_repetitive`, on windows of real code, on repeated patterns with noise and numbers, and
 at the thresholds; a lookup quoting a license or a repetitive table gets the same kind on
-both search paths, and words beyond ASCII are checked in Python."""
+both search paths; words beyond ASCII are checked as UTF-8, unless a digit or a lowering
+beyond ASCII could answer otherwise (then in Python)."""
 
 from __future__ import annotations
 
@@ -112,6 +113,56 @@ def test_words_beyond_ascii_are_checked_in_python():
     license_, repetitive = kernel.word_checks(words)
     assert repetitive(words) == kinds.is_repetitive(words)
     assert license_(words) is False
+
+
+BEYOND = ["—", "–", "é", "naïve", "Müller", "Ωmega", "数据", "🙂", "ß", "Σ", "ς", "\u0130", "\u212a", "²", "٣",
+          "x²", "a٣", "L\u0130CENSE", "WARRANTY", "Free", "©", "’", "ǅ", "ﬁ", "l\u0130cense"]  # fmt: skip
+
+
+def beyond_ascii(rng: np.random.Generator) -> list[str]:
+    """A span's words with words beyond ASCII among them: dashes and quotes of comments,
+    names, CJK, emoji, characters that lower to ASCII (the Kelvin sign, a dotted capital
+    I) or are digits to Python (superscripts, Arabic-Indic), some at a word's start."""
+    words = cases.span_words(rng)
+    share = rng.choice([0.02, 0.1, 0.5])
+    return [str(rng.choice(BEYOND)) if rng.random() < share else w for w in words]
+
+
+def test_words_beyond_ascii_answer_as_the_reference():
+    """Words beyond ASCII are checked by the kernel (as UTF-8) unless a character reads
+    otherwise there: the same answers as kinds.py on every span, the compiled path taken
+    for most (a comment's dash or an author's accented name no longer sends a vendored
+    quote's checks to Python), and Python's for those a digit or a lowering decides."""
+    cases.needs_kernel()
+    rng = np.random.default_rng(31)
+    spans = [beyond_ascii(rng) for _ in range(6000)]
+    spans += [["Copyright", "©", "2020", "Jürgen"], ["#", "—", "LICENSE", "—"], ["L\u0130CEN"],
+              ["li", "cen"], ["\u212aey", "=", "1"] * 30, ["²", "=", "x"] * 40]  # fmt: skip
+    digits = "¹²³⁴⁵⁶⁷⁸⁹٠١٢٣٤٥٦٧٨٩"  # numbers alike to Python: a period of 3, not of 60
+    numbered = [w for i in range(60) for w in ("x", "=", digits[i % len(digits)])]
+    assert reference(numbered)[1]
+    spans.append(numbered)
+    compiled_path = 0
+    for words in spans:
+        license_, repetitive = kernel.word_checks(words)
+        key, rep = reference(words)
+        assert repetitive(words) == rep, words
+        assert (license_ is kinds.is_license) or not key, words
+        assert license_(words) == kinds.is_license(words), words
+        if repetitive is not kinds.is_repetitive:
+            compiled_path += 1
+            assert not words or not any(
+                c.isdigit() or any(x.isascii() for x in c.lower())
+                for w in words
+                for c in w
+                if not c.isascii()
+            ), words
+    beyond = sum(not all(w.isascii() for w in s) for s in spans)
+    assert beyond > 3000 and compiled_path > beyond // 2
+    assert sum(reference(w)[1] for w in spans) > 200 and sum(reference(w)[0] for w in spans) > 20
+    assert kernel.word_checks(["²", "=", "x"] * 40)[1] is kinds.is_repetitive
+    assert kernel.word_checks(["\u212a", "=", "1"] * 40)[1] is kinds.is_repetitive
+    assert kernel.word_checks(["\ud800", "x"])[1] is kinds.is_repetitive  # not UTF-8
 
 
 LICENSE = """# Copyright (c) 2011 The Example Authors. All rights reserved.

@@ -182,20 +182,41 @@ def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> lis
     new = np.ones(len(key), dtype=bool)
     new[1:] = key[by_key[1:]] != key[by_key[:-1]]
     first = np.sort(by_key[new])
-    bounds = table[first, :2].tolist()
+    bounds = table[first, :2]
     # each document's runs, its longest first; of equal ones, the first in the file (then
     # the first found)
     order = np.lexsort((np.arange(len(table)), table[:, 3], starts - ends, docs))
-    starts, ends, docs = starts[order], ends[order], docs[order]
+    held, cuts = _held_runs(starts[order], ends[order], docs[order], bounds[:, 0], bounds[:, 1])
+    held = order[held]
     out = []
-    for a, b in bounds:
+    for (a, b), x, y in zip(bounds.tolist(), cuts, cuts[1:]):
         span = Span(a, b, exact=exact)
-        held = np.flatnonzero((starts <= a) & (ends >= b))
-        first = np.ones(len(held), dtype=bool)  # each document's first run around the span
-        first[1:] = docs[held[1:]] != docs[held[:-1]]
-        span._held = (runs, table, order[held[first]])
+        span._held = (runs, table, held[x:y])
         out.append(span)
     return out
+
+
+HELD_AT_ONCE = 1 << 21  # (span, run) pairs compared in one step of `_held_runs`
+
+
+def _held_runs(
+    starts: np.ndarray, ends: np.ndarray, docs: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, list[int]]:
+    """For each span [a[k], b[k]): the runs around it (their positions in `starts`, `ends`,
+    `docs`: runs grouped by document), the first of each document, as
+    `held[cuts[k]:cuts[k + 1]]`. All spans at once (a quote of vendored code has dozens
+    over hundreds of runs), in steps of HELD_AT_ONCE pairs."""
+    parts, cuts = [], [0]
+    step = max(1, HELD_AT_ONCE // len(starts))
+    for lo in range(0, len(a), step):
+        sa, sb = a[lo : lo + step, None], b[lo : lo + step, None]
+        k, at = np.nonzero((starts <= sa) & (ends >= sb))  # (by span, then position)
+        first = np.ones(len(at), dtype=bool)  # each document's first run around the span
+        first[1:] = (k[1:] != k[:-1]) | (docs[at[1:]] != docs[at[:-1]])
+        k = k[first]
+        parts.append(at[first])
+        cuts += (np.searchsorted(k, np.arange(1, len(sa) + 1)) + cuts[-1]).tolist()
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts)), cuts
 
 
 # --- 4. regions -------------------------------------------------------------------------------

@@ -429,3 +429,34 @@ def test_a_regions_parts_read_by_two_threads_at_once_are_made_once(corpus):
         t.join(10)
     assert len(calls) == 1 and len(seen) == 2 and seen[0] is seen[1]
     assert m.to_dict() == whole.to_dict()
+
+
+@pytest.mark.parametrize("at_once", [1, 7, 1 << 21])
+def test_each_spans_runs_are_each_documents_longest_around_it(monkeypatch, at_once):
+    """A lookup's distinct spans, each with the runs around it, one a document (its longest;
+    of equal ones the first in its file, then the first found), found for all spans at
+    once in steps of any size: as the definition gives them on random runs."""
+    import numpy as np
+
+    from index_tools.match import matcher
+
+    monkeypatch.setattr(matcher, "HELD_AT_ONCE", at_once)
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        n = int(rng.integers(1, 120))
+        s = rng.integers(0, int(rng.integers(2, 80)), n)
+        e = s + rng.integers(1, 40, n)
+        docs = rng.integers(0, int(rng.integers(1, 12)), n)
+        table = np.stack((s, e, docs, rng.integers(0, 50, n)), axis=1).astype(np.int64)
+        got = matcher._spans(table, exact=True)
+        firsts = list(dict.fromkeys(zip(s.tolist(), e.tolist())))
+        assert [(x.start, x.end) for x in got] == firsts
+        for span in got:
+            around = [i for i in range(n) if s[i] <= span.start and e[i] >= span.end]
+            best: dict[int, int] = {}
+            for i in around:  # each document's longest; ties: first in the file, then found
+                d = int(docs[i])
+                key = (-(e[i] - s[i]), table[i, 3], i)
+                if d not in best or key < (-(e[best[d]] - s[best[d]]), table[best[d], 3], best[d]):
+                    best[d] = i
+            assert span._held[2].tolist() == [best[d] for d in sorted(best)]

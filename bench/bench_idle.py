@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_engines import answer, percentiles, server_suggestions  # noqa: E402
 from bench_latency import major_faults, read_through  # noqa: E402
-from commit import run_header, shown_argv  # noqa: E402
+from commit import emit, run_header, shown_argv  # noqa: E402
 
 from index_tools import open_index  # noqa: E402
 
@@ -168,10 +168,7 @@ def main() -> int:
             + f" | {' / '.join(f'{x:.2f}' for x in rel)} | "
             + f"{', '.join(str(f) for f in faults[way.spec])} |"
         )
-    text = "\n".join(out) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+    emit(out, args.out)
     return 0
 
 

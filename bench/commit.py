@@ -43,3 +43,11 @@ def shown_argv(argv: list[str], hidden: dict[str, str]) -> str:
     """A command line with the values of the `hidden` options (this machine's folders) as
     their placeholders."""
     return " ".join(hidden.get(argv[i - 1], a) if i else a for i, a in enumerate(argv))
+
+
+def emit(lines: list[str], out: str | None) -> None:
+    """A results file's lines printed, and written to `out` when given."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")

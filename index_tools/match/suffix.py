@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left, bisect_right, insort
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -464,10 +465,12 @@ class Counts:
         self.n = len(q)
         self.q = q.astype(np.uint32)  # compared with `ShardView.words`
         self.qb = {w: id_bytes(q, w).tobytes() for w in {sh.width for sh in shards}}
-        self.memo: dict[tuple[int, int], tuple[int, list[tuple[int, int]]]] = {}
+        self.memo: dict[tuple[int, int], tuple[int, Sequence[tuple[int, int]]]] = {}
         # the same words at other places of the query (periodic text: a line of `#`) have
         # the same intervals: memoized by content too
-        self.by_words: dict[bytes, tuple[int, list[tuple[int, int]]]] = {}
+        self.by_words: dict[bytes, tuple[int, Sequence[tuple[int, int]]]] = {}
+        # spans memoized (`_remember`) not yet by their words: (spans, their memo entries)
+        self.words_due: list[tuple[list[tuple[int, int]], list]] = []
         self.q_bytes = self.q.tobytes()  # 4 bytes an id: the memo's keys
         self.ends: dict[int, list[int]] = {}  # start -> the ends memoized with it, ascending
         self.listed: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in shards]
@@ -693,7 +696,7 @@ class Counts:
         live = self.live
         return live(s, e) - live(s, e + 1) - live(s - 1, e) + live(s - 1, e + 1) > 0
 
-    def get(self, s: int, e: int) -> tuple[int, list[tuple[int, int]]]:
+    def get(self, s: int, e: int) -> tuple[int, Sequence[tuple[int, int]]]:
         """Places of the query's words [s, e) and their interval in each shard, searched
         within those of the longest [s, e') known, e' < e, whose words are then not
         compared again: a long span costs what its new words do."""
@@ -706,6 +709,8 @@ class Counts:
         j = bisect_left(ends, e)
         # (a short span's words: a longer key would cost what the search saves)
         content = self.q_bytes[s * 4 : e * 4] if e - s <= MEMO_WORDS else None
+        if content is not None and self.words_due:
+            self._memo_words()
         hit = self.by_words.get(content) if content is not None else None
         if hit is not None:
             self.memo[(s, e)] = hit
@@ -814,28 +819,34 @@ class Counts:
 
     def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
         """Memoize the intervals the compiled search found for these spans: `found` holds
-        each shard's, a row (start, end) per span."""
+        each shard's, a row (start, end) per span. Their words are memoized when `get`
+        first asks for a span not memoized (`_memo_words`): most lookups never do."""
         if not found:  # (no shards)
             return
-        memo, by_words, q_bytes, ends = self.memo, self.by_words, self.q_bytes, self.ends
         widths = found[0][:, 1] - found[0][:, 0]  # (uint64: an interval's end is past its start)
         for f in found[1:]:
             widths = widths + (f[:, 1] - f[:, 0])
-        if len(found) == 1:
-            rows = ([iv] for iv in map(tuple, found[0].tolist()))
-        else:  # each span's, per shard
-            rows = map(list, zip(*(map(tuple, f.tolist()) for f in found)))
-        for (s, e), ivs, total in zip(spans, rows, widths.tolist()):
-            hit = memo[(s, e)] = (total, ivs)
-            if e - s <= MEMO_WORDS:
-                by_words.setdefault(q_bytes[s * 4 : e * 4], hit)
-            known = ends.get(s)
-            if known is None:
-                ends[s] = [e]
-            elif known[-1] < e:  # (the spans of one start come with their ends ascending)
+        # (total, each shard's interval) a span, made by zips, not a loop: hundreds a lookup
+        hits = list(zip(widths.tolist(), zip(*(map(tuple, f.tolist()) for f in found))))
+        self.memo.update(zip(spans, hits))
+        self.words_due.append((spans, hits))
+        ends, start, known = self.ends, None, []
+        for s, e in spans:  # (the spans of one start come together, their ends ascending)
+            if s != start:
+                start, known = s, ends.setdefault(s, [])
+            if not known or known[-1] < e:
                 known.append(e)
             else:
                 insort(known, e)
+
+    def _memo_words(self) -> None:
+        """The spans `_remember` memoized, by their words too, in the order remembered."""
+        by_words, q_bytes = self.by_words, self.q_bytes
+        for spans, hits in self.words_due:
+            for (s, e), hit in zip(spans, hits):
+                if e - s <= MEMO_WORDS:
+                    by_words.setdefault(q_bytes[s * 4 : e * 4], hit)
+        self.words_due.clear()
 
 
 FEW_PLACES = 8  # up to this many places are extended one at a time, by their bytes

@@ -649,6 +649,45 @@ def test_a_bound_from_spans_counted_inside_is_never_below_the_count(tmp_path, mo
     assert bounded  # (bounds to check were there)
 
 
+@pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
+def test_the_places_memoized_for_crowded_spans_are_each_spans_own(tmp_path, monkeypatch, seed):
+    """The places of a start's crowded spans are memoized all at once (`fill_crowded`: one
+    search, then `_remember`), and by their words when a span not memoized is asked for:
+    the same words at another place of the query (a query holding its code twice) answer
+    from them. On randomized corpora, every span memoized and every span of the query's
+    second copy has the places and intervals a search of it alone finds (a fresh `Counts`),
+    and the second copy's spans are answered from the first's words."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 4)
+    rng = random.Random(9300 + seed)
+    files = random_index(tmp_path, rng, rng.randint(10, 40), seed)
+    checked = by_words = 0
+    with open_index(tmp_path / "idx") as idx:
+        for _ in range(6):
+            qwords, _ = random_query(rng, files)
+            ids = idx.word_ids(qwords + qwords)  # (the code twice: its words recur)
+            _, crowded = suffix.search(idx.shards, ids, 10, -1)
+            if not len(crowded):
+                continue
+            counts = crowded.counts
+            starts = sorted(set(crowded.starts.tolist()))
+            for start in rng.sample(starts, len(starts) // 2 + 1):
+                counts.fill_crowded(start)
+            alone = suffix.Counts(counts.shards, ids)
+            half = len(qwords)
+            for (s, e), (total, ivs) in list(counts.memo.items()):
+                want = alone.get(s, e)
+                assert (total, list(ivs)) == (want[0], list(want[1])), (s, e)
+                checked += 1
+                if s < half and e <= half and (s + half, e + half) not in counts.memo:
+                    again = counts.get(s + half, e + half)
+                    by_words += again[1] is counts.memo[(s, e)][1]  # (not searched again)
+                    want = alone.get(s + half, e + half)
+                    assert (again[0], list(again[1])) == (want[0], list(want[1])), (s, e)
+    assert checked and by_words  # (spans memoized, and some answered by their words)
+
+
 def _crowded_searches(tmp_path, monkeypatch, rng: random.Random, seed: int, queries: int = 8):
     """`suffix.search` (runs, spans from counts) of random queries against a randomized
     corpus, t = 10, with few places making an anchor crowded."""

@@ -22,8 +22,8 @@ caches shared with other work losing the lookup's lines either way); `+other` te
 whether what is lost is the same for every lookup (the interpreter, the search's code, the
 top of the suffix arrays: another lookup brings it back) or each lookup's own. The index's
 files are read through before each round (a machine may reclaim pages untouched for a
-while), then one pass not counted, and every pass's page faults read from disk are counted; the answers of every pass
-are compared with the first's on every lookup.
+while), then one pass not counted; every pass's page faults read from disk are counted,
+and its answers compared with the first pass's on every lookup.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def main() -> int:
     pairs = server_suggestions(args.texts, args.queries, args.seed)
     idx = open_index(args.index)
     try:
-        getattr(idx, "map_ahead", lambda: None)()  # (as the language server does)
+        idx.map_ahead()  # (as the language server does)
         for ctx, sug in pairs[:WARM]:
             idx.match(sug, ctx, language="python", defer_parts=True)
         gc.collect()

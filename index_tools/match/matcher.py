@@ -61,7 +61,8 @@ class Run(NamedTuple):
     end: int
     doc: int
     doc_start: int  # the document's word position of `start`
-    renamed: tuple[tuple[str, str], ...] = ()  # (source name, name here) of a renamed copy
+    # a renamed copy's (source name's id, name here) pairs, in order (`_renamed_pairs`)
+    renamed: tuple[tuple[int, str], ...] = ()
     same_names: float = 1.0  # share of the identifiers a renamed copy kept as they are
 
     @property
@@ -495,12 +496,13 @@ class _Placer:
         return s, e, q.suggestion[s - offset : e - offset]
 
 
-def _renamed_pairs(span: Span) -> list[tuple[str, str]]:
+def _renamed_pairs(index, span: Span) -> list[tuple[str, str]]:
+    """The (source name, name here) pairs of a renamed span's copy, in order."""
     if span.exact:
         return []
     # the longest run; of equal ones, the first document's (whatever order they were found in)
     best = max(span.runs.values(), key=lambda r: (r.length, -r.doc))
-    return list(best.renamed)
+    return [(index.word(t), mine) for t, mine in best.renamed]
 
 
 def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
@@ -549,7 +551,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
                     range=prange,
                     suggestion_words=pwords,
                     exact=s.exact,
-                    renamed=_renamed_pairs(s),
+                    renamed=_renamed_pairs(index, s),
                     later=later,
                 )
             )
@@ -584,7 +586,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
                 range=rng,
                 suggestion_words=sug_words,
                 exact=primary.exact,
-                renamed=_renamed_pairs(primary),
+                renamed=_renamed_pairs(index, primary),
                 primary_start=primary.start,
                 primary_end=primary.end,
                 parts=Match.LATER if later else parts_of(region, top),
@@ -686,7 +688,6 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
     np.cumsum(np.cumsum(edges[:-1]) == 0, out=new[1:])
     if new[-1] < least:
         return []  # (no span can add them: nothing to search for)
-    new = new.tolist()
     mask = identifier_mask(words, lang)
     if mask is None or not mask.any():
         return []
@@ -696,16 +697,19 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
         index.renamed_shards, renamed, opts.min_tokens, query.context_words, crowded=False,
         check=opts.check,
     )  # fmt: skip
+    found = found[new[found[:, 1]] - new[found[:, 0]] >= least]  # (exact spans say the rest)
+    if not len(found):
+        return []
+    new = new.tolist()
     kws = keywords(lang) or frozenset()
-    edge = _EdgeLines(words, _word_lines(query), kws) if len(found) else None
+    edge = _EdgeLines(words, _word_lines(query), kws)
+    names_at = [0, *np.cumsum(mask).tolist()]  # [k]: the names before word k
     kept = []
     same: dict[tuple[int, int, bytes], list[Run]] = {}  # (`_consistent`'s: runs alike)
-    for r in found.tolist():
-        if new[r[1]] - new[r[0]] < least:
-            continue  # exact spans already say it
+    for row, differ in zip(found.tolist(), _differing(index, query.ids, mask, found)):
         opts.check()
-        run = Run(*r)
-        for part in _consistent(index, words, query.ids, mask, run, opts.min_tokens, edge, same):
+        run = Run(*row)
+        for part in _consistent(words, run, differ, names_at, opts.min_tokens, edge, same):
             if part.length < opts.min_tokens or part.end <= query.context_words:
                 continue
             # code, not a list of names in the same shape: some names kept as they are
@@ -724,12 +728,43 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
     return _spans(table, exact=False, runs=kept)
 
 
+class _Differing(NamedTuple):
+    """The words of a run that differ from its document's, in order: their query positions,
+    the document's ids there and whether each is a name here; and the document's words
+    of the whole run (`key`: a run's parts depend on them alone)."""
+
+    key: bytes
+    positions: list[int]
+    theirs: list[int]
+    named: list[bool]
+
+
+def _differing(index, ids: np.ndarray, mask: np.ndarray, runs: np.ndarray) -> Iterator[_Differing]:
+    """`_Differing` of each run (rows: start, end, document, its position of start), the
+    documents' words read for all runs at once."""
+    lengths = runs[:, 1] - runs[:, 0]
+    theirs = index.documents_ids(runs[:, 2], runs[:, 3], lengths)
+    cuts = np.zeros(len(runs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=cuts[1:])
+    at = np.arange(len(theirs)) + np.repeat(runs[:, 0] - cuts[:-1], lengths)  # query positions
+    differ = np.flatnonzero(ids[at] != theirs)
+    positions = at[differ]
+    bounds = np.searchsorted(differ, cuts).tolist()
+    positions, their_ids = positions.tolist(), theirs[differ].tolist()
+    named = mask[at[differ]].tolist()
+    cut = cuts.tolist()
+    for k in range(len(runs)):
+        x, y = bounds[k], bounds[k + 1]
+        yield _Differing(
+            theirs[cut[k] : cut[k + 1]].tobytes(), positions[x:y], their_ids[x:y], named[x:y]
+        )
+
+
 def _consistent(
-    index,
     words: list[str],
-    ids: np.ndarray,
-    mask: np.ndarray,
     run: Run,
+    differ: _Differing,
+    names_at: list[int],
     least: int = 1,
     edge: _EdgeLines | None = None,
     same: dict[tuple[int, int, bytes], list[Run]] | None = None,
@@ -738,8 +773,9 @@ def _consistent(
     source maps to one name here and back, every other word is the same (the view gives
     all rare words one id). Names kept as they are never conflict; a part without any
     renamed name is the exact matcher's business. The source's words are read as their
-    ids in the exact view (equal ids: equal words), names only for the renamed ones.
-    `ids`, `mask`: the query's ids and identifier flags (arrays).
+    ids in the exact view (equal ids: equal words; `differ`, the words that differ), names
+    only where a match shows them (`renamed` holds the source's ids, see `_renamed_pairs`).
+    `names_at[k]`: the query's names before its word k.
 
     Each part stops where the copy stops (`_trimmed`): in this view any name equals any
     name, so a part would otherwise take in one name of the code around the copy at each
@@ -753,17 +789,10 @@ def _consistent(
     before by (start, end, their words), a common shape's many copies with the same names
     checked once (each run's parts then placed in its own document)."""
     first = run.start
-    theirs = index.document_ids(run.doc, run.doc_start, run.doc_start + run.length)
-    key = (first, run.end, theirs.tobytes())
+    key = (first, run.end, differ.key)
     known = same.get(key) if same is not None else None
     if known is not None:
         return [p._replace(doc=run.doc, doc_start=run.doc_start + p.start - first) for p in known]
-    named = mask[first : run.end]
-    differ = np.flatnonzero(ids[first : run.end] != theirs)
-    # names_before[k]: the names among the run's first k words
-    names_before = np.zeros(run.length + 1, dtype=np.int64)
-    np.cumsum(named, out=names_before[1:])
-    names_before = names_before.tolist()
     out: list[Run] = []
     start, forward, back = first, {}, {}
     renamed: list[tuple[int, int, str]] = []  # the part's renamed names: (position, theirs, mine)
@@ -781,17 +810,15 @@ def _consistent(
             if e <= s or not inside:
                 return
         pairs = {(t, mine): None for _, t, mine in inside}
-        names = names_before[e - first] - names_before[s - first]
+        names = names_at[e] - names_at[s]
         out.append(
             Run(
-                s, e, run.doc, run.doc_start + s - first,
-                renamed=tuple((index.word(t), mine) for t, mine in pairs),
+                s, e, run.doc, run.doc_start + s - first, renamed=tuple(pairs),
                 same_names=(names - len(inside)) / names,
             )
         )  # fmt: skip
 
-    for k, t, is_name in zip(differ.tolist(), theirs[differ].tolist(), named[differ].tolist()):
-        i = first + k
+    for i, t, is_name in zip(differ.positions, differ.theirs, differ.named):
         if not is_name:  # rare words, one id in this view: the copy stops here
             close(i)
             start, forward, back, renamed = i + 1, {}, {}, []

@@ -768,3 +768,37 @@ def test_counts_of_popular_spans_are_kept_from_lookup_to_lookup(tmp_path, monkey
         assert m.file_count == 2 and m.file_count_exact
         rules = [p for p in m.parts if p.file_count == 63]
         assert rules, [(p.query_start, p.query_end, p.file_count) for p in m.parts]
+
+
+@pytest.mark.parametrize("shard_words", [150, 1 << 27])
+def test_many_documents_words_read_at_once_are_each_ones_own(tmp_path, shard_words):
+    """`documents_ids` (a renamed-view lookup's runs' words, read all at once) gives each
+    range's words as `document_ids` reads them one by one, across shards and within one,
+    empty ranges and whole documents too; a document no shard holds is an error."""
+    rng = random.Random(shard_words)
+    files = random_corpus(rng, look_alikes=5)
+    corpus = write_files(
+        tmp_path / "src", {f"f{i:03d}.py": as_text(f) for i, f in enumerate(files)}
+    )
+    build_index([corpus], tmp_path / "idx", BuildOptions(shard_words=shard_words, **OPTS))
+    with open_index(tmp_path / "idx") as idx:
+        assert (len(idx.shards) > 1) == (shard_words == 150)
+        sizes = [int(n) for sh in idx.shards for n in np.diff(np.append(sh.starts, sh.size))]
+        docs, starts, lengths = [], [], []
+        for _ in range(300):
+            d = rng.randrange(len(sizes))
+            words = sizes[d] - 1  # (the separator after each document is no word of it)
+            a = rng.randint(0, words)
+            docs.append(d)
+            starts.append(a)
+            lengths.append(rng.randint(0, words - a))
+        docs += [len(sizes) - 1, 0]  # a whole document, an empty range
+        starts += [0, 3]
+        lengths += [sizes[-1] - 1, 0]
+        got = idx.documents_ids(np.array(docs), np.array(starts), np.array(lengths))
+        want = [idx.document_ids(d, a, a + n) for d, a, n in zip(docs, starts, lengths)]
+        assert got.dtype == np.int64
+        assert got.tolist() == np.concatenate(want).tolist()
+        assert len(set(docs)) > 10 and sum(lengths) > 1000
+        with pytest.raises(IndexError, match="no document"):
+            idx.documents_ids(np.array([0, len(sizes)]), np.array([0, 0]), np.array([1, 1]))

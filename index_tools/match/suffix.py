@@ -389,13 +389,17 @@ class EndsByStart:
 
     def __init__(self, starts: np.ndarray, ends: np.ndarray):
         order = np.lexsort((ends, starts))
-        starts, self._ends = starts[order], ends[order]
-        new = np.ones(len(starts), dtype=bool)  # where a start's ends begin
-        new[1:] = starts[1:] != starts[:-1]
-        at = np.flatnonzero(new).tolist()
-        self._bounds = [*at, len(starts)]
-        self._group = dict(zip(starts[new].tolist(), range(len(at))))
+        self._starts, self._ends = starts[order], ends[order]  # (each span once: `of`)
+        new = np.ones(len(order), dtype=bool)  # where a start's ends begin
+        new[1:] = self._starts[1:] != self._starts[:-1]
+        at = np.flatnonzero(new)
+        self._at = np.append(at, len(new))
+        self._bounds = self._at.tolist()
+        self._group = dict(zip(self._starts[new].tolist(), range(len(at))))
         self._lists: dict[int, list[int]] = {}
+
+    def __contains__(self, start: int) -> bool:
+        return start in self._group
 
     def get(self, start: int, default=None):
         made = self._lists.get(start)
@@ -405,6 +409,15 @@ class EndsByStart:
                 return default
             made = self._lists[start] = self._ends[self._bounds[g] : self._bounds[g + 1]].tolist()
         return made
+
+    def spans_of(self, starts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The spans of these starts (each one that has any), as arrays of starts and ends:
+        one start's together, its ends ascending."""
+        g = np.fromiter(map(self._group.__getitem__, starts), dtype=np.int64, count=len(starts))
+        lo, sizes = self._at[g], self._at[g + 1] - self._at[g]
+        first = np.cumsum(sizes) - sizes  # (each start's first place in the answer)
+        at = np.arange(int(sizes.sum())) + np.repeat(lo - first, sizes)
+        return self._starts[at], self._ends[at]
 
 
 _NO_SPANS = np.empty(0, dtype=np.int64)
@@ -772,32 +785,37 @@ class Counts:
         (`found_rows`), the others searched at once, one call of the compiled search per
         shard (the shards at once; each end within the one before); nothing on the Python
         search (`get` searches each then)."""
-        new = [
-            s for s in dict.fromkeys(starts) if s not in self.filled and self.crowded_ends.get(s)
-        ]
+        crowded = self.crowded_ends
+        if len(starts) == 1:  # (most asks: a start whose spans are memoized already)
+            new = [] if starts[0] in self.filled or starts[0] not in crowded else [*starts]
+        else:
+            new = [s for s in dict.fromkeys(starts) if s not in self.filled and s in crowded]
         if not new:
             return
         self.filled.update(new)
         ks = [sh.compiled() for sh in self.shards]
         if None in ks:
             return
-        memo, n = self.memo, self.n  # (a set less the memo's keys would walk every key)
-        todo = [
-            (s, e)
-            for s in new  # (each start's ends ascending: each searched within the one before)
-            for e in dict.fromkeys(self.crowded_ends.get(s))
-            if s < e <= n and (s, e) not in memo
-        ]
-        if not todo:
+        n = self.n
+        ss, es = crowded.spans_of(new)  # (each start's ends ascending: each searched within
+        # the one before), less those memoized already: a start's memoized ends are `ends`'
+        memoized = [(s, e) for s in new for e in self.ends.get(s, ())]
+        key = _key(ss, es, n)
+        todo = (ss < es) & (es <= n)
+        if memoized:
+            done = np.array(memoized, dtype=np.int64)
+            done = np.sort(_key(done[:, 0], done[:, 1], n))
+            todo &= done[np.minimum(done.searchsorted(key), len(done) - 1)] != key
+        if not todo.all():
+            ss, es, key = ss[todo], es[todo], key[todo]
+        if not len(ss):
             return
-        ss = np.array([s for s, _ in todo], dtype=np.uint64)
-        es = np.array([e for _, e in todo], dtype=np.uint64)
-        key = _key(ss.astype(np.int64), es.astype(np.int64), n)
+        ss, es = ss.astype(np.uint64), es.astype(np.uint64)
         found, missing = [], []
         known = self._found_intervals()
         for i in range(len(self.shards)):
-            ivs = np.empty((len(todo), 2), dtype=np.uint64)
-            hit = np.zeros(len(todo), dtype=bool)
+            ivs = np.empty((len(ss), 2), dtype=np.uint64)
+            hit = np.zeros(len(ss), dtype=bool)
             kept = known[i] if known else None  # (none: the Python search found the spans)
             if kept is not None and len(kept[0]):
                 at = np.minimum(kept[0].searchsorted(key), len(kept[0]) - 1)
@@ -815,7 +833,7 @@ class Counts:
         todo_shards = [i for i, miss in enumerate(missing) if len(miss)]
         cost = SEARCH_US * sum(len(missing[i]) for i in todo_shards)
         kernel.across(search, todo_shards, cost, sizes=[len(missing[i]) for i in todo_shards])
-        self._remember(todo, found)
+        self._remember(list(zip(ss.tolist(), es.tolist())), found)
 
     def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
         """Memoize the intervals the compiled search found for these spans: `found` holds

@@ -764,7 +764,7 @@ class Counts:
             zip(ks, self.shards),
             SEARCH_US * len(todo) * len(ks),
         )
-        self._remember(at.astype(np.int64), at.astype(np.int64) + w, found)
+        self._remember([(s, s + w) for s in todo], found)
 
     def _found_intervals(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """`found_rows` as each shard's searched spans' `_key`s (ascending) and intervals,
@@ -833,32 +833,29 @@ class Counts:
         todo_shards = [i for i, miss in enumerate(missing) if len(miss)]
         cost = SEARCH_US * sum(len(missing[i]) for i in todo_shards)
         kernel.across(search, todo_shards, cost, sizes=[len(missing[i]) for i in todo_shards])
-        self._remember(ss, es, found)
+        self._remember(list(zip(ss.tolist(), es.tolist())), found)
 
-    def _remember(self, starts: np.ndarray, ends: np.ndarray, found: list[np.ndarray]) -> None:
-        """Memoize the intervals the compiled search found for the spans (starts[k],
-        ends[k]), one start's together, their ends ascending: `found` holds each shard's, a
-        row (start, end) per span. Their words are memoized when `get` first asks for a
-        span not memoized (`_memo_words`): most lookups never do."""
+    def _remember(self, spans: list[tuple[int, int]], found: list[np.ndarray]) -> None:
+        """Memoize the intervals the compiled search found for these spans: `found` holds
+        each shard's, a row (start, end) per span. Their words are memoized when `get`
+        first asks for a span not memoized (`_memo_words`): most lookups never do."""
         if not found:  # (no shards)
             return
         widths = found[0][:, 1] - found[0][:, 0]  # (uint64: an interval's end is past its start)
         for f in found[1:]:
             widths = widths + (f[:, 1] - f[:, 0])
-        first, last = starts.tolist(), ends.tolist()
-        spans = list(zip(first, last))
         # (total, each shard's interval) a span, made by zips, not a loop: hundreds a lookup
         hits = list(zip(widths.tolist(), zip(*(map(tuple, f.tolist()) for f in found))))
         self.memo.update(zip(spans, hits))
         self.words_due.append((spans, hits))
-        # each start's ends, a slice a start (a region's hundreds of spans have dozens)
-        cuts = [0, *(np.flatnonzero(starts[1:] != starts[:-1]) + 1).tolist(), len(spans)]
-        for a, b in zip(cuts, cuts[1:]):
-            known = self.ends.setdefault(first[a], [])
-            more = not known or known[-1] < last[a]
-            known += last[a:b]
-            if not more:
-                known.sort()
+        ends, start, known = self.ends, None, []
+        for s, e in spans:  # (the spans of one start come together, their ends ascending)
+            if s != start:
+                start, known = s, ends.setdefault(s, [])
+            if not known or known[-1] < e:
+                known.append(e)
+            else:
+                insort(known, e)
 
     def _memo_words(self) -> None:
         """The spans `_remember` memoized, by their words too, in the order remembered."""

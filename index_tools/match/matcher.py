@@ -739,18 +739,33 @@ class _Differing(NamedTuple):
     named: list[bool]
 
 
+DIFFER_AT_ONCE = 1 << 20  # words of runs read and compared in one step of `_differing`
+
+
 def _differing(index, ids: np.ndarray, mask: np.ndarray, runs: np.ndarray) -> Iterator[_Differing]:
     """`_Differing` of each run (rows: start, end, document, its position of start), the
-    documents' words read for all runs at once."""
+    documents' words read for many runs at once, in steps of about DIFFER_AT_ONCE words (a
+    step's runs are checked before the next is read: the deadline's checks come between)."""
     lengths = runs[:, 1] - runs[:, 0]
+    ends = np.cumsum(lengths)
+    lo = 0
+    while lo < len(runs):
+        before = int(ends[lo - 1]) if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(ends, before + DIFFER_AT_ONCE, side="right")))
+        yield from _differing_step(index, ids, mask, runs[lo:hi], lengths[lo:hi])
+        lo = hi
+
+
+def _differing_step(
+    index, ids: np.ndarray, mask: np.ndarray, runs: np.ndarray, lengths: np.ndarray
+) -> Iterator[_Differing]:
     theirs = index.documents_ids(runs[:, 2], runs[:, 3], lengths)
     cuts = np.zeros(len(runs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=cuts[1:])
     at = np.arange(len(theirs)) + np.repeat(runs[:, 0] - cuts[:-1], lengths)  # query positions
     differ = np.flatnonzero(ids[at] != theirs)
-    positions = at[differ]
     bounds = np.searchsorted(differ, cuts).tolist()
-    positions, their_ids = positions.tolist(), theirs[differ].tolist()
+    positions, their_ids = at[differ].tolist(), theirs[differ].tolist()
     named = mask[at[differ]].tolist()
     cut = cuts.tolist()
     for k in range(len(runs)):

@@ -81,8 +81,9 @@ class Span:
     exact: bool = True  # False: found in the rename-insensitive view only
     # the runs around it (`_spans`): the lookup's runs as `Run`s (or None: made from the
     # table), their table (start, end, document, its position of start), and which of them
-    # are this span's (each document's first, by document); made into `runs` when asked
-    _held: tuple[list[Run] | None, np.ndarray, np.ndarray] | None = field(
+    # are this span's (each document's first, by document: `_Around.of(k)`, this span's k);
+    # made into `runs` when asked
+    _held: tuple[list[Run] | None, np.ndarray, _Around, int] | None = field(
         default=None, compare=False, repr=False
     )
     _runs: dict[int, Run] | None = field(default=None, compare=False, repr=False)
@@ -93,7 +94,7 @@ class Span:
         if self._runs is None:
             self._runs = {}
             if self._held is not None:
-                runs, table, at = self._held
+                runs, table, at = self._held[0], self._held[1], self.held_at()
                 if runs is None:
                     made = (Run(*row) for row in table[at].tolist())
                 else:
@@ -107,7 +108,7 @@ class Span:
         return self.end - self.start
 
     def _listed(self) -> int:
-        return len(self._held[2]) if self._held is not None else len(self.runs)
+        return len(self.held_at()) if self._held is not None else len(self.runs)
 
     @property
     def documents(self) -> int:
@@ -136,8 +137,13 @@ class Span:
         if self.crowded is not None:
             return self.crowded.listing()
         if self._held is not None:
-            return self._held[1][self._held[2], 2]
+            return self._held[1][self.held_at(), 2]
         return np.fromiter(self.runs, dtype=np.int64, count=len(self.runs))
+
+    def held_at(self) -> np.ndarray:
+        """Its runs' rows in the table (a span with runs)."""
+        _, _, around, k = self._held
+        return around.of(k)
 
 
 @dataclass
@@ -175,7 +181,7 @@ def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> lis
     only)."""
     if not len(table):
         return []
-    starts, ends, docs = table[:, 0], table[:, 1], table[:, 2]
+    starts, ends = table[:, 0], table[:, 1]
     # each distinct span once, in the order first found
     # (np.unique's first call imports numpy.ma: 10 ms in a lookup)
     key = starts * (int(ends.max()) + 1) + ends
@@ -184,17 +190,54 @@ def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> lis
     new[1:] = key[by_key[1:]] != key[by_key[:-1]]
     first = np.sort(by_key[new])
     bounds = table[first, :2]
-    # each document's runs, its longest first; of equal ones, the first in the file (then
-    # the first found)
-    order = np.lexsort((np.arange(len(table)), table[:, 3], starts - ends, docs))
-    held, cuts = _held_runs(starts[order], ends[order], docs[order], bounds[:, 0], bounds[:, 1])
-    held = order[held]
+    around = _Around(table, bounds)
     out = []
-    for (a, b), x, y in zip(bounds.tolist(), cuts, cuts[1:]):
+    for k, (a, b) in enumerate(bounds.tolist()):
         span = Span(a, b, exact=exact)
-        span._held = (runs, table, held[x:y])
+        span._held = (runs, table, around, k)
         out.append(span)
     return out
+
+
+class _Around:
+    """The runs around each of a table's distinct spans (`bounds`: rows start, end), the
+    first of each document, by document (`_held_runs`): found for one span when first
+    asked, for all at once when another is. A lookup that leaves its parts for later reads
+    its primary span's alone before its answer; a quote of widely copied code has dozens of
+    spans over hundreds of runs."""
+
+    def __init__(self, table: np.ndarray, bounds: np.ndarray):
+        self.table, self.bounds = table, bounds
+        self._order: np.ndarray | None = None  # the runs grouped by document (`_find`)
+        self._all: tuple[np.ndarray, list[int]] | None = None
+        self._one: tuple[int, np.ndarray] | None = None
+
+    def of(self, k: int) -> np.ndarray:
+        """Span k's runs: their rows in the table."""
+        if self._all is not None:
+            held, cuts = self._all
+            return held[cuts[k] : cuts[k + 1]]
+        if self._one is None:
+            self._one = k, self._find(k, k + 1)[0]
+        if self._one[0] == k:
+            return self._one[1]
+        self._all = self._find(0, len(self.bounds))
+        return self.of(k)
+
+    def _find(self, lo: int, hi: int) -> tuple[np.ndarray, list[int]]:
+        table = self.table
+        if self._order is None:
+            # each document's runs, its longest first; of equal ones, the first in the file
+            # (then the first found)
+            starts, ends = table[:, 0], table[:, 1]
+            self._order = np.lexsort(
+                (np.arange(len(table)), table[:, 3], starts - ends, table[:, 2])
+            )
+        order = self._order
+        rows = table[order]
+        a, b = self.bounds[lo:hi, 0], self.bounds[lo:hi, 1]
+        held, cuts = _held_runs(rows[:, 0], rows[:, 1], rows[:, 2], a, b)
+        return order[held], cuts
 
 
 HELD_AT_ONCE = 1 << 21  # (span, run) pairs compared in one step of `_held_runs`
@@ -408,7 +451,7 @@ def _places(span: Span, known: np.ndarray, batch: int) -> Iterator[tuple[int, in
         return
     if span._held is None:
         return
-    held = span._held[1][span._held[2]]  # start, end, document, its position of start
+    held = span._held[1][span.held_at()]  # start, end, document, its position of start
     order = np.lexsort((held[:, 2], held[:, 0] - held[:, 1], seen(held[:, 2])))
     for k in range(0, len(order), batch):
         some = held[order[k : k + batch]]

@@ -218,11 +218,23 @@ class _Around:
             held, cuts = self._all
             return held[cuts[k] : cuts[k + 1]]
         if self._one is None:
-            self._one = k, self._find(k, k + 1)[0]
+            self._one = k, self._alone(k)
         if self._one[0] == k:
             return self._one[1]
         self._all = self._find(0, len(self.bounds))
         return self.of(k)
+
+    def _alone(self, k: int) -> np.ndarray:
+        """`_held_runs` of span k alone: the runs around it, by document, each document's
+        first in `_find`'s order (the same keys over fewer rows)."""
+        table, (a, b) = self.table, self.bounds[k].tolist()
+        inside = np.flatnonzero((table[:, 0] <= a) & (table[:, 1] >= b))
+        rows = table[inside]
+        order = np.lexsort((rows[:, 3], rows[:, 0] - rows[:, 1], rows[:, 2]))  # (stable)
+        docs = rows[order, 2]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = docs[1:] != docs[:-1]
+        return inside[order[first]]
 
     def _find(self, lo: int, hi: int) -> tuple[np.ndarray, list[int]]:
         table = self.table

@@ -173,12 +173,14 @@ class Options:
     defer_parts: bool = False  # parts inside the primary span: kind and sources made later
 
 
-def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> list[Span]:
+def _spans(
+    table: np.ndarray, exact: bool, runs: list[Run] | None = None, alone_first: bool = False
+) -> list[Span]:
     """Distinct spans, each with the documents whose run contains it (the longest one).
     `table`: the runs, rows (start, end, document, its position of start) as the search
     gives them; `runs`: the same as `Run`s where they carry more (a renamed copy's names),
     else each row made a `Run` only for the spans whose runs are read (most are counted
-    only)."""
+    only). `alone_first`: the first span asked finds its runs alone (`_Around`)."""
     if not len(table):
         return []
     starts, ends = table[:, 0], table[:, 1]
@@ -190,7 +192,7 @@ def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> lis
     new[1:] = key[by_key[1:]] != key[by_key[:-1]]
     first = np.sort(by_key[new])
     bounds = table[first, :2]
-    around = _Around(table, bounds)
+    around = _Around(table, bounds, alone_first)
     out = []
     for k, (a, b) in enumerate(bounds.tolist()):
         span = Span(a, b, exact=exact)
@@ -201,14 +203,13 @@ def _spans(table: np.ndarray, exact: bool, runs: list[Run] | None = None) -> lis
 
 class _Around:
     """The runs around each of a table's distinct spans (`bounds`: rows start, end), the
-    first of each document, by document (`_held_runs`): found for one span when first
-    asked, for all at once when another is. A lookup that leaves its parts for later reads
-    its primary span's alone before its answer; a quote of widely copied code has dozens of
-    spans over hundreds of runs."""
+    first of each document, by document (`_held_runs`): found for all at once when first
+    asked, or (`alone_first`) for the first span asked alone, for all when another is. A
+    lookup that leaves its parts for later reads its primary span's alone before its
+    answer; a quote of widely copied code has dozens of spans over hundreds of runs."""
 
-    def __init__(self, table: np.ndarray, bounds: np.ndarray):
-        self.table, self.bounds = table, bounds
-        self._order: np.ndarray | None = None  # the runs grouped by document (`_find`)
+    def __init__(self, table: np.ndarray, bounds: np.ndarray, alone_first: bool = False):
+        self.table, self.bounds, self.alone_first = table, bounds, alone_first
         self._all: tuple[np.ndarray, list[int]] | None = None
         self._one: tuple[int, np.ndarray] | None = None
 
@@ -217,16 +218,16 @@ class _Around:
         if self._all is not None:
             held, cuts = self._all
             return held[cuts[k] : cuts[k + 1]]
-        if self._one is None:
+        if self._one is None and self.alone_first:
             self._one = k, self._alone(k)
-        if self._one[0] == k:
+        if self._one is not None and self._one[0] == k:
             return self._one[1]
-        self._all = self._find(0, len(self.bounds))
+        self._all = self._each()
         return self.of(k)
 
     def _alone(self, k: int) -> np.ndarray:
         """`_held_runs` of span k alone: the runs around it, by document, each document's
-        first in `_find`'s order (the same keys over fewer rows)."""
+        first in `_each`'s order (the same keys over fewer rows)."""
         table, (a, b) = self.table, self.bounds[k].tolist()
         inside = np.flatnonzero((table[:, 0] <= a) & (table[:, 1] >= b))
         rows = table[inside]
@@ -236,18 +237,15 @@ class _Around:
         first[1:] = docs[1:] != docs[:-1]
         return inside[order[first]]
 
-    def _find(self, lo: int, hi: int) -> tuple[np.ndarray, list[int]]:
+    def _each(self) -> tuple[np.ndarray, list[int]]:
+        """`_held_runs` of every span: the runs held, and each span's among them."""
         table = self.table
-        if self._order is None:
-            # each document's runs, its longest first; of equal ones, the first in the file
-            # (then the first found)
-            starts, ends = table[:, 0], table[:, 1]
-            self._order = np.lexsort(
-                (np.arange(len(table)), table[:, 3], starts - ends, table[:, 2])
-            )
-        order = self._order
+        # each document's runs, its longest first; of equal ones, the first in the file
+        # (then the first found)
+        order = np.lexsort((np.arange(len(table)), table[:, 3], table[:, 0] - table[:, 1],
+                            table[:, 2]))  # fmt: skip
         rows = table[order]
-        a, b = self.bounds[lo:hi, 0], self.bounds[lo:hi, 1]
+        a, b = self.bounds[:, 0], self.bounds[:, 1]
         held, cuts = _held_runs(rows[:, 0], rows[:, 1], rows[:, 2], a, b)
         return order[held], cuts
 
@@ -729,7 +727,7 @@ def _exact_spans(index, query: Query, opts: Options) -> tuple[list[Span], Crowde
         index.shards, query.ids, opts.min_tokens, query.context_words, check=opts.check,
         popular=getattr(index, "popular_counts", None),
     )  # fmt: skip
-    return _spans(found, exact=True), crowded
+    return _spans(found, exact=True, alone_first=opts.defer_parts), crowded
 
 
 def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
@@ -780,7 +778,7 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
                 continue
             kept.append(part)
     table = np.array([r[:4] for r in kept], dtype=np.int64).reshape(-1, 4)
-    return _spans(table, exact=False, runs=kept)
+    return _spans(table, exact=False, runs=kept, alone_first=opts.defer_parts)
 
 
 class _Differing(NamedTuple):

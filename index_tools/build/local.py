@@ -493,8 +493,7 @@ class Vocabulary:
         if 2 * (len(self) + len(hashes)) > len(self._slots):
             self._rehash(4 * (len(self) + len(hashes)))
         sizes = ends - starts
-        within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        self.blob += q[np.repeat(starts, sizes) + within].tobytes()
+        self.blob += q[files.ranges(starts, sizes)].tobytes()
         self.offsets.frombytes((np.cumsum(sizes) + self.offsets[-1]).astype(np.uint64).tobytes())
         self.hashes.frombytes(np.asarray(hashes, dtype=np.uint64).tobytes())
         ids = np.arange(first, first + len(hashes), dtype=np.uint32)
@@ -552,11 +551,9 @@ def _same_bytes(
     if not len(pick):
         return equal
     sizes = q_sizes[pick]
-    firsts = np.cumsum(sizes) - sizes
-    within = np.arange(int(sizes.sum())) - np.repeat(firsts, sizes)
-    stored = blob[np.repeat(b_starts[pick], sizes) + within]
-    differ = stored != q[np.repeat(q_starts[pick], sizes) + within]
-    equal[pick[np.add.reduceat(differ, firsts) > 0]] = False
+    stored = blob[files.ranges(b_starts[pick], sizes)]
+    differ = stored != q[files.ranges(q_starts[pick], sizes)]
+    equal[pick[np.add.reduceat(differ, np.cumsum(sizes) - sizes) > 0]] = False
     return equal
 
 

@@ -738,25 +738,20 @@ class Index:
     ) -> np.ndarray:
         """`document_ids` of many ranges at once: each document's words [start, start +
         length), one range after the other in one array (int64)."""
-        lengths = np.asarray(lengths, dtype=np.int64)
-        total = int(lengths.sum())
-        out = np.empty(total, dtype=np.int64)
-        # each word's place in its range
-        within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        doc_ids, lengths = np.asarray(doc_ids, dtype=np.int64), np.asarray(lengths)
+        out = np.empty(int(lengths.sum()), dtype=np.int64)
         left = np.ones(len(doc_ids), dtype=bool)
         for sh in self.shards:
-            k = np.asarray(doc_ids, dtype=np.int64) - sh.first_doc
+            k = doc_ids - sh.first_doc
             here = (k >= 0) & (k < len(sh.starts))
             if here.all():  # (one shard's documents: no selection)
-                first = np.repeat(sh.starts[k] + starts, lengths)
-                return sh.words(first + within).astype(np.int64)
+                return sh.words(files.ranges(sh.starts[k] + starts, lengths)).astype(np.int64)
             if here.any():
-                words = np.repeat(here, lengths)
-                first = np.repeat(sh.starts[k[here]] + starts[here], lengths[here])
-                out[words] = sh.words(first + within[words])
+                at = files.ranges(sh.starts[k[here]] + starts[here], lengths[here])
+                out[np.repeat(here, lengths)] = sh.words(at)
                 left &= ~here
         if left.any():
-            raise IndexError(f"no document {int(np.asarray(doc_ids)[left][0])}")
+            raise IndexError(f"no document {int(doc_ids[left][0])}")
         return out
 
     def word(self, word_id: int) -> str:

@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..model import Later, Match, Part, Position, Range, Source
-from ..store.shards import renamed_ids
+from ..store.shards import ranges, renamed_ids
 from ..text.kinds import classify
 from ..text.normalize import canonical, identifier_mask, keywords
 from ..text.templates import QueryTemplates
@@ -815,7 +815,7 @@ def _differing_step(
     theirs = index.documents_ids(runs[:, 2], runs[:, 3], lengths)
     cuts = np.zeros(len(runs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=cuts[1:])
-    at = np.arange(len(theirs)) + np.repeat(runs[:, 0] - cuts[:-1], lengths)  # query positions
+    at = ranges(runs[:, 0], lengths)  # their query positions
     differ = np.flatnonzero(ids[at] != theirs)
     bounds = np.searchsorted(differ, cuts).tolist()
     positions, their_ids = at[differ].tolist(), theirs[differ].tolist()

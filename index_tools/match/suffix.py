@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..store.shards import document_words, id_bytes, ids_of_bytes
+from ..store.shards import document_words, id_bytes, ids_of_bytes, ranges
 from . import kernel
 
 ENUMERATE = 512  # places of an anchor window extended one by one; more: from counts
@@ -414,9 +414,7 @@ class EndsByStart:
         """The spans of these starts (each one that has any), as arrays of starts and ends:
         one start's together, its ends ascending."""
         g = np.fromiter(map(self._group.__getitem__, starts), dtype=np.int64, count=len(starts))
-        lo, sizes = self._at[g], self._at[g + 1] - self._at[g]
-        first = np.cumsum(sizes) - sizes  # (each start's first place in the answer)
-        at = np.arange(int(sizes.sum())) + np.repeat(lo - first, sizes)
+        at = ranges(self._at[g], self._at[g + 1] - self._at[g])
         return self._starts[at], self._ends[at]
 
 

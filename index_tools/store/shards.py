@@ -126,6 +126,15 @@ def id_bytes(ids: np.ndarray, width: int) -> np.ndarray:
     return np.ascontiguousarray(be[:, 4 - width :]).reshape(-1)
 
 
+def ranges(firsts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The positions of the ranges [firsts[k], firsts[k] + sizes[k]), one range after the
+    other (int64): many slices of one array read as one."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    before = np.cumsum(sizes) - sizes  # (each range's first place in the answer)
+    shift = np.asarray(firsts, dtype=np.int64) - before
+    return np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(shift, sizes)
+
+
 def ids_of_bytes(raw: np.ndarray, width: int) -> np.ndarray:
     """`id_bytes` read back: big-endian ids of `width` bytes each (uint8) as uint32."""
     rows = raw.reshape(-1, width)

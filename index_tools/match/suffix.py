@@ -121,7 +121,7 @@ class ShardView:
         # narrow a search by it, and check it against the suffix array where an answer
         # rests on it (`_narrow`, `_check_edges`)
         self.top = top  # (keys: uint8, step, bytes a key) or None
-        self._top_keys = top[0].tobytes() if top is not None and top[2] else b""
+        self._top_bytes: bytes | None = None  # (the keys as bytes, for the Python search)
         self.native = kernel.NativeShard(ids, sa, width, top) if kernel.available() else None
         self.dead = 0  # places in dead documents: their words
         if alive is not None:
@@ -203,7 +203,9 @@ class ShardView:
         table when there is one and the range is wide (kernel.c `narrow`: the same steps)."""
         if self.top is None:
             return a, b
-        keys, step, nbytes = self._top_keys, self.top[1], self.top[2]
+        if self._top_bytes is None:  # (the first search in Python: a copy of the table)
+            self._top_bytes = self.top[0].tobytes() if self.top[2] else b""
+        keys, step, nbytes = self._top_bytes, self.top[1], self.top[2]
         entries = len(keys) // nbytes if nbytes else 0
         m = len(pattern)
         if not (entries and step and m and b - a > 4 * step):

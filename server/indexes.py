@@ -1,7 +1,12 @@
 """Open indexes, one per path, shared by the folders that use it.
 
-Each index gets one worker thread: every lookup on it runs there, off the event loop, and
-never concurrently with another lookup on the same index. The index is followed across
+Each index gets one worker thread, and the index is used by one thread at a time: its
+turn (a lock) is taken by each job of the worker and by a lookup the event loop makes
+itself. A lookup of an editor's suggestion runs on the event loop when the worker is idle
+(no thread woken to make it, none to hand its answer back: two wake-ups, a few hundred
+microseconds at the median and milliseconds at the tail on a busy machine); a long text,
+or one asked while the worker works (making a lookup's parts, following a generation),
+goes to the worker. A lookup never runs concurrently with another on the same index. The index is followed across
 generations by the engine's `FollowingIndex` (shared with `recitation-index serve`): at most
 once a second a lookup checks which generation CURRENT names; after `build` or `add`
 published a new one, it is opened, used, and the old one closed — lookups queued behind the
@@ -128,6 +133,10 @@ class Waiting:
 
 
 POLL_SECONDS = 1.0  # how often a lookup checks for a newly published generation
+# a lookup of a text this long at most (suggestion and context, characters) runs on the event
+# loop when the index's worker is idle: a suggestion's lookup takes milliseconds; a whole
+# file's goes to the worker, the loop serving messages meanwhile
+INLINE_CHARS = 40_000
 # source views ("Compare with source") of every local index, beside their lookup threads
 _VIEWS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recitation-source")
 
@@ -169,6 +178,23 @@ def resolve_index_path(index_path: str, folder_uri: str | None) -> Path:
     return path
 
 
+class Turns(ThreadPoolExecutor):
+    """One worker thread whose jobs each take `turn`, the lock of the index's use, which a
+    lookup made on the event loop takes too (`IndexHandle.match`): the index is never used
+    by two threads at once."""
+
+    def __init__(self, thread_name: str):
+        super().__init__(max_workers=1, thread_name_prefix=thread_name)
+        self.turn = threading.Lock()
+
+    def submit(self, fn, /, *args, **kwargs):
+        def in_turn():
+            with self.turn:
+                return fn(*args, **kwargs)
+
+        return super().submit(in_turn)
+
+
 class WorkerHandle:
     """What every index handle has: a state the status reports, one worker thread for its
     lookups, and a callback for changes of state."""
@@ -179,7 +205,7 @@ class WorkerHandle:
         self.message = ""
         self.summary: dict[str, Any] | None = None
         self._closed = False
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
+        self._executor = Turns(thread_name)
         self._opened: asyncio.Future | None = None
         # called (from the worker thread) after the handle switched generation or state
         self.on_change = None
@@ -210,13 +236,35 @@ class IndexHandle(WorkerHandle):
         self._checked_at = time.monotonic()
         self._stop = threading.Event()  # set when the handle closes: mapping ahead ends
         self._waiting = Waiting()  # lookups the worker is to run (the parts made yield)
+        self._thread_warm = threading.local()  # (a thread's first lookup here makes its arrays)
 
     def open(self) -> asyncio.Future:
-        """Start opening (once); the future completes when the state is known."""
+        """Start opening (once); the future completes when the state is known, and the
+        event loop's thread is then made ready for lookups (`_warm_thread`)."""
         if self._opened is None:
             loop = asyncio.get_running_loop()
             self._opened = loop.run_in_executor(self._executor, self._open)
+            self._opened.add_done_callback(lambda _: self._warm_loop())
         return self._opened
+
+    def _warm_loop(self) -> None:
+        """On the event loop, once the index is open: its scratch arrays made in the
+        loop's turn, when the worker is idle (else by its first lookup)."""
+        turn = self._executor.turn
+        if self.ready and turn.acquire(blocking=False):
+            try:
+                self._warm_thread()
+            finally:
+                turn.release()
+
+    def _warm_thread(self) -> None:
+        """This thread's scratch arrays made, once a thread (in the index's turn)."""
+        if not getattr(self._thread_warm, "done", False):
+            self._thread_warm.done = True
+            try:
+                self._with_lease(lambda lease: lease.index.warm_thread(), follow=False)
+            except Exception:  # (the lookup goes on: its arrays made as it needs them)
+                log.exception("index %s: a lookup thread's arrays", self.path)
 
     async def wait(self) -> IndexHandle:
         await asyncio.shield(self.open())
@@ -303,7 +351,8 @@ class IndexHandle(WorkerHandle):
         language: str = "",
         defer_parts: bool = False,
     ) -> list[Match]:
-        """The engine's matches, computed on the index's worker thread. With the
+        """The engine's matches, computed in the index's turn: here on the event loop when
+        the worker is idle and the text short, else on the worker. With the
         document's language id, copies with renamed identifiers are found too. With
         `defer_parts`, the kinds and sources of the parts inside primary spans (and the
         parts of a region that is its primary span) are made when first read, the answer
@@ -311,7 +360,19 @@ class IndexHandle(WorkerHandle):
         await self.wait()
         if not self.ready:
             return []
+        turn = self._executor.turn
         try:
+            if len(suggestion) + len(context) <= INLINE_CHARS and turn.acquire(blocking=False):
+                try:  # (the worker idle: made here, no thread woken, unless a newer
+                    # generation is to be opened first: that on the worker, as before)
+                    following = self._following
+                    if self._closed:
+                        return []  # the handle was retired (settings changed): nothing to say
+                    if following is not None and not following.newer_due():
+                        args = suggestion, context, min_tokens, language, defer_parts
+                        return self._lookup(*args, follow=False)
+                finally:
+                    turn.release()
             lookup = self._executor.submit(
                 self._match, suggestion, context, min_tokens, language, defer_parts
             )
@@ -332,6 +393,20 @@ class IndexHandle(WorkerHandle):
         self, suggestion: str, context: str, min_tokens: int, language: str, defer_parts: bool
     ) -> list[Match]:
         self._waiting.begun()
+        return self._lookup(suggestion, context, min_tokens, language, defer_parts)
+
+    def _lookup(
+        self,
+        suggestion: str,
+        context: str,
+        min_tokens: int,
+        language: str,
+        defer_parts: bool,
+        follow: bool = True,
+    ) -> list[Match]:
+        """A lookup in the index's turn (on its worker; on the event loop, not to `follow`
+        a newer generation: its opening is the worker's)."""
+        self._warm_thread()
 
         def lookup(lease: Lease) -> list[Match]:
             found = lease.index.match(
@@ -342,7 +417,7 @@ class IndexHandle(WorkerHandle):
                 return Found(found, lease.keep())  # (the generation held until settled)
             return list(found)
 
-        found = self._with_lease(lookup)
+        found = self._with_lease(lookup, follow)
         if found is None and self.state == ERROR:  # damage met by this very lookup
             raise LookupFailed(self.message, retry=False)
         return found if found is not None else []
@@ -408,14 +483,16 @@ class IndexHandle(WorkerHandle):
         to a newly published one first: FollowingIndex), None without an index."""
         return self._with_lease(lambda lease: work(lease.index, *args))
 
-    def _with_lease(self, work: Callable[[Lease], T]) -> T | None:
-        """`_with_index`, the work given the generation's lease (which it can `keep`)."""
-        self._follow()
+    def _with_lease(self, work: Callable[[Lease], T], follow: bool = True) -> T | None:
+        """`_with_index`, the work given the generation's lease (which it can `keep`);
+        not to `follow`: on the generation in use (no newer one opened)."""
+        if follow:
+            self._follow()
         following = self._following
         if following is None:
             return None
         try:
-            with following.lease() as lease:
+            with following.lease(follow) as lease:
                 return work(lease)
         except IndexOpenError as exc:  # damage found while reading: a status, not a crash
             if self._following is following:  # (not already failed by `_broken`)

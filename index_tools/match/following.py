@@ -173,6 +173,23 @@ class FollowingIndex:
             except Exception as exc:  # damage: the lookups will say it (never "nothing")
                 done.rehearsal_failed = f"{type(exc).__name__}: {exc}"
 
+    def newer_due(self) -> bool:
+        """Whether the next lookup that follows would open a newer generation: CURRENT
+        read when a poll is due; naming the one in use, the poll is done (a lookup that
+        must not open one asks first, and leaves it to a lookup that may)."""
+        now = time.monotonic()
+        with self._lock:
+            if self._switching or self._closed or now - self._checked_at < self.poll_seconds:
+                return False
+        try:
+            newer = current_name(self.path) not in (None, self.generation)
+        except OSError:  # (said by the lookup that follows)
+            return True
+        if not newer:
+            with self._lock:
+                self._checked_at = max(self._checked_at, now)
+        return newer
+
     def _switch_due(self) -> bool:
         now = time.monotonic()
         with self._lock:

@@ -5,6 +5,7 @@ only when its last lookup is done."""
 from __future__ import annotations
 
 import threading
+import time
 
 from service_helpers import corpus, snippet
 
@@ -53,6 +54,29 @@ def test_a_published_generation_is_followed_and_the_old_one_closed_when_released
     assert old._text.closed  # released: closed
     with following.using() as current:
         assert current.match(snippet("alpha"), min_tokens=20)
+    following.close()
+
+
+def test_a_lookup_that_must_not_open_a_generation_asks_whether_one_is_due(tmp_path):
+    """`newer_due` reads CURRENT once a poll is due: a newer generation is due (and left for
+    a lookup that follows: a lease not to follow keeps the one in use), the one in use is
+    not, and that check is the poll (the next lease reads CURRENT no sooner)."""
+    idx = tmp_path / "idx"
+    build_index([corpus(tmp_path / "a", "alpha")], idx, OPTIONS)
+    following = FollowingIndex(idx, poll_seconds=3600.0)
+    first = following.generation
+    add_to_index(idx, [corpus(tmp_path / "b", "beta")], OPTIONS)
+    assert not following.newer_due()  # (no poll due yet)
+    following.poll_seconds = 0.0
+    assert following.newer_due() and following.newer_due()  # (until a lookup switches)
+    with following.using(follow=False) as index:
+        assert index.generation == first
+    with following.using() as index:
+        assert index.generation != first
+    following.poll_seconds = 1.0
+    time.sleep(1.05)  # (a poll due)
+    assert not following.newer_due()
+    assert not following._switch_due()  # (that was the poll)
     following.close()
 
 

@@ -69,8 +69,9 @@ async def test_parts_left_for_later_are_read_from_their_generation_across_a_swit
 
 
 async def test_a_deferred_lookup_nobody_waits_for_lets_its_generation_go(tmp_path, monkeypatch):
-    """A check cancelled while its lookup runs (the document closed): the answer that
-    comes after holds nothing (its parts are never read)."""
+    """A check cancelled while its lookup runs on the worker (the document closed): the
+    answer that comes after holds nothing (its parts are never read)."""
+    monkeypatch.setattr(indexes, "INLINE_CHARS", 0)  # (every lookup on the worker)
     _, handle = await opened_with_a_part(tmp_path, monkeypatch)
     try:
         started, gate = threading.Event(), threading.Event()
@@ -99,6 +100,63 @@ async def test_a_deferred_lookup_nobody_waits_for_lets_its_generation_go(tmp_pat
         assert isinstance(found, Found) and handle._following._held.leases == 1
         await handle.settle(found)
         assert handle._following._held.leases == 0
+    finally:
+        handle.close()
+
+
+async def test_a_lookup_is_made_on_the_event_loop_when_the_worker_is_idle(tmp_path, monkeypatch):
+    """No thread woken for a suggestion's lookup while the worker is idle; while it works
+    (making parts, following a generation) the lookup waits for it and is made there,
+    never beside it; a text longer than INLINE_CHARS goes to the worker too, and so does a
+    lookup that finds a newer generation published (opened there, not on the loop). The
+    answers are the same every way."""
+    monkeypatch.setattr(indexes, "POLL_SECONDS", 0.0)  # every lookup looks for a newer one
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "other.py").write_text(statements(40, 60), encoding="utf-8")
+    idx, handle = await opened_with_a_part(tmp_path, monkeypatch)
+    loop_thread = threading.current_thread()
+    try:
+        made_on: list[threading.Thread] = []
+        with_lease = handle._with_lease
+
+        def recorded(work, follow=True):
+            made_on.append(threading.current_thread())
+            assert handle._executor.turn.locked()  # (in the index's turn, whoever makes it)
+            assert follow or threading.current_thread() is loop_thread
+            return with_lease(work, follow)
+
+        handle._with_lease = recorded
+        expected = [m.to_dict() for m in await handle.match(statements(0, 20), "", 20, "python")]
+        assert expected and made_on[-1] is loop_thread
+
+        started, gate = threading.Event(), threading.Event()
+
+        def work() -> bool:  # (the worker at work)
+            started.set()
+            return gate.wait(10)
+
+        busy = handle._executor.submit(work)
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task = asyncio.ensure_future(handle.match(statements(0, 20), "", 20, "python"))
+        await asyncio.sleep(0.05)
+        assert not task.done()  # (it waits its turn)
+        gate.set()
+        assert [m.to_dict() for m in await task] == expected and busy.result()
+        assert made_on[-1] is not loop_thread
+
+        before = handle.generation
+        add_to_index(idx, [str(more)], OPTIONS)
+        found = await handle.match(statements(0, 20), "", 20, "python")
+        assert [m.to_dict() for m in found] == expected and made_on[-1] is not loop_thread
+        assert handle.generation != before  # (switched on the worker)
+        found = await handle.match(statements(40, 60), "", 20, "python")
+        assert found and made_on[-1] is loop_thread  # (the new one's, on the loop again)
+
+        monkeypatch.setattr(indexes, "INLINE_CHARS", len(statements(0, 20)) - 1)
+        found = await handle.match(statements(0, 20), "", 20, "python")
+        assert [m.to_dict() for m in found] == expected and made_on[-1] is not loop_thread
     finally:
         handle.close()
 

@@ -24,7 +24,6 @@ from ..store import shards as files
 from ..store.generations import IndexOpenError, decompress
 from ..store.line_table import LineTable
 from ..store.map_ahead import MappedAhead, map_ahead, mapped_range
-from ..store.resident import resident
 from ..text.words import WORD_RE
 from . import kernel
 from .kernel import status as search_status
@@ -489,7 +488,7 @@ class Index:
         array = self._map(files.shard_file(i, sa), random=True)
         table = None
         if self.header.top_step:  # read into memory: the first probes of every search
-            keys = resident(self._map(files.shard_file(i, top)))  # (in 2 MiB pages)
+            keys = np.frombuffer(self._map(files.shard_file(i, top)), dtype=np.uint8).copy()
             table = (keys, self.header.top_step, self.header.top_bytes)
         return ShardView(
             self._map(files.shard_file(i, ids), random=True),

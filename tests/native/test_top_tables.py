@@ -5,7 +5,6 @@ to it writes none either. Answers are those of the Python search, which reads no
 from __future__ import annotations
 
 import json
-import mmap
 from pathlib import Path
 
 import numpy as np
@@ -82,21 +81,3 @@ def test_an_index_built_before_top_tables_answers_the_same(built, tmp_path, path
     assert not [p for p in gen.iterdir() if p.suffix in (".top", ".rtop")]
     with kernel.using(path):
         assert len(answers(built)) == len(expected)
-
-
-def test_tables_in_memory_of_their_own_answer_as_the_python_search(built, monkeypatch):
-    """Tables copied into a mapping of their own, aligned (as a large index's are, to 2 MiB:
-    here every table takes that way, aligned to 16 bytes), answer as the Python search."""
-    from index_tools.store import resident  # noqa: PLC0415
-
-    monkeypatch.setattr(resident, "HUGE_PAGE", 16)
-    with kernel.using("python"):
-        expected = answers(built)
-    assert any(expected)
-    with open_index(built) as idx:
-        for sh in idx.shards + idx.renamed_shards:
-            keys = sh.top[0]
-            assert isinstance(keys.base.base.obj, mmap.mmap) and keys.ctypes.data % 16 == 0
-    for path in ("native", "python"):
-        with kernel.using(path):
-            assert answers(built) == expected

@@ -6,12 +6,13 @@ itself. A lookup of an editor's suggestion runs on the event loop when the worke
 (no thread woken to make it, none to hand its answer back: two wake-ups, a few hundred
 microseconds at the median and milliseconds at the tail on a busy machine); a long text,
 or one asked while the worker works (making a lookup's parts, following a generation),
-goes to the worker. A lookup never runs concurrently with another on the same index. The index is followed across
-generations by the engine's `FollowingIndex` (shared with `recitation-index serve`): at most
-once a second a lookup checks which generation CURRENT names; after `build` or `add`
-published a new one, it is opened, used, and the old one closed — lookups queued behind the
-switch are answered from the new generation, none is dropped. A new generation that cannot
-be opened is an error status.
+goes to the worker. A lookup never runs concurrently with another on the same index.
+
+The index is followed across generations by the engine's `FollowingIndex` (shared with
+`recitation-index serve`): at most once a second a lookup checks which generation CURRENT
+names; after `build` or `add` published a new one, it is opened (on the worker), used, and
+the old one closed — lookups queued behind the switch are answered from the new generation,
+none is dropped. A new generation that cannot be opened is an error status.
 """
 
 from __future__ import annotations

@@ -237,11 +237,10 @@ class IndexHandle(WorkerHandle):
         self._checked_at = time.monotonic()
         self._stop = threading.Event()  # set when the handle closes: mapping ahead ends
         self._waiting = Waiting()  # lookups the worker is to run (the parts made yield)
-        self._thread_warm = threading.local()  # (a thread's first lookup here makes its arrays)
 
     def open(self) -> asyncio.Future:
         """Start opening (once); the future completes when the state is known, and the
-        event loop's thread is then made ready for lookups (`_warm_thread`)."""
+        event loop's thread is then made ready for lookups (`_warm_loop`)."""
         if self._opened is None:
             loop = asyncio.get_running_loop()
             self._opened = loop.run_in_executor(self._executor, self._open)
@@ -249,23 +248,17 @@ class IndexHandle(WorkerHandle):
         return self._opened
 
     def _warm_loop(self) -> None:
-        """On the event loop, once the index is open: its scratch arrays made in the
-        loop's turn, when the worker is idle (else by its first lookup)."""
+        """On the event loop, once the index is open: the loop's scratch arrays made in
+        its turn, when the worker is idle (else its first lookup makes them, as the kernel
+        makes any thread's)."""
         turn = self._executor.turn
         if self.ready and turn.acquire(blocking=False):
             try:
-                self._warm_thread()
+                self._with_lease(lambda lease: lease.index.warm_thread(), follow=False)
+            except Exception:  # (the lookups go on: their arrays made as they need them)
+                log.exception("index %s: the event loop's lookup arrays", self.path)
             finally:
                 turn.release()
-
-    def _warm_thread(self) -> None:
-        """This thread's scratch arrays made, once a thread (in the index's turn)."""
-        if not getattr(self._thread_warm, "done", False):
-            self._thread_warm.done = True
-            try:
-                self._with_lease(lambda lease: lease.index.warm_thread(), follow=False)
-            except Exception:  # (the lookup goes on: its arrays made as it needs them)
-                log.exception("index %s: a lookup thread's arrays", self.path)
 
     async def wait(self) -> IndexHandle:
         await asyncio.shield(self.open())
@@ -407,7 +400,6 @@ class IndexHandle(WorkerHandle):
     ) -> list[Match]:
         """A lookup in the index's turn (on its worker; on the event loop, not to `follow`
         a newer generation: its opening is the worker's)."""
-        self._warm_thread()
 
         def lookup(lease: Lease) -> list[Match]:
             found = lease.index.match(

@@ -305,10 +305,11 @@ class Match:
     `primary_end`). Other spans of the region that are held by more files (or reach past the
     primary one) are its `parts`, each with its own count and sources.
 
-    A region that is its primary span can have its `parts` made when first read
-    (`parts_later`, with `parts` given as `Match.LATER`): none of them reaches past the
-    primary span, so they change neither its range nor which sources an attribution must
-    name (`outer_parts`); every reader sees the parts the lookup would have made at once.
+    Its `parts` can be made when first read (`parts_later`, with `parts` given as
+    `Match.LATER`): they change neither its range, nor its count, nor its primary span's
+    sources; the parts reaching past the primary span, whose sources an attribution must
+    name too, are made when those are asked for (`outer_parts`). Every reader sees the
+    parts the lookup would have made at once.
     """
 
     LATER = _LATER
@@ -338,10 +339,6 @@ class Match:
     def __post_init__(self) -> None:
         if self.primary_start < 0:
             self.primary_start, self.primary_end = self.query_start, self.query_end
-        if self.parts_later is not None and (
-            (self.primary_start, self.primary_end) != (self.query_start, self.query_end)
-        ):
-            raise ValueError("only a region that is its primary span leaves its parts for later")
 
     @property
     def parts_made(self) -> bool:
@@ -365,10 +362,16 @@ class Match:
         elif not self.parts_made:
             raise ValueError("a match's parts were left for later with nothing to make them")
 
+    @property
+    def reaches_past_primary(self) -> bool:
+        """Whether the region is longer than its primary span (parts reach past it)."""
+        return (self.primary_start, self.primary_end) != (self.query_start, self.query_end)
+
     def outer_parts(self) -> list[Part]:
         """Its parts reaching past the primary span (quotes of their own, whose sources an
-        attribution names too); none while its parts are left for later."""
-        if not self.parts_made:
+        attribution names too), made now if they were left for later; none for a region
+        that is its primary span."""
+        if not self.reaches_past_primary:
             return []
         return [
             p

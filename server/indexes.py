@@ -64,8 +64,8 @@ class LookupFailed(Exception):
 
 
 class Found(list):
-    """A lookup's matches whose parts inside primary spans (and the parts themselves of a
-    region that is its primary span) are made after its diagnostic
+    """A lookup's matches whose parts (and the kinds and sources of the parts inside
+    primary spans) are made after its diagnostic
     (`find_matches(defer_parts=True)`), and the lease of the generation they are read
     from, held until `IndexHandle.settle` has made them: no generation switch closes it
     under them."""
@@ -348,8 +348,8 @@ class IndexHandle(WorkerHandle):
         """The engine's matches, computed in the index's turn: here on the event loop when
         the worker is idle and the text short, else on the worker. With the
         document's language id, copies with renamed identifiers are found too. With
-        `defer_parts`, the kinds and sources of the parts inside primary spans (and the
-        parts of a region that is its primary span) are made when first read, the answer
+        `defer_parts`, the regions' parts (and the kinds and sources of those inside
+        primary spans) are made when first read, the answer
         (a `Found`) holding its generation until `settle`."""
         await self.wait()
         if not self.ready:

@@ -11,7 +11,7 @@ is attributed when each of them is.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..model import Match, Source
@@ -46,12 +46,23 @@ def _names(source: Source) -> list[tuple[str, ...]]:
     return groups
 
 
+def quote_sources(match: Match) -> Iterator[list[Source]]:
+    """The sources each quote of a region needs named (or allowed), one quote at a time:
+    its primary span's, then those of each part reaching past it (a region can join quotes
+    of different files), read only when asked for (a lookup can leave its parts for later:
+    most quotes are not attributed, and then their primary span's sources say so). A part
+    inside the primary span is also in the primary's files."""
+    if match.sources:
+        yield list(match.sources)
+    if match.reaches_past_primary:
+        for p in match.outer_parts():
+            if p.sources:
+                yield list(p.sources)
+
+
 def source_groups(match: Match) -> list[list[Source]]:
-    """The sources each quote of a region needs named (or allowed): its primary span's, and
-    those of each part reaching past it (a region can join quotes of different files). A
-    part inside the primary span is also in the primary's files."""
-    groups = [list(match.sources)] + [list(p.sources) for p in match.outer_parts()]
-    return [g for g in groups if g]
+    """Every quote's sources of a region at once (`quote_sources`)."""
+    return list(quote_sources(match))
 
 
 def find_region_attribution(
@@ -59,7 +70,7 @@ def find_region_attribution(
 ) -> Attribution | None:
     """An attribution naming a source of every quote of the region, or None."""
     found = None
-    for group in source_groups(match):
+    for group in quote_sources(match):
         found = find_attribution(lines, first_line, last_line, group)
         if found is None:
             return None

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..model import Match
-from .attribution import Attribution, find_region_attribution, source_groups
+from ..safe_text import printable
+from .attribution import Attribution, find_region_attribution, quote_sources
 from .decisions import ACTIONS, Action, CompletionAction, Decisions
 from .license_categories import Category, license_category
 from .quote_identity import QuoteIdentity
@@ -54,6 +55,22 @@ def at_least(action: Action, threshold: Action) -> bool:
     return ACTIONS.index(action) >= ACTIONS.index(threshold)
 
 
+_UNREAD = "its parts past the primary span could not be read"
+
+
+def _allowed_by(decisions: Decisions, match: Match) -> str | None:
+    """The allow pattern naming a source of the region's first quote, when a source of
+    each of its quotes is allowed; None when one is not (the quotes read one at a time:
+    a part reaching past the primary span only once the primary's sources are allowed)."""
+    first = None
+    for group in quote_sources(match):
+        pattern = decisions.allowed_by(group)
+        if pattern is None:
+            return None
+        first = first or pattern
+    return first
+
+
 def judge(
     match: Match,
     quote: QuoteIdentity,
@@ -82,22 +99,28 @@ def judge(
     dismissal = decisions.dismissal_for(quote)
     if dismissal is not None:
         return verdict("off", "dismissed", f"dismissed ({dismissal.id})", dismissal_id=dismissal.id)
-    # allowed when every quote of the region is found in an allowed source
-    patterns = [decisions.allowed_by(group) for group in source_groups(match)]
-    if patterns and all(patterns):
-        return verdict("off", "allowed", f"found in an allowed source ({patterns[0]})")
     own = kind_action(match.kind)
-    if lines is not None:
-        found = find_region_attribution(lines, first_line, last_line, match)
-        if found is not None:
-            found = replace(found, line=found.line + lines_from)
-            action: Action = "off" if own == "off" else "hint"
-            return verdict(
-                action, "attributed", f"attributed on line {found.line + 1}", attribution=found
-            )
+    # allowed when every quote of the region is found in an allowed source, else attributed
+    # when a line near names one of each (a region's parts, left for later by its lookup,
+    # that cannot be made now: neither, and the reason says why)
+    allowed = found = unread = None
+    try:
+        allowed = _allowed_by(decisions, match)
+        if allowed is None and lines is not None:
+            found = find_region_attribution(lines, first_line, last_line, match)
+    except Exception as exc:  # (the index the parts are read from broken since)
+        unread = f" ({_UNREAD}: {printable(str(exc), 200) or type(exc).__name__})"
+    if allowed is not None:
+        return verdict("off", "allowed", f"found in an allowed source ({allowed})")
+    if found is not None:
+        found = replace(found, line=found.line + lines_from)
+        action: Action = "off" if own == "off" else "hint"
+        return verdict(
+            action, "attributed", f"attributed on line {found.line + 1}", attribution=found
+        )
     if match.kind == "recitation":
         chosen = decisions.policy.editor_action(license)
         if chosen is not None:
             action, key = chosen
-            return verdict(action, "open", f"license policy for {key}: {action}")
-    return verdict(own, "open", f"severity for {match.kind}: {own}")
+            return verdict(action, "open", f"license policy for {key}: {action}{unread or ''}")
+    return verdict(own, "open", f"severity for {match.kind}: {own}{unread or ''}")

@@ -619,10 +619,10 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
         end = int(spans.ends[region].max())
         rng, sug_words = place.suggestion_range(start, end)
         cs, ce, text = place.chars(start, end)
-        # a region that is its primary span: no part reaches past it, all are made later
-        # (a region of one span has none)
+        # its parts made later (a region of one span has none): a part reaching past the
+        # primary span when an attribution is looked for (`Match.outer_parts`)
         later = None
-        if opts.defer_parts and len(region) > 1 and (start, end) == (primary.start, primary.end):
+        if opts.defer_parts and len(region) > 1:
             later = Later(partial(parts_of, region, top), lock)
         out.append(
             Match(
@@ -675,12 +675,13 @@ def find_matches(
     suffix-array search, each region and part), so a lookup past its time ends with that
     exception, never with a shorter answer.
 
-    `defer_parts`: the kind and sources of each part inside its primary span (what a
-    diagnostic does not show: the hover lists them) are made when first read
-    (`Part.later`), and so are the parts themselves of a region that is its primary span
-    (`Match.parts_later`: none reaches past it), from `index`, which must stay open until
-    they are (`Match.settle_parts`, `Part.settle`); the regions, counts, primary spans and
-    parts reaching past them are made at once.
+    `defer_parts`: each region's parts (what a diagnostic does not show: the hover lists
+    them) are made when first read (`Match.parts_later`), and so are the kind and sources
+    of each part inside its primary span (`Part.later`), from `index`, which must stay
+    open until they are (`Match.settle_parts`, `Part.settle`); the parts reaching past a
+    primary span, quotes of their own, are made with their kinds and sources when an
+    attribution is looked for (`Match.outer_parts`). The regions, counts and primary
+    spans are made at once.
     """
     opts = Options(max(int(min_tokens), 1), max_sources, defer_parts=defer_parts)
     if deadline is not None:

@@ -287,14 +287,17 @@ def agrees_with_reference(idx, rng, files: list[list[str]], texts: list[str], mi
 
 def answers_alike_deferred(idx, matches, suggestion, context, min_tokens, **options) -> None:
     """The lookup with its parts left for later (as the language server asks) answers as
-    the one that made them at once, once read: every field; the parts of a region that is
-    its primary span are left, and the kinds and sources of parts inside a primary span,
-    the others made at once."""
+    the one that made them at once, once read: every field; a region's parts are left,
+    and the kinds and sources of parts inside a primary span; the parts reaching past it
+    are made with theirs when an attribution asks (`outer_parts`)."""
     deferred = idx.match(suggestion, context, min_tokens, defer_parts=True, **options)
-    for m in deferred:
-        if not m.parts_made:  # (a region that is its primary span: none reaches past it)
-            assert (m.query_start, m.query_end) == (m.primary_start, m.primary_end)
-            assert m.outer_parts() == [] and m.to_dict(parts_listed=False)["parts"] is None
+    assert len(deferred) == len(matches)
+    for m, whole in zip(deferred, matches):
+        if not m.parts_made:  # (a region of one span has no parts to leave)
+            assert m.to_dict(parts_listed=False)["parts"] is None
+            outer = m.outer_parts()  # (made here for a region reaching past its primary span)
+            assert m.parts_made is m.reaches_past_primary
+            assert [p.to_dict() for p in outer] == [p.to_dict() for p in whole.outer_parts()]
             m.settle_parts()
         for p in m.parts:
             inside = m.primary_start <= p.query_start and p.query_end <= m.primary_end

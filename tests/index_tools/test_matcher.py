@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from engine_fixtures import GEO, HAVERSINE, MIT, REGEX_TABLE, ROUTES, line_of, make_corpus
+from engine_fixtures import (
+    GEO,
+    HAVERSINE,
+    MIT,
+    REGEX_TABLE,
+    ROUTES,
+    line_of,
+    make_corpus,
+    make_repo,
+)
 
 from index_tools import BuildOptions, build_index, describe_match, open_index, tokenize
 
@@ -355,31 +364,76 @@ def _statements(first: int, last: int) -> str:
     return "".join(f"v{3 * i} = v{3 * i + 1} + v{3 * i + 2}\n" for i in range(first, last))
 
 
-def test_a_region_with_a_part_reaching_past_its_primary_span_has_its_parts_at_once(tmp_path):
-    """`defer_parts` leaves a region's parts for later only where the region is its
-    primary span: a part reaching past it is a quote of its own (an attribution names its
-    sources too), made at once, listed in full."""
-    src = tmp_path / "corpus"
-    src.mkdir()
-    (src / "long.py").write_text(_statements(0, 20), encoding="utf-8")
-    (src / "other.py").write_text("x = 1\n" + _statements(15, 30), encoding="utf-8")
-    build_index([str(src)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
-    with open_index(tmp_path / "idx") as idx:
+def _two_quotes(tmp_path):
+    """An index of two repositories, `long` holding statements 0-19 and `other` 15-29:
+    statements 0-29 are one region, its primary span long.py's (100 words), a part
+    reaching past it other.py's (75 words)."""
+    long, _ = make_repo(tmp_path / "long", {"src/long.py": _statements(0, 20)},
+                        "https://github.com/acme/long")  # fmt: skip
+    other, _ = make_repo(tmp_path / "other", {"lib/other.py": "x = 1\n" + _statements(15, 30)},
+                         "https://github.com/acme/other")  # fmt: skip
+    build_index([str(long), str(other)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    return open_index(tmp_path / "idx")
+
+
+def test_a_part_reaching_past_its_primary_span_is_made_when_an_attribution_asks(tmp_path):
+    """`defer_parts` leaves every region's parts for later, a region reaching past its
+    primary span's too: its range, count and sources say nothing of them. A part reaching
+    past the primary span, a quote of its own, is made with its kind and sources, listed
+    in full, when `outer_parts` asks (an attribution must name its sources too): the same
+    as made at once."""
+    with _two_quotes(tmp_path) as idx:
         (whole,) = idx.match(_statements(0, 30), "", 20)
         (m,) = idx.match(_statements(0, 30), "", 20, defer_parts=True)
-        assert m.parts_made and m.parts_later is None
+        assert not m.parts_made and m.reaches_past_primary
         assert (m.query_start, m.query_end, m.primary_start, m.primary_end) == (0, 150, 0, 100)
+        assert (m.file_count, m.sources) == (whole.file_count, whole.sources)
+        assert describe_match(m) == describe_match(whole, parts=False)
+        assert m.to_dict(parts_listed=False)["parts"] is None
         (outer,) = m.outer_parts()
-        assert outer.settled and (outer.query_start, outer.query_end) == (75, 150)
-        assert {s.path for s in outer.sources} == {"other.py"}
+        assert m.parts_made and outer.settled and (outer.query_start, outer.query_end) == (75, 150)
+        assert {s.path for s in outer.sources} == {"lib/other.py"}
         assert describe_match(m).endswith("1 nested part (up to 1 file)")
         assert m.to_dict() == whole.to_dict()
+
+
+def test_a_verdict_reads_the_parts_past_a_primary_span_only_once_its_sources_are_named(
+    tmp_path,
+):
+    """The verdict on a region whose parts were left for later: not attributed while no
+    line names the primary span's file, its parts not made (most quotes are never
+    attributed); a line naming it makes them, and the region is attributed once a line
+    names the part's file too. Allowed sources likewise."""
+    from index_tools import Decisions, QuoteIdentity, judge
+
+    text = _statements(0, 30)
+    lines = text.splitlines()
+    q = QuoteIdentity.of_text(text)
+
+    def verdict(m, above=(), decisions=None):
+        return judge(m, q, decisions, lambda kind: "warning", [*above, *lines], len(above),
+                     len(above) + len(lines) - 1)  # fmt: skip
+
+    long_, other = "# Adapted from acme/long src/long.py", "# and acme/other lib/other.py"
+    with _two_quotes(tmp_path) as idx:
+        (m,) = idx.match(text, "", 20, defer_parts=True)
+        assert verdict(m).state == "open" and not m.parts_made
+        assert verdict(m, [other]).state == "open" and not m.parts_made
+        assert verdict(m, [long_]).state == "open" and m.parts_made
+        assert verdict(m, [long_, other]).state == "attributed"
+        (m,) = idx.match(text, "", 20, defer_parts=True)
+        assert verdict(m, decisions=Decisions(allowed=("acme/other",))).state == "open"
+        assert not m.parts_made
+        assert verdict(m, decisions=Decisions(allowed=("acme/long",))).state == "open"
+        assert m.parts_made
+        assert verdict(m, decisions=Decisions(allowed=("acme/*",))).state == "allowed"
 
 
 def test_parts_whose_making_fails_say_so_each_time_they_are_read():
     """A region's parts left for later whose making fails (its index damaged or closed)
     raise when read, again when read again: never an empty list; the diagnostic's data
     says they are not known (`null`), its message says nothing of them."""
+    from index_tools import Decisions, QuoteIdentity, judge
     from index_tools.model import Later, Match
 
     calls = []
@@ -396,9 +450,15 @@ def test_parts_whose_making_fails_say_so_each_time_they_are_read():
     assert len(calls) == 2 and not m.parts_made and not m.settled
     assert m.to_dict(parts_listed=False)["parts"] is None and m.outer_parts() == []
     assert describe_match(m).endswith("\u00b7 60 words \u00b7 3 files")
-    with pytest.raises(ValueError, match="primary span"):
-        Match("recitation", 60, 0, 60, 0, 100, "x", 3, True, primary_start=10,
-              primary_end=60, parts=Match.LATER, parts_later=Later(make))  # fmt: skip
+    # a region reaching past its primary span: the verdict cannot look at its parts for an
+    # attribution, and says so; the quote stays open at its severity
+    wide = Match("recitation", 60, 0, 60, 0, 100, "x", 3, True, primary_start=10,
+                 primary_end=60, parts=Match.LATER, parts_later=Later(make))  # fmt: skip
+    with pytest.raises(OSError, match="index closed"):
+        wide.outer_parts()
+    v = judge(wide, QuoteIdentity.of_text("x"), Decisions(allowed=("*",)), lambda k: "warning")
+    assert (v.action, v.state) == ("warning", "open")
+    assert v.reason.endswith("(its parts past the primary span could not be read: index closed)")
 
 
 def test_a_regions_parts_read_by_two_threads_at_once_are_made_once(corpus):

@@ -4,6 +4,7 @@ diagnostic, and its hover carries the part with its own count and source."""
 from __future__ import annotations
 
 import asyncio
+import random
 from pathlib import Path
 
 from lsprotocol import types
@@ -16,7 +17,7 @@ from server_helpers import (
     wait_for,
 )
 
-from index_tools import BuildOptions, build_index
+from index_tools import BuildOptions, build_index, tokenize
 
 
 def statements(first: int, last: int) -> str:
@@ -114,3 +115,74 @@ async def test_a_hover_before_the_parts_are_searched_shows_them_and_the_warning_
         what="the diagnostic with its part",
     )
     assert diag.message.endswith("1 nested part (up to 2 files)")
+
+
+def code(first: int, last: int) -> str:
+    """Lines of made-up code, each chosen by its number: assignments, conditions, loops."""
+    names = ("alpha", "beta", "gamma", "delta", "total", "count", "limit", "offset", "window")
+    out = []
+    for i in range(first, last):
+        r = random.Random(i)
+        a, b, c = (f"{r.choice(names)}{r.randint(0, 9)}" for _ in range(3))
+        out.append(
+            (
+                f"{a} = {b} {r.choice('+-*%')} {c}\n",
+                f"if {a} > {b}:\n    {c} = min({a}, {r.randint(2, 99)})\n",
+                f"{a}.append({b}[{r.randint(0, 5)}])\n",
+                f"for {a} in range({b}, {c}):\n    {b} += {a}\n",
+            )[r.randint(0, 3)]
+        )
+    return "".join(out)
+
+
+def index_of_two_quotes(tmp_path) -> Path:
+    """`code(0, 20)` in src/long.py, `code(15, 30)` in lib/other.py: `code(0, 30)` is one
+    region, its primary span long.py's (its 31 lines), a part reaching past it other.py's."""
+    src = tmp_path / "corpus"
+    (src / "src").mkdir(parents=True)
+    (src / "lib").mkdir()
+    (src / "src" / "long.py").write_text(code(0, 20), encoding="utf-8")
+    (src / "lib" / "other.py").write_text("x = 1\n" + code(15, 30), encoding="utf-8")
+    build_index([str(src)], tmp_path / "idx", BuildOptions(jobs=1, progress=False))
+    return tmp_path / "idx"
+
+
+async def test_a_region_reaching_past_its_primary_span_is_flagged_before_its_parts_are_made(
+    client, workspace, tmp_path
+):
+    """The warning on a region joining two quotes comes with the region's range and the
+    primary span's count and source, its parts made after it (then published again to say
+    them); an attribution naming the primary span's file only leaves it open, one naming
+    both files makes it a hint."""
+    await start_session(client, index=index_of_two_quotes(tmp_path), folders=[workspace["a"]])
+    uri = (workspace["a"] / "joined.py").as_uri()
+    open_doc(client, uri, "")
+    insert(client, uri, 2, types.Position(0, 0), code(0, 30))
+    await diagnostics_for(client, uri)
+    (first,) = next(p.diagnostics for p in client.published if p.uri == uri and p.diagnostics)
+    lines, primary = code(0, 30).count("\n"), code(0, 20).count("\n")
+    assert (first.range.start.line, first.range.end.line) == (0, lines - 1)
+    assert first.message.startswith(f"Quoted: corpus src/long.py L1\u2013L{primary}")
+    region, primary_words = len(tokenize(code(0, 30))), len(tokenize(code(0, 20)))
+    assert first.message.endswith(f"{region} words, {primary_words} of them in 1 file")
+    assert first.data["parts"] is None and first.severity == types.DiagnosticSeverity.Warning
+    (diag,) = await wait_for(
+        lambda: [d for d in client.diagnostics[uri] if "nested part" in d.message],
+        what="the diagnostic with its part",
+    )
+    assert diag.message.endswith("1 nested part (up to 1 file)")
+    assert [(p["query_start"], p["query_end"]) for p in diag.data["parts"]] == [
+        (len(tokenize(code(0, 15))), region)
+    ]
+    # (a folder's files are named by the folder and their paths in it)
+    named_long, named_other = "# Adapted from corpus src/long.py\n", "# and corpus lib/other.py\n"
+    for name, above, severity in (
+        ("half.py", named_long, types.DiagnosticSeverity.Warning),
+        ("both.py", named_long + named_other, types.DiagnosticSeverity.Hint),
+    ):
+        uri = (workspace["a"] / name).as_uri()
+        open_doc(client, uri, above)
+        insert(client, uri, 2, end_position(above), code(0, 30))
+        (d,) = await diagnostics_for(client, uri)
+        assert d.severity == severity, (name, d.message)
+        assert d.message.startswith("Attributed: ") is (severity == types.DiagnosticSeverity.Hint)

@@ -175,13 +175,14 @@ def markdown(revs, resolved, results, args, load: float, command: str) -> str:
             else ""
         )
         + (
-            "; B's lookups leave their parts' kinds and sources (and a region's parts, "
-            "where it is its primary span) for after the answer, as "
-            "the language server's do (B timed to the answer a diagnostic shows; the "
+            "; B's lookups leave for after the answer what the language server's leave "
+            "(a region's parts, the kinds and sources of the parts inside primary spans: as "
+            "much as its engine leaves; B timed to the answer a diagnostic shows; the "
             "answers compared whole)"
             if args.defer_parts == "b"
-            else "; both engines' lookups leave their parts' kinds and sources (and a "
-            "region's parts, where it is its primary span) for after the answer, as the language server's do (timed to the answer a diagnostic "
+            else "; both engines' lookups leave for after the answer what the language "
+            "server's leave (a region's parts, the kinds and sources of the parts inside "
+            "primary spans: as much as each engine leaves; timed to the answer a diagnostic "
             "shows; the answers compared whole)"
             if args.defer_parts == "both"
             else ""
@@ -211,9 +212,9 @@ def main() -> int:
     )  # fmt: skip
     ap.add_argument(
         "--defer-parts", nargs="?", const="b", choices=("b", "both"),
-        help="B's lookups (`both`: both engines') leave the kinds and sources of the parts "
-        "inside primary spans (and the parts of a region that is its primary span) for "
-        "after the answer, as the language server's do (the time: "
+        help="B's lookups (`both`: both engines') leave the regions' parts (and the kinds "
+        "and sources of those inside primary spans) for after the answer, as the language "
+        "server's do (the time: "
         "to the answer a diagnostic shows); both answers compared whole",
     )  # fmt: skip
     ap.add_argument(

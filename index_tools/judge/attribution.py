@@ -54,10 +54,9 @@ def quote_sources(match: Match) -> Iterator[list[Source]]:
     inside the primary span is also in the primary's files."""
     if match.sources:
         yield list(match.sources)
-    if match.reaches_past_primary:
-        for p in match.outer_parts():
-            if p.sources:
-                yield list(p.sources)
+    for p in match.outer_parts():
+        if p.sources:
+            yield list(p.sources)
 
 
 def source_groups(match: Match) -> list[list[Source]]:

@@ -35,6 +35,15 @@ def index_with_a_part(tmp_path) -> Path:
     return tmp_path / "idx"
 
 
+async def first_warning(client, uri: str, text: str) -> types.Diagnostic:
+    """`text` pasted into a new empty document: the one warning first published on it."""
+    open_doc(client, uri, "")
+    insert(client, uri, 2, types.Position(0, 0), text)
+    await diagnostics_for(client, uri)
+    (first,) = next(p.diagnostics for p in client.published if p.uri == uri and p.diagnostics)
+    return first
+
+
 async def test_nested_part_is_one_diagnostic_with_the_part_in_its_hover(
     client, workspace, tmp_path
 ):
@@ -78,10 +87,7 @@ async def test_a_quote_closed_at_once_is_announced_with_its_part(client, workspa
     parts are made: a document closed as soon as its warning came still gets it."""
     await start_session(client, index=index_with_a_part(tmp_path), folders=[workspace["a"]])
     uri = (workspace["a"] / "closed.py").as_uri()
-    open_doc(client, uri, "")
-    insert(client, uri, 2, types.Position(0, 0), statements(0, 20))
-    await diagnostics_for(client, uri)
-    (diag,) = next(p.diagnostics for p in client.published if p.uri == uri and p.diagnostics)
+    diag = await first_warning(client, uri, statements(0, 20))
     assert diag.data["parts"] is None  # (made after it)
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
@@ -156,10 +162,7 @@ async def test_a_region_reaching_past_its_primary_span_is_flagged_before_its_par
     both files makes it a hint."""
     await start_session(client, index=index_of_two_quotes(tmp_path), folders=[workspace["a"]])
     uri = (workspace["a"] / "joined.py").as_uri()
-    open_doc(client, uri, "")
-    insert(client, uri, 2, types.Position(0, 0), code(0, 30))
-    await diagnostics_for(client, uri)
-    (first,) = next(p.diagnostics for p in client.published if p.uri == uri and p.diagnostics)
+    first = await first_warning(client, uri, code(0, 30))
     lines, primary = code(0, 30).count("\n"), code(0, 20).count("\n")
     assert (first.range.start.line, first.range.end.line) == (0, lines - 1)
     assert first.message.startswith(f"Quoted: corpus src/long.py L1\u2013L{primary}")

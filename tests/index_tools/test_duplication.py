@@ -293,7 +293,7 @@ def answers_alike_deferred(idx, matches, suggestion, context, min_tokens, **opti
     deferred = idx.match(suggestion, context, min_tokens, defer_parts=True, **options)
     assert len(deferred) == len(matches)
     for m, whole in zip(deferred, matches):
-        if not m.parts_made:  # (a region of one span has no parts to leave)
+        if not m.parts_made:  # (every region of two spans or more: one of one span has none)
             assert m.to_dict(parts_listed=False)["parts"] is None
             outer = m.outer_parts()  # (made here for a region reaching past its primary span)
             assert m.parts_made is m.reaches_past_primary

@@ -26,7 +26,7 @@ or that opens the user's next definition: `_EdgeLines`), and reported with `exac
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
@@ -61,8 +61,10 @@ class Run(NamedTuple):
     end: int
     doc: int
     doc_start: int  # the document's word position of `start`
-    # a renamed copy's (source name's id, name here) pairs, in order (`_renamed_pairs`)
+    # a renamed copy's (source name, name here) pairs, in order (`_renamed_pairs`), each
+    # source name as its place in `theirs`: the document's ids where its words differ
     renamed: tuple[tuple[int, str], ...] = ()
+    theirs: Sequence[int] = ()
     same_names: float = 1.0  # share of the identifiers a renamed copy kept as they are
 
     @property
@@ -555,7 +557,7 @@ def _renamed_pairs(index, span: Span) -> list[tuple[str, str]]:
         return []
     # the longest run; of equal ones, the first document's (whatever order they were found in)
     best = max(span.runs.values(), key=lambda r: (r.length, -r.doc))
-    return [(index.word(t), mine) for t, mine in best.renamed]
+    return [(index.word(best.theirs[j]), mine) for j, mine in best.renamed]
 
 
 def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
@@ -759,7 +761,7 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
     edge = _EdgeLines(words, _word_lines(query), kws)
     names_at = [0, *np.cumsum(mask).tolist()]  # [k]: the names before word k
     kept = []
-    same: dict[tuple[int, int, bytes], list[Run]] = {}  # (`_consistent`'s: runs alike)
+    same: dict[tuple[int, int, bytes], list] = {}  # (`_consistent`'s: runs of one shape)
     for row, differ in zip(found.tolist(), _differing(index, query.ids, mask, found)):
         opts.check()
         run = Run(*row)
@@ -784,13 +786,16 @@ def _renamed_spans(index, query: Query, lang: str, exact: Spans, opts: Options):
 
 class _Differing(NamedTuple):
     """The words of a run that differ from its document's, in order: their query positions,
-    the document's ids there and whether each is a name here; and the document's words
-    of the whole run (`key`: a run's parts depend on them alone)."""
+    the document's ids there and whether each is a name here; and the run's shape (`key`:
+    those positions and the pattern of the document's names there, each one as the place
+    of its first occurrence among them: a run's parts depend on them alone, the names
+    themselves only passing through)."""
 
     key: bytes
     positions: list[int]
     theirs: list[int]
     named: list[bool]
+    first: list[int]  # each name's first occurrence among these words (-1: no name here)
 
 
 DIFFER_AT_ONCE = 1 << 20  # words of runs read and compared in one step of `_differing`
@@ -818,14 +823,22 @@ def _differing_step(
     np.cumsum(lengths, out=cuts[1:])
     at = ranges(runs[:, 0], lengths)  # their query positions
     differ = np.flatnonzero(ids[at] != theirs)
-    bounds = np.searchsorted(differ, cuts).tolist()
-    positions, their_ids = at[differ].tolist(), theirs[differ].tolist()
-    named = mask[at[differ]].tolist()
-    cut = cuts.tolist()
+    bounds = np.searchsorted(differ, cuts)
+    positions, their_ids, named = at[differ], theirs[differ], mask[at[differ]]
+    # each differing word's first occurrence (of its id) in its run's: the names' pattern
+    run_of = np.repeat(np.arange(len(runs), dtype=np.int64), np.diff(bounds))
+    _, first, inverse = np.unique(
+        run_of * (1 << 32) + their_ids, return_index=True, return_inverse=True
+    )
+    first = np.where(named, first[inverse.ravel()] - bounds[run_of], -1)
+    shape = np.stack((positions, first), axis=1)  # (a run's key: its rows, as bytes)
+    bounds = bounds.tolist()
+    positions, their_ids = positions.tolist(), their_ids.tolist()
+    named, first = named.tolist(), first.tolist()
     for k in range(len(runs)):
         x, y = bounds[k], bounds[k + 1]
         yield _Differing(
-            theirs[cut[k] : cut[k + 1]].tobytes(), positions[x:y], their_ids[x:y], named[x:y]
+            shape[x:y].tobytes(), positions[x:y], their_ids[x:y], named[x:y], first[x:y]
         )
 
 
@@ -836,7 +849,7 @@ def _consistent(
     names_at: list[int],
     least: int = 1,
     edge: _EdgeLines | None = None,
-    same: dict[tuple[int, int, bytes], list[Run]] | None = None,
+    same: dict[tuple[int, int, bytes], list] | None = None,
 ) -> list[Run]:
     """Parts of a rename-insensitive run where the renaming is consistent: each name of the
     source maps to one name here and back, every other word is the same (the view gives
@@ -854,16 +867,36 @@ def _consistent(
     source's are visited, in order: a word that is no name ends a part there (the copy
     stops), a renamed name extends it or, renamed otherwise before, starts the next.
 
-    The parts depend on the run's words and theirs alone: `same` keeps those of runs read
-    before by (start, end, their words), a common shape's many copies with the same names
-    checked once (each run's parts then placed in its own document)."""
-    first = run.start
-    key = (first, run.end, differ.key)
-    known = same.get(key) if same is not None else None
-    if known is not None:
-        return [p._replace(doc=run.doc, doc_start=run.doc_start + p.start - first) for p in known]
-    out: list[Run] = []
-    start, forward, back = first, {}, {}
+    The parts depend on the run's shape alone (`_Differing.key`: where its words differ
+    and which of the source's names there are equal), the names passing through: `same`
+    keeps those of runs read before by (start, end, shape), the many copies of a common
+    shape (in many files, or over and over in one: a table of cases, each with names of
+    its own) checked once, each run's parts then given its own document and names."""
+    key = (run.start, run.end, differ.key)
+    parts = same.get(key) if same is not None else None
+    if parts is None:
+        parts = _consistent_parts(words, run, differ, names_at, least, edge)
+        if same is not None:
+            same[key] = parts
+    theirs, doc, shift = differ.theirs, run.doc, run.doc_start - run.start
+    return [
+        Run(s, e, doc, shift + s, renamed=pairs, theirs=theirs, same_names=kept)
+        for s, e, pairs, kept in parts
+    ]
+
+
+def _consistent_parts(
+    words: list[str],
+    run: Run,
+    differ: _Differing,
+    names_at: list[int],
+    least: int,
+    edge: _EdgeLines | None,
+) -> list[tuple[int, int, tuple[tuple[int, str], ...], float]]:
+    """`_consistent`'s parts, (start, end, renamed, share of names kept), each source name
+    in `renamed` as its first occurrence among the run's differing words."""
+    out: list[tuple[int, int, tuple[tuple[int, str], ...], float]] = []
+    start, forward, back = run.start, {}, {}
     renamed: list[tuple[int, int, str]] = []  # the part's renamed names: (position, theirs, mine)
 
     def close(end: int) -> None:
@@ -880,14 +913,9 @@ def _consistent(
                 return
         pairs = {(t, mine): None for _, t, mine in inside}
         names = names_at[e] - names_at[s]
-        out.append(
-            Run(
-                s, e, run.doc, run.doc_start + s - first, renamed=tuple(pairs),
-                same_names=(names - len(inside)) / names,
-            )
-        )  # fmt: skip
+        out.append((s, e, tuple(pairs), (names - len(inside)) / names))
 
-    for i, t, is_name in zip(differ.positions, differ.theirs, differ.named):
+    for i, t, is_name in zip(differ.positions, differ.first, differ.named):
         if not is_name:  # rare words, one id in this view: the copy stops here
             close(i)
             start, forward, back, renamed = i + 1, {}, {}, []
@@ -904,8 +932,6 @@ def _consistent(
         back[mine] = t
         renamed.append((i, t, mine))
     close(run.end)
-    if same is not None:
-        same[key] = out
     return out
 
 

@@ -487,6 +487,24 @@ def renamed_query(rng: random.Random, files: list[list[str]]) -> tuple[str, str]
     return as_text(ws[:cut]), as_text(ws[cut:])
 
 
+def renamed_look_alikes(rng: random.Random, files: list[list[str]]) -> list[list[str]]:
+    """Files holding copies of a piece of one file, each copy with names of its own (a
+    permutation of the names): one file several times over (a table of cases), others
+    once. Every copy has the shape of the others, its names renamed alike."""
+
+    def renamed(ws: list[str]) -> list[str]:
+        names = dict(zip(IDENTS, rng.sample(IDENTS, len(IDENTS))))
+        return [names.get(w, w) for w in ws]
+
+    f = max(files, key=len)
+    a = rng.randint(0, max(0, len(f) - 60))
+    piece = f[a : a + rng.randint(30, 90)]
+    table: list[str] = []
+    for _ in range(rng.randint(2, 6)):
+        table += renamed(piece) + random_words(rng, rng.randint(0, 3))
+    return [table] + [renamed(piece) for _ in range(rng.randint(1, 4))]
+
+
 @pytest.mark.parametrize("seed", range(int(os.environ.get("RECITATION_REFERENCE_SEEDS", "6"))))
 def test_sampled_renamed_view_answers_as_a_full_one(tmp_path, monkeypatch, seed):
     """The rename-insensitive view's suffix array holds one position in `stride`, each
@@ -534,14 +552,28 @@ def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
     renamed span reported is a consistent part stopped where the copy stops (no edge name
     whose renaming nothing inside supports), with its files and renames; the regions and
     their primary spans (the longest, renamed or not) are the reference's. Odd seeds read
-    the documents' words of a few runs at a time."""
+    the documents' words of a few runs at a time. The corpora hold copies of one piece
+    with names of their own, in one file and in many: the runs of one shape are checked
+    once (`_consistent`'s `same`), each answered with its own document's names, as when
+    each run is checked apart."""
     from index_tools.match import matcher, suffix
 
     monkeypatch.setattr(suffix, "ENUMERATE", 10**9)  # no anchor left out as a shape
     if seed % 2:
         monkeypatch.setattr(matcher, "DIFFER_AT_ONCE", 1 + seed * 10)
+    shapes: dict[tuple, set] = {}  # a shape's runs -> their documents' names
+    consistent = matcher._consistent
+    apart = [False]  # each run checked apart: nothing kept from run to run
+
+    def seen(words, run, differ, names_at, least, edge, same):
+        names = tuple(t for t, named in zip(differ.theirs, differ.named) if named)
+        shapes.setdefault((run.start, run.end, differ.key), set()).add(names)
+        return consistent(words, run, differ, names_at, least, edge, None if apart[0] else same)
+
+    monkeypatch.setattr(matcher, "_consistent", seen)
     rng = random.Random(7000 + seed)
     files = random_corpus(rng, look_alikes=rng.randint(1, 40))
+    files += renamed_look_alikes(rng, files)
     texts = [as_text(f) for f in files]
     corpus = write_files(tmp_path / "src", {f"f{i:03d}.py": t for i, t in enumerate(texts)})
     shard_words = (150, 1 << 27)[seed % 2]
@@ -555,6 +587,10 @@ def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
             renamed = reference_renamed_spans(texts, context, suggestion, t, exact)
             matches = idx.match(suggestion, context, t, language="python")
             answers_alike_deferred(idx, matches, suggestion, context, t, language="python")
+            apart[0] = True
+            each = idx.match(suggestion, context, t, language="python")
+            apart[0] = False
+            assert [m.to_dict() for m in each] == [m.to_dict() for m in matches], f"query {k}"
             for m in matches:
                 spans = [(m.primary_start, m.primary_end, m.exact, m.file_count, m.renamed)]
                 spans += [(p.query_start, p.query_end, p.exact, p.file_count, p.renamed)
@@ -574,6 +610,37 @@ def test_renamed_copies_agree_with_reference(tmp_path, monkeypatch, seed):
                 (r.primary.start, r.primary.end, r.primary.exact) for r in want
             ], f"query {k}"
     assert renamed_seen, "no renamed copy among the answers"
+    assert any(len(names) > 1 for names in shapes.values()), "no shape with names of its own"
+
+
+def test_runs_of_one_shape_are_each_answered_with_their_own_names():
+    """Two documents' copies of `total = count + step; return total`, each with names of
+    its own (ids 11-13, 21-23): one shape, its parts made once; the second run's part
+    names its own document's names at its own place, as when checked apart."""
+    from index_tools.match.matcher import Run, _consistent, _Differing
+
+    words = ["total", "=", "count", "+", "step", ";", "return", "total"]
+    names_at = [0, 1, 1, 2, 2, 3, 3, 3, 4]
+    shape = b"one shape"  # (`_differing`'s: where words differ, which names are equal)
+
+    def run(doc: int, theirs: list[int]) -> tuple[Run, _Differing]:
+        differ = _Differing(shape, [0, 2, 4, 7], theirs, [True] * 4, [0, 1, 2, 0])
+        return Run(0, 8, doc, 10 * doc), differ
+
+    same: dict = {}
+    first, second = run(3, [11, 12, 13, 11]), run(5, [21, 22, 23, 21])
+    (a,) = _consistent(words, *first, names_at, 1, None, same)
+    (b,) = _consistent(words, *second, names_at, 1, None, same)
+    assert len(same) == 1  # (one shape)
+    named = [(b.theirs[j], mine) for j, mine in b.renamed]
+    assert named == [(21, "total"), (22, "count"), (23, "step")]
+    assert (b.doc, b.doc_start) == (5, 50)
+    assert [(a.theirs[j], mine) for j, mine in a.renamed] == [
+        (11, "total"),
+        (12, "count"),
+        (13, "step"),
+    ]
+    assert _consistent(words, *second, names_at, 1, None, None) == [b]
 
 
 def random_index(tmp_path: Path, rng: random.Random, look_alikes: int, seed: int):

@@ -19,6 +19,8 @@ import numpy as np
 import xxhash
 
 TEMPLATE_K = 12  # words per hashed run
+SAMPLE_STRIDE = 3  # `QueryTemplates._too_few`: every third word read first
+CHAIN = TEMPLATE_K // SAMPLE_STRIDE  # the words read of each run
 DATA_FILE = "templates.u64"
 WORDS_FILE = "templates.words"
 
@@ -86,6 +88,8 @@ class QueryTemplates:
         ref = _reference()[0]
         if last <= start or not ref:
             return False
+        if share > 0 and self._too_few(start, end, share):
+            return False
         one_word = self._one_word_runs()
         runs = last - start - int(one_word[last] - one_word[start])
         if runs <= 0:
@@ -112,6 +116,27 @@ class QueryTemplates:
                 if missed > spare:
                     return False
         return found >= need
+
+    def _too_few(self, start: int, end: int, share: float) -> bool:
+        """Whether a span's words every SAMPLE_STRIDE-th show it short of `share` (most code,
+        without reading every word): a run of TEMPLATE_K words holds CHAIN of them in a row,
+        its first one of its first SAMPLE_STRIDE words, so at most SAMPLE_STRIDE runs hold
+        one chain. The runs made of the templates' words are then at most SAMPLE_STRIDE
+        times the chains of their words, and the runs of one word repeated (left out of the
+        runs asked of) at most SAMPLE_STRIDE times the chains of one word."""
+        known = _reference()[1]
+        sampled = self.words[start:end:SAMPLE_STRIDE]
+        theirs = alike = 0  # chains of the templates' words; of one word
+        in_theirs = in_alike = 0  # the sampled words ending here in a row of each kind
+        before = None
+        for word in sampled:
+            in_theirs = in_theirs + 1 if word in known else 0
+            in_alike = in_alike + 1 if word == before else 1
+            before = word
+            theirs += in_theirs >= CHAIN
+            alike += in_alike >= CHAIN
+        runs = end - TEMPLATE_K + 1 - start - SAMPLE_STRIDE * alike  # (at least the runs asked of)
+        return SAMPLE_STRIDE * theirs < share * runs
 
     def _candidates(self) -> np.ndarray:
         """`_ok`, made for the whole query once (the runs a span can hash are its own)."""

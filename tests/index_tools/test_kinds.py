@@ -272,12 +272,15 @@ def test_template_runs_are_made_of_the_shipped_template_words():
     assert not is_template(changed, 0.5)
 
 
-def test_a_lookups_template_check_answers_as_the_rule_for_every_span():
+def test_a_lookups_template_check_answers_as_the_rule_for_every_span(monkeypatch):
     """`is_template` and a lookup's `QueryTemplates` (each run hashed once for all its
     spans) answer as the rule read plainly: at least `share` of a span's runs of 12 words
     (a run of one word repeated, a separator line, left out) are made of the templates'
     words and hashed among theirs. Spans of a query mixing a template, code, a separator
-    line and non-ASCII words, asked in any order and at several shares."""
+    line and non-ASCII words, asked in any order and at several shares; spans mostly a
+    separator line of a word no template has, then a template (its runs left out, the
+    template is most of what is left), and code the sampled words show short of a template
+    (`_too_few`) and those they cannot."""
     import random
 
     from index_tools.text.templates import (
@@ -291,7 +294,12 @@ def test_a_lookups_template_check_answers_as_the_rule_for_every_span():
 
     code = pick(note_snippets(), "for i in range(1, len(array)):\n        key = array[i]")
     separator = "# " + "-" * 70 + "\n"  # a run of one word: no template's, whoever has it
-    text = SPHINX_CONF + code + "\n# é ünïcode\n" + separator + SPHINX_CONF[: len(SPHINX_CONF) // 2]
+    tildes = "# " + "~" * 70 + "\n"  # (a word none of the templates has)
+    half = len(SPHINX_CONF) // 2
+    text = (
+        SPHINX_CONF + code + "\n# é ünïcode\n" + separator + SPHINX_CONF[:half] + tildes
+        + SPHINX_CONF[half:]
+    )  # fmt: skip
     words = WORD_RE.findall(text)
     ref, known = _reference()
     hashes = run_hashes(words).tolist()
@@ -306,8 +314,19 @@ def test_a_lookups_template_check_answers_as_the_rule_for_every_span():
     checks = QueryTemplates(words)
     answers = []
     # spans around the separator line: mostly it, then code and the template
-    dash = next(i for i in range(len(words)) if words[i : i + 30] == ["-"] * 30)
-    around = [(dash - rng.randrange(20), dash + rng.randrange(60, 160)) for _ in range(300)]
+    around = []
+    for line in ("-", "~"):
+        at = next(i for i in range(len(words)) if words[i : i + 30] == [line] * 30)
+        ends = [min(len(words), at + rng.randrange(60, 160)) for _ in range(300)]
+        around += [(at - rng.randrange(20), b) for b in ends]
+    sampled = QueryTemplates._too_few
+    short = []  # the spans the sampled words said short of a template
+
+    def too_few(self, start: int, end: int, share: float) -> bool:
+        short.append(sampled(self, start, end, share))
+        return short[-1]
+
+    monkeypatch.setattr(QueryTemplates, "_too_few", too_few)
     for k in range(1800):
         a = rng.randrange(len(words))
         b = rng.randrange(a, len(words) + 1)
@@ -318,6 +337,7 @@ def test_a_lookups_template_check_answers_as_the_rule_for_every_span():
         assert checks.is_template(a, b, share) == answers[-1], (a, b, share)
         assert is_template(words[a:b], share) == answers[-1], (a, b, share)
     assert 100 < sum(answers) < len(answers) - 100  # templates and not, both asked
+    assert 100 < sum(short) < len(short) - 100  # said by the sampled words, and not
 
 
 def test_rows_join_open_brackets_whatever_the_characters():

@@ -3,7 +3,9 @@
 1. Runs. The query's words (context, then suggestion) become the vocabulary's ids; the
    suffix arrays give every maximal common run of at least `min_tokens` words that reaches
    into the suggestion (`suffix.search`): around anchors with few places, each document's
-   run; where an anchor's words are everywhere (a license header), the spans from counts.
+   run; where an anchor's words are everywhere (a license header), the spans from counts
+   (a lookup that leaves its parts for later leaves those of an anchor inside one run's
+   span: they can only be that region's parts).
 2. Spans. Every distinct (start, end) of a run is a span; its files are the documents
    holding it whole (with their identical copies): exact, whatever the number of copies.
    A lookup's spans (`Spans`) are arrays of starts and ends, each made a `Span` when read:
@@ -293,9 +295,12 @@ class Spans:
             self.starts = np.concatenate((self.starts, crowded.starts))
             self.ends = np.concatenate((self.ends, crowded.ends))
         self.exact = np.ones(len(self._made), dtype=bool)
+        self.renamed: list[Span] = []
+        self.later = crowded.later  # crowded anchors inside runs' spans, not searched
 
     def and_renamed(self, renamed: list[Span]) -> Spans:
         """These spans and the renamed ones after them."""
+        self.renamed = renamed
         if renamed:
             self._made += renamed
             self.starts = np.concatenate((self.starts, _bounds(renamed, "start")))
@@ -577,7 +582,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
 
     lock = threading.RLock()  # (what is made later reads the spans: one at a time)
 
-    def parts_of(region: np.ndarray, top: int) -> list[Part]:
+    def parts_of(spans: Spans, region: np.ndarray, top: int) -> list[Part]:
         primary = spans[top]
         known = _Known(primary)
         parts = []
@@ -612,6 +617,25 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
             )
         return parts
 
+    whole: list[tuple[Spans, list[np.ndarray]]] = []  # (the spans all searched, their regions)
+
+    def parts_searched(start: int, end: int, primary: Span) -> list[Part]:
+        """The parts of the region [start, end) once the crowded anchors left for later
+        are searched (once for all regions): inside runs' spans, theirs are in the regions
+        and shorter than the primary spans as found without them."""
+        if not whole:
+            found = Spans(*_exact_spans(index, query, opts, inside_runs_later=False))
+            found.and_renamed(spans.renamed)
+            whole.append((found, _regions(found)))
+        found, regions = whole[0]
+        region = next(r for r in regions if int(found.starts[r].min()) == start)
+        top = _primary(found, region)
+        if int(found.ends[region].max()) != end or (found.starts[top], found.ends[top]) != (
+            primary.start, primary.end,
+        ):  # fmt: skip
+            raise AssertionError("a crowded anchor left for later changed its region")
+        return parts_of(found, region, top)
+
     out = []
     for region in _regions(spans):
         opts.check()
@@ -624,8 +648,10 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
         # its parts made later (a region of one span has none): a part reaching past the
         # primary span when an attribution is looked for (`Match.outer_parts`)
         later = None
-        if opts.defer_parts and len(region) > 1:
-            later = Later(partial(parts_of, region, top), lock)
+        if opts.defer_parts and spans.later:  # (a region of one span may have parts then)
+            later = Later(partial(parts_searched, start, end, primary), lock)
+        elif opts.defer_parts and len(region) > 1:
+            later = Later(partial(parts_of, spans, region, top), lock)
         out.append(
             Match(
                 kind=kind(primary),
@@ -644,7 +670,7 @@ def _matches(index, query: Query, spans: Spans, opts: Options) -> list[Match]:
                 renamed=_renamed_pairs(index, primary),
                 primary_start=primary.start,
                 primary_end=primary.end,
-                parts=Match.LATER if later else parts_of(region, top),
+                parts=Match.LATER if later else parts_of(spans, region, top),
                 parts_later=later,
             )
         )
@@ -711,7 +737,8 @@ def find_matches(
         ends=ends,
         context_starts=context_starts,
     )
-    spans = Spans(*_exact_spans(index, query, opts))
+    # (a lookup leaving its parts for later leaves the crowded anchors only they need)
+    spans = Spans(*_exact_spans(index, query, opts, inside_runs_later=defer_parts))
     lang = canonical(language)
     if lang and lang in index.header.renamed_languages and index.renamed_shards:
         opts.check()
@@ -724,11 +751,14 @@ def _slices(text: str, starts: list[int], ends: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip(starts, ends)]
 
 
-def _exact_spans(index, query: Query, opts: Options) -> tuple[list[Span], CrowdedSpans]:
-    """The exact spans: those around runs, and those found from counts."""
+def _exact_spans(
+    index, query: Query, opts: Options, inside_runs_later: bool = False
+) -> tuple[list[Span], CrowdedSpans]:
+    """The exact spans: those around runs, and those found from counts (with
+    `inside_runs_later`, but for the crowded anchors inside runs' spans: `search`)."""
     found, crowded = search(
         index.shards, query.ids, opts.min_tokens, query.context_words, check=opts.check,
-        popular=getattr(index, "popular_counts", None),
+        popular=getattr(index, "popular_counts", None), inside_runs_later=inside_runs_later,
     )  # fmt: skip
     return _spans(found, exact=True, alone_first=opts.defer_parts), crowded
 

@@ -429,12 +429,13 @@ class CrowdedSpans:
     arrays, each one's `Crowded` made when first read (a quote of vendored code has
     hundreds of them, of which a lookup reads few)."""
 
-    __slots__ = ("counts", "starts", "ends", "_made")
+    __slots__ = ("counts", "starts", "ends", "_made", "later")
 
     def __init__(self, counts: Counts, starts: np.ndarray, ends: np.ndarray):
         self.counts = counts
         self.starts, self.ends = starts, ends  # int64
         self._made: list[Crowded | None] = [None] * len(starts)
+        self.later = 0  # crowded anchors inside runs' spans, not searched (`search`)
 
     @classmethod
     def of(
@@ -966,7 +967,7 @@ NO_RUNS = np.empty((0, 4), dtype=np.int64)
 
 def search(
     shards: list[ShardView], q: np.ndarray, t: int, tail: int, *, crowded: bool = True,
-    check=lambda: None, popular: PopularCounts | None = None,
+    check=lambda: None, popular: PopularCounts | None = None, inside_runs_later: bool = False,
 ) -> tuple[np.ndarray, CrowdedSpans]:  # fmt: skip
     """Maximal common runs of at least `t` words ending past query position `tail`.
 
@@ -976,7 +977,10 @@ def search(
     `crowded` false, crowded anchors are left out (the rename-insensitive view). `check`
     is called before each anchor's step (a deadline's: it raises when the time is up);
     `popular`: the counts of spans with many places kept from lookup to lookup (the
-    index's, for these shards).
+    index's, for these shards). `inside_runs_later`: a crowded anchor whose spans all lie
+    inside a run's span (`_inside_runs`) is not searched, its spans left out (counted in
+    the crowded spans' `later`): they can only be parts of the region the run's span is
+    the primary one of, which a lookup that leaves its parts for later searches then.
 
     Suffix arrays sampled every `stride` positions (the rename-insensitive view's, never
     with `crowded`) are searched with `stride` windows per anchor, each place of a run
@@ -1040,12 +1044,39 @@ def search(
     check()
     runs, keys = _runs(shards, counts, found, enumerated, w, w + stride - 1, t, tail)
     lows = [(a, 0 if a == late[0] else a - g + 1) for a in crowded_anchors]
+    later = 0
+    if inside_runs_later and lows and len(runs):
+        inside = _inside_runs(counts, [a for a, _ in lows], w, runs)
+        later = len(inside)
+        lows = [low for low, held in zip(lows, inside) if not held] if later else lows
     crowded = CrowdedSpans.of(
         counts, _crowded_spans(counts, lows, w, t, tail, check), t, tail, keys
     )
+    crowded.later = later
     if len(crowded):  # (their ends, for `Counts.fill_crowded` and `Counts.distinct`)
         counts.crowded_ends = EndsByStart(crowded.starts, crowded.ends)
     return runs, crowded
+
+
+def _inside_runs(counts: Counts, anchors: list[int], w: int, runs: np.ndarray) -> list[bool]:
+    """For each crowded anchor a: whether every span holding its window [a, a + w) lies
+    inside the span [s, e) of one of the runs (rows start, end, ...), s <= a, a + w <= e:
+    so when no place holds [s - 1, a + w) (a span starting before s would) nor [a, e + 1)
+    (one ending past e would); 0 outside the query. Such spans are shorter than the run's
+    and inside its region: not its primary span, nor other regions' (`find_matches`)."""
+    bounds = _sorted_distinct(runs[:, 0] * (counts.n + 1) + runs[:, 1])
+    starts, ends = (bounds // (counts.n + 1)).tolist(), (bounds % (counts.n + 1)).tolist()
+    out = []
+    for a in anchors:
+        out.append(
+            any(
+                s <= a and a + w <= e
+                and counts.get(s - 1, a + w)[0] == 0
+                and counts.get(a, e + 1)[0] == 0
+                for s, e in zip(starts, ends)
+            )
+        )  # fmt: skip
+    return out
 
 
 def _runs(

@@ -875,3 +875,57 @@ def test_many_documents_words_read_at_once_are_each_ones_own(tmp_path, shard_wor
         assert len(set(docs)) > 10 and sum(lengths) > 1000
         with pytest.raises(IndexError, match="no document"):
             idx.documents_ids(np.array([0, len(sizes)]), np.array([0, 0]), np.array([1, 1]))
+
+
+def test_crowded_code_inside_one_files_quote_is_searched_for_its_parts_only(tmp_path, monkeypatch):
+    """A file's header shared by 30 files (a package's separator lines and imports), quoted
+    with the file's own code around it: the header's spans lie inside the file's quote, so
+    the lookup that leaves its parts for later answers without searching them (the
+    region, its one file, its primary span as before); its parts, once read, are the
+    lookup's made at once: the header in 30 files. A header quoted between two files'
+    code is searched before the answer: its spans reach no one file's quote whole."""
+    from index_tools.match import suffix
+
+    monkeypatch.setattr(suffix, "ENUMERATE", 8)  # (the header's 30 places: crowded)
+    searched: list[list[int]] = []
+    crowded_spans = suffix._crowded_spans
+
+    def spy(counts, anchors, *args, **kwargs):
+        searched.append([a for a, _ in anchors])
+        return crowded_spans(counts, anchors, *args, **kwargs)
+
+    monkeypatch.setattr(suffix, "_crowded_spans", spy)
+    header = "#" + "-" * 40 + "\n# Imports\n#" + "-" * 40 + "\nfrom typing import TypeVar\n"
+
+    def body(i: int) -> str:
+        return "".join(f"def f{i}_{k}(a{k}, b{k}):\n    return a{k} * b{k} + {k}\n"
+                       for k in range(8))  # fmt: skip
+
+    texts = [header + body(i) + header for i in range(30)]
+    corpus = write_files(tmp_path / "src", {f"m{i:02d}.py": t for i, t in enumerate(texts)})
+    build_index([corpus], tmp_path / "idx", BuildOptions(**OPTS))
+    head = words(header)
+    with open_index(tmp_path / "idx") as idx:
+        context, suggestion = "unrelated ( code ) ;\n", header + body(3) + "\nnot = copied ( )"
+        whole = idx.match(suggestion, context, min_tokens=20)
+        searched.clear()
+        deferred = idx.match(suggestion, context, min_tokens=20, defer_parts=True)
+        assert searched == [[]]  # (the header's anchors: none searched before the answer)
+        [m] = deferred
+        at = words(context)
+        assert (m.query_start, m.query_end) == (at, at + head + words(body(3)))
+        assert (m.file_count, m.sources[0].path) == (1, "m03.py")
+        assert not m.parts_made
+        m.settle_parts()
+        # (the header and the first word of each file's code: `def`)
+        assert [(p.query_start, p.query_end, p.file_count) for p in m.parts] == [
+            (at, at + head + 1, 30)
+        ]
+        assert [x.to_dict() for x in deferred] == [x.to_dict() for x in whole]
+        # between two files' code: the header's spans reach past each file's quote
+        context, suggestion = body(2), header + body(4)[:150]
+        whole = idx.match(suggestion, context, min_tokens=20)
+        searched.clear()
+        deferred = idx.match(suggestion, context, min_tokens=20, defer_parts=True)
+        assert len(searched) == 1 and searched[0]
+        answers_alike_deferred(idx, whole, suggestion, context, 20)
